@@ -1,0 +1,33 @@
+# The two commands of the README: `make demo` and `make test`. Both create .venv if needed.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+
+# llama.cpp is compiled from source by pip. A portable x86-64 build (AVX2, no AVX-512/AMX):
+# a "native" build can use instructions that virtual machines advertise but do not run.
+ifeq ($(shell uname -m),x86_64)
+CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
+export CMAKE_ARGS
+endif
+
+.PHONY: demo test install install-test bench
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+install: $(BIN)/python
+	$(BIN)/pip install -q -e .
+
+install-test: $(BIN)/python
+	$(BIN)/pip install -q -e '.[test]'
+
+demo: install
+	$(BIN)/lexicoord demo
+
+test: install-test
+	$(BIN)/python -m pytest
+
+bench: install
+	$(BIN)/python benchmarks/runner_overhead.py
+	$(BIN)/python benchmarks/embedded_throughput.py
+	$(BIN)/python benchmarks/cache_speedup.py

@@ -1,0 +1,73 @@
+"""Runner overhead: scripted episodes whose model sleeps a fixed latency, against the ideal.
+
+Each episode has 3 agents and 2 rounds; in each round the agents answer at
+once, so an episode's model time is 2 x latency. Ideal wall time =
+episodes x 2 x latency / concurrency. Everything else the runner does (events,
+store writes, progress, scheduling) shows as the ratio above 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import tempfile
+import time
+from typing import Any
+
+from lexicoord.agents.base import AgentSpec
+from lexicoord.models.pool import ModelPool
+from lexicoord.protocols.base import EpisodeContext, Protocol
+from lexicoord.runs.events import ChoiceEvent, RoundClosedEvent
+from lexicoord.runs.grid import grid
+from lexicoord.runs.runner import Runner
+from lexicoord.runs.store import Store
+
+ROUNDS = 2
+
+
+class TwoRounds(Protocol):
+    name = "bench-two-rounds"
+
+    async def play(self, ctx: EpisodeContext) -> dict[str, Any]:
+        agents = [ctx.llm_agent(s) for s in ctx.spec.lineup]
+        for r in range(1, ROUNDS + 1):
+            ctx.recorder.round = r
+            outs = await asyncio.gather(*(a.ask("choose", choices=("x", "y")) for a in agents))
+            for agent, out in zip(agents, outs):
+                ctx.emit(ChoiceEvent(agent=agent.name, choice=out.choice, options=["x", "y"], raw=out.text))
+            ctx.emit(RoundClosedEvent(summary={"round": r}))
+        return {"rounds": ROUNDS}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--episodes", type=int, default=200)
+    parser.add_argument("--latency", type=float, default=0.2, help="seconds per model call")
+    parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--progress", action="store_true")
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory() as home:
+        os.environ["LEXICOORD_HOME"] = home
+        store = Store(os.path.join(home, "bench.db"))
+        lineup = [AgentSpec(name=f"a{i}", model="scripted/first") for i in range(3)]
+        episodes = grid([{"id": f"item-{i}"} for i in range(args.episodes)], [lineup])
+        runner = Runner(
+            store, TwoRounds(), models=ModelPool(cache=False, latency=args.latency),
+            concurrency=args.concurrency, progress=args.progress,
+        )
+        started = time.perf_counter()
+        summary = asyncio.run(runner.run("bench", episodes))
+        wall = time.perf_counter() - started
+        events = sum(len(store.events(e.id)) for e in store.episodes("bench"))
+
+    ideal = args.episodes * ROUNDS * args.latency / args.concurrency
+    print(f"episodes={summary.done} failed={summary.failed} model_calls={summary.model_calls} events={events}")
+    print(f"latency={args.latency}s concurrency={args.concurrency}")
+    ratio = f"{wall / ideal:.3f}" if ideal else "n/a"
+    print(f"wall={wall:.3f}s ideal={ideal:.3f}s ratio={ratio} (target <= 1.05)")
+
+
+if __name__ == "__main__":
+    main()

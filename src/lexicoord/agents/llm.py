@@ -1,0 +1,75 @@
+"""An agent backed by a model, with a private memory of its own conversation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lexicoord.agents.base import Agent
+from lexicoord.models.model import Model
+from lexicoord.models.observe import acting_as
+from lexicoord.models.types import ChatMessage, GenerateConfig, ModelOutput
+
+
+class LLMAgent(Agent):
+    """Each agent has its own model, settings and history; no agent sees another's history.
+
+    ``remember=True`` on :meth:`ask` keeps the exchange in the agent's memory,
+    so multi-round protocols can let an agent recall what it said before.
+    """
+
+    kind = "llm"
+
+    def __init__(
+        self,
+        name: str,
+        model: Model,
+        *,
+        system_prompt: str | None = None,
+        config: GenerateConfig | None = None,
+        role: str | None = None,
+    ) -> None:
+        super().__init__(name, role)
+        self.model = model
+        self.system_prompt = system_prompt
+        self.config = config or GenerateConfig()
+        self.history: list[ChatMessage] = []
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "model": self.model.spec}
+
+    def messages_for(self, prompt: str) -> list[ChatMessage]:
+        head = [ChatMessage(role="system", content=self.system_prompt)] if self.system_prompt else []
+        return [*head, *self.history, ChatMessage(role="user", content=prompt)]
+
+    async def ask(
+        self, prompt: str, config: GenerateConfig | None = None, *, remember: bool = False, **overrides: Any
+    ) -> ModelOutput:
+        with acting_as(self.name):
+            output = await self.model.generate(self.messages_for(prompt), self.config.merged(config), **overrides)
+        if remember:
+            self.history += [ChatMessage(role="user", content=prompt), ChatMessage(role="assistant", content=output.text)]
+        return output
+
+    async def ask_structured(
+        self,
+        prompt: str,
+        config: GenerateConfig,
+        *,
+        parse_retries: int = 1,
+        remember: bool = False,
+    ) -> ModelOutput:
+        """Ask for JSON or a choice; on an unparseable reply ask again with another seed.
+
+        The last output is returned either way: the caller records its raw text
+        and ``parse_error`` if it is still not usable. Every attempt is logged.
+        """
+        merged = self.config.merged(config)
+        output = await self.ask(prompt, merged, remember=False)
+        for retry in range(parse_retries):
+            if output.ok:
+                break
+            seed = (merged.seed or 0) + 1000 * (retry + 1)
+            output = await self.ask(prompt, merged, seed=seed)
+        if remember:
+            self.history += [ChatMessage(role="user", content=prompt), ChatMessage(role="assistant", content=output.text)]
+        return output

@@ -1,0 +1,57 @@
+"""Prompts from files a user can read and edit, and user text fenced as data.
+
+Text that comes from people or datasets (a sentence, a justification, a
+clarifying statement) is placed inside a fence the prompt tells the model to
+treat as data, so "ignore previous instructions" in a sentence stays a
+sentence. The fence markers are stripped from the text itself, so it cannot
+close its own fence.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from string import Template
+
+from lexicoord.errors import ConfigError
+
+FENCE_OPEN = "<<<"
+FENCE_CLOSE = ">>>"
+
+
+def fence(text: str, label: str = "DATA") -> str:
+    """``text`` between markers that it cannot contain."""
+    clean = text.replace(FENCE_OPEN, "‹‹‹").replace(FENCE_CLOSE, "›››")
+    return f"{FENCE_OPEN}{label}\n{clean}\n{label}{FENCE_CLOSE}"
+
+
+def prompt_dirs() -> list[Path]:
+    """User prompt folder (``$LEXICOORD_PROMPTS``) first, then the packaged prompts."""
+    dirs = []
+    if os.environ.get("LEXICOORD_PROMPTS"):
+        dirs.append(Path(os.environ["LEXICOORD_PROMPTS"]).expanduser())
+    dirs.append(Path(str(resources.files("lexicoord") / "prompts")))
+    return dirs
+
+
+@lru_cache(maxsize=64)
+def _read(path: Path, mtime: float) -> str:
+    return path.read_text(encoding="utf-8")
+
+
+def load_prompt(name: str) -> str:
+    for folder in prompt_dirs():
+        path = folder / f"{name}.txt"
+        if path.is_file():
+            return _read(path, path.stat().st_mtime)
+    raise ConfigError(f"Prompt '{name}.txt' not found in {', '.join(map(str, prompt_dirs()))}.")
+
+
+def render_prompt(name: str, **values: str) -> str:
+    """Fill ``$placeholders`` of prompt ``name``; a missing value is an error, not a blank."""
+    try:
+        return Template(load_prompt(name)).substitute(**values)
+    except KeyError as exc:
+        raise ConfigError(f"Prompt '{name}' needs a value for ${exc.args[0]}.") from None

@@ -1,0 +1,49 @@
+"""``lexicoord ask``: one completion from any model, with its usage."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from lexicoord.cli.options import ModelOptions, NoCacheOption, cache_setting, load_json_arg, parse_options
+from lexicoord.models import ChatMessage, GenerateConfig, get_model
+
+err = Console(stderr=True)
+
+
+def ask(
+    spec: Annotated[str, typer.Argument(help="provider/model")],
+    prompt: Annotated[str, typer.Argument(help="The user message.")],
+    system: Annotated[str | None, typer.Option(help="A system message.")] = None,
+    temperature: Annotated[float | None, typer.Option()] = None,
+    max_tokens: Annotated[int | None, typer.Option()] = 256,
+    seed: Annotated[int | None, typer.Option()] = None,
+    stop: Annotated[list[str] | None, typer.Option(help="Stop sequence (repeatable).")] = None,
+    json_schema: Annotated[str | None, typer.Option("--json-schema", help="JSON schema, inline or a file.")] = None,
+    choice: Annotated[list[str] | None, typer.Option("--choice", help="Allowed answer (repeatable).")] = None,
+    no_cache: NoCacheOption = False,
+    option: ModelOptions = None,
+) -> None:
+    """Print one completion, then its usage, latency and cache status on stderr."""
+    model = get_model(spec, cache=cache_setting(no_cache), **parse_options(option))
+    messages = [ChatMessage(role="system", content=system)] if system else []
+    messages.append(ChatMessage(role="user", content=prompt))
+    config = GenerateConfig(
+        temperature=temperature, max_tokens=max_tokens, seed=seed, stop=tuple(stop) if stop else None,
+        json_schema=load_json_arg(json_schema), choices=tuple(choice) if choice else None,
+    )
+    out = asyncio.run(model.generate(messages, config))
+    if out.parsed is not None:
+        typer.echo(json.dumps(out.parsed, ensure_ascii=False, indent=2))
+    else:
+        typer.echo(out.text)
+    if out.parse_error:
+        err.print(f"[yellow]could not parse the reply as asked[/yellow]: {out.parse_error}; raw text above.")
+    err.print(
+        f"[dim]{out.model} · {out.usage.prompt_tokens} prompt + {out.usage.completion_tokens} completion tokens"
+        f" · {out.latency:.2f} s{' · cached' if out.cached else ''}[/dim]"
+    )

@@ -1,0 +1,53 @@
+"""Options shared by several subcommands, each bindable from an environment variable."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from lexicoord.errors import ConfigError
+
+DbOption = Annotated[
+    str | None,
+    typer.Option("--db", envvar="LEXICOORD_DB", help="Store: a SQLite file path or any SQLAlchemy URL."),
+]
+NoCacheOption = Annotated[
+    bool, typer.Option("--no-cache", help="Do not read or write the response cache (or set LEXICOORD_CACHE=0).")
+]
+ModelOptions = Annotated[
+    list[str] | None,
+    typer.Option("--option", "-o", help="Model option key=value (timeout=30, max_retries=2, base_url=..., n_ctx=...)."),
+]
+
+
+def parse_options(pairs: list[str] | None) -> dict[str, Any]:
+    """``["timeout=30", "base_url=http://x"]`` -> typed dict (JSON values where they parse)."""
+    out: dict[str, Any] = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"Option '{pair}' is not of the form key=value.")
+        try:
+            out[key.strip()] = json.loads(value)
+        except json.JSONDecodeError:
+            out[key.strip()] = value
+    return out
+
+
+def cache_setting(no_cache: bool) -> bool | None:
+    return False if no_cache else None
+
+
+def load_json_arg(value: str | None) -> Any:
+    """A JSON value given inline or as a path to a file holding it."""
+    if value is None:
+        return None
+    path = Path(value)
+    text = path.read_text(encoding="utf-8") if path.is_file() else value
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"'{value[:80]}' is neither a JSON file nor valid JSON ({exc.msg}).") from None

@@ -1,0 +1,112 @@
+"""``lexicoord runs``: what is in the store, one run in detail, and export."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from lexicoord.cli.options import DbOption
+from lexicoord.runs.events import ChoiceEvent, ErrorEvent, Event, MessageEvent, ModelCallEvent, OutcomeEvent
+from lexicoord.runs.store import Store
+
+app = typer.Typer(help="Inspect and export stored runs.", no_args_is_help=True)
+console = Console()
+
+
+def _when(ts: float) -> str:
+    return dt.datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M")
+
+
+@app.command("list")
+def list_runs(db: DbOption = None) -> None:
+    """All runs, newest first."""
+    store = Store(db)
+    runs = store.runs()
+    if not runs:
+        console.print(f"No runs in {store.url} yet. Try: lexicoord demo")
+        return
+    table = Table()
+    for col in ("run", "protocol", "status", "done", "failed", "episodes", "created"):
+        table.add_column(col)
+    for r in runs:
+        table.add_row(escape(r.id), r.protocol, r.status, str(r.done), str(r.failed), str(r.total_episodes), _when(r.created_at))
+    console.print(table)
+
+
+def _event_line(e: Event) -> str:
+    who = f"[bold]{escape(e.agent)}[/bold] " if e.agent else ""
+    rnd = f"r{e.round} " if e.round is not None else ""
+    if isinstance(e, ModelCallEvent):
+        tail = f" [red]{escape(e.error)}[/red]" if e.error else ""
+        tail += f" [yellow]unparsed: {escape(e.parse_error)}[/yellow]" if e.parse_error else ""
+        cached = " cached" if e.cached else ""
+        return f"{rnd}{who}model {e.model} {e.latency:.2f}s{cached}: {escape((e.text or '')[:160])!r}{tail}"
+    if isinstance(e, ChoiceEvent):
+        if e.choice is None:
+            return f"{rnd}{who}[yellow]no valid choice[/yellow] ({escape(e.failure or '')})"
+        return f"{rnd}{who}chose [cyan]{escape(e.choice)}[/cyan]: {escape(e.justification)}"
+    if isinstance(e, MessageEvent):
+        return f"{rnd}{who}says: {escape(e.content)}"
+    if isinstance(e, OutcomeEvent):
+        return f"[green]outcome[/green] {escape(json.dumps(e.outcome, ensure_ascii=False))}"
+    if isinstance(e, ErrorEvent):
+        return f"[red]error[/red] {escape(e.message)}"
+    extra = {k: v for k, v in e.model_dump().items() if k not in {"type", "version", "seq", "ts", "round", "agent"}}
+    return f"{rnd}{who}{e.type} {escape(json.dumps(extra, ensure_ascii=False)[:200])}"
+
+
+@app.command("show")
+def show(
+    run_id: Annotated[str, typer.Argument(help="Run name (or a unique prefix).")],
+    transcript: Annotated[bool, typer.Option("--transcript", "-t", help="Print every event of every episode.")] = False,
+    db: DbOption = None,
+) -> None:
+    """A run's settings and episodes; with --transcript, what happened in each."""
+    store = Store(db)
+    run = store.run(run_id)
+    console.print(
+        f"[bold]{escape(run.id)}[/bold] protocol {run.protocol}, {run.status}: {run.done} done, {run.failed} failed"
+        f" of {run.total_episodes}; created {_when(run.created_at)}"
+    )
+    console.print(f"config: {escape(json.dumps(run.config, ensure_ascii=False))}")
+    table = Table()
+    for col in ("#", "item", "rep", "status", "outcome / error", "calls", "tokens", "s"):
+        table.add_column(col)
+    episodes = store.episodes(run.id)
+    for ep in episodes:
+        detail = ep.error if ep.error else json.dumps(ep.outcome, ensure_ascii=False)
+        table.add_row(
+            str(ep.position), escape(ep.item_id), str(ep.repetition), ep.status, escape((detail or "")[:90]),
+            str(ep.model_calls), str(ep.prompt_tokens + ep.completion_tokens), f"{ep.duration:.1f}",
+        )
+    console.print(table)
+    if transcript:
+        for ep in episodes:
+            assert ep.id is not None
+            console.rule(f"{escape(ep.item_id)} rep {ep.repetition} ({ep.status})")
+            for e in store.events(ep.id):
+                console.print(_event_line(e))
+
+
+@app.command("export")
+def export(
+    run_id: Annotated[str, typer.Argument(help="Run name (or a unique prefix).")],
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="File to write (default: stdout).")] = None,
+    db: DbOption = None,
+) -> None:
+    """The run, its episodes and every event as JSON lines."""
+    store = Store(db)
+    if output is None:
+        store.export_jsonl(run_id, sys.stdout)
+        return
+    with output.open("w", encoding="utf-8") as fh:
+        lines = store.export_jsonl(run_id, fh)
+    Console(stderr=True).print(f"wrote {lines} lines to {output}")

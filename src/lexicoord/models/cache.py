@@ -1,0 +1,76 @@
+"""A persistent response cache.
+
+Entries are JSON rows in a SQLite file, keyed by a hash of the whole request
+(model spec, messages, generation settings, schema) and a format version, so a
+change of output format never reads stale entries and nothing is pickled.
+Sampling settings are part of the key: to get fresh samples of the same prompt,
+vary the ``seed`` (the runner gives each repetition its own). The raw response is stored, not
+the parsed one, so a better parser applies to cached replies too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from lexicoord.models.types import ChatMessage, GenerateConfig, ProviderResponse
+
+CACHE_FORMAT = 1
+
+
+def cache_key(spec: str, messages: Sequence[ChatMessage], config: GenerateConfig) -> str:
+    payload = {
+        "v": CACHE_FORMAT,
+        "model": spec,
+        "messages": [m.model_dump() for m in messages],
+        "config": config.cache_fields(),
+    }
+    blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+class ResponseCache:
+    """Thread-safe; one connection guarded by a lock (calls are short)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA busy_timeout=5000")
+        self._conn.execute(
+            "CREATE TABLE IF NOT EXISTS responses ("
+            " key TEXT PRIMARY KEY, model TEXT NOT NULL, created REAL NOT NULL, output TEXT NOT NULL)"
+        )
+
+    def get(self, key: str) -> ProviderResponse | None:
+        with self._lock:
+            row = self._conn.execute("SELECT output FROM responses WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            return None
+        return ProviderResponse.model_validate_json(row[0])
+
+    def put(self, key: str, spec: str, response: ProviderResponse) -> None:
+        with self._lock:
+            self._conn.execute(
+                "INSERT OR REPLACE INTO responses (key, model, created, output) VALUES (?, ?, ?, ?)",
+                (key, spec, time.time(), response.model_dump_json()),
+            )
+
+    def __len__(self) -> int:
+        with self._lock:
+            return self._conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+
+    def clear(self) -> int:
+        with self._lock:
+            return self._conn.execute("DELETE FROM responses").rowcount
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()

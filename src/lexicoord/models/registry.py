@@ -1,0 +1,133 @@
+"""Providers by name, and ``provider/model`` specs turned into Models.
+
+Built-in providers register through the ``lexicoord.providers`` entry-point
+group, exactly as a third-party package would: an entry point names a
+callable that calls :func:`register_provider`. Code can also call
+:func:`register_provider` directly. Factories import their SDKs lazily, so
+listing providers never loads llama.cpp.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import Any
+
+from lexicoord import paths
+from lexicoord.errors import ConfigError, UnknownProviderError
+from lexicoord.models.cache import ResponseCache
+from lexicoord.models.model import Model
+from lexicoord.models.provider import Provider
+from lexicoord.models.types import GenerateConfig
+
+ProviderFactory = Callable[..., Provider]
+"""``factory(model_name, **options) -> Provider``."""
+
+ENTRY_POINT_GROUP = "lexicoord.providers"
+_MODEL_OPTIONS = {"timeout", "max_retries", "backoff_initial", "backoff_max", "max_concurrency"}
+
+
+@dataclass
+class ProviderInfo:
+    name: str
+    factory: ProviderFactory
+    description: str = ""
+    examples: list[str] = field(default_factory=list)
+    details: dict[str, str] = field(default_factory=dict)
+
+
+_providers: dict[str, ProviderInfo] = {}
+_entry_points_loaded = False
+
+
+def register_provider(
+    name: str,
+    factory: ProviderFactory,
+    *,
+    description: str = "",
+    examples: list[str] | None = None,
+    details: dict[str, str] | None = None,
+) -> None:
+    """Make ``name/...`` specs resolve through ``factory``. A later registration replaces an earlier one."""
+    if not name or "/" in name:
+        raise ValueError(f"provider name must be non-empty and contain no '/': {name!r}")
+    _providers[name] = ProviderInfo(name, factory, description, list(examples or []), dict(details or {}))
+
+
+def _load_entry_points() -> None:
+    global _entry_points_loaded
+    if _entry_points_loaded:
+        return
+    _entry_points_loaded = True
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            ep.load()()
+        except Exception as exc:  # a broken plugin must not take the others down
+            raise ConfigError(f"The provider plugin '{ep.name}' ({ep.value}) failed to load: {exc}.") from exc
+
+
+def list_providers() -> list[ProviderInfo]:
+    _load_entry_points()
+    return sorted(_providers.values(), key=lambda p: p.name)
+
+
+def parse_spec(spec: str) -> tuple[str, str]:
+    """``"vllm/Qwen/Qwen2.5-7B"`` -> ``("vllm", "Qwen/Qwen2.5-7B")``."""
+    provider, sep, model_name = spec.partition("/")
+    if not sep or not provider or not model_name:
+        raise ConfigError(
+            f"Model spec '{spec}' is not of the form provider/model (for example local/smollm2-135m "
+            "or openai/gpt-4o-mini); run 'lexicoord models' to list providers."
+        )
+    return provider, model_name
+
+
+def get_provider(spec: str, **options: Any) -> Provider:
+    name, model_name = parse_spec(spec)
+    _load_entry_points()
+    info = _providers.get(name)
+    if info is None:
+        known = ", ".join(sorted(_providers)) or "none"
+        raise UnknownProviderError(f"Unknown provider '{name}' in '{spec}'; known providers: {known}.")
+    return info.factory(model_name, **options)
+
+
+def cache_enabled_by_env() -> bool:
+    return os.environ.get("LEXICOORD_CACHE", "1").strip().lower() not in {"0", "false", "off", "no"}
+
+
+@lru_cache(maxsize=8)
+def _open_cache(path: Path) -> ResponseCache:
+    return ResponseCache(path)
+
+
+def default_cache() -> ResponseCache:
+    """The response cache at :func:`lexicoord.paths.cache_path` (one connection per file)."""
+    return _open_cache(paths.cache_path().resolve())
+
+
+def get_model(
+    spec: str,
+    *,
+    cache: bool | ResponseCache | None = None,
+    config: GenerateConfig | None = None,
+    **options: Any,
+) -> Model:
+    """A ready Model for ``spec``.
+
+    ``cache``: ``None`` follows ``$LEXICOORD_CACHE`` (on unless set to 0/false/off),
+    ``True``/``False`` force it, or pass a :class:`ResponseCache`. Options named
+    ``timeout``, ``max_retries``, ``backoff_initial``, ``backoff_max`` and
+    ``max_concurrency`` configure the Model; the rest go to the provider.
+    """
+    model_opts = {k: v for k, v in options.items() if k in _MODEL_OPTIONS}
+    provider_opts = {k: v for k, v in options.items() if k not in _MODEL_OPTIONS}
+    provider = get_provider(spec, **provider_opts)
+    if cache is None:
+        cache = cache_enabled_by_env()
+    response_cache = default_cache() if cache is True else cache if isinstance(cache, ResponseCache) else None
+    return Model(provider, config=config, cache=response_cache, **model_opts)

@@ -1,0 +1,41 @@
+"""Where lexicoord keeps files.
+
+Everything persistent lives under one home directory so that tests (and users
+with several projects) can point ``LEXICOORD_HOME`` elsewhere and stay hermetic.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import platformdirs
+
+
+def home() -> Path:
+    """The data directory: ``$LEXICOORD_HOME`` or the platform's user data dir."""
+    root = os.environ.get("LEXICOORD_HOME")
+    path = Path(root).expanduser() if root else Path(platformdirs.user_data_dir("lexicoord"))
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def default_db_url() -> str:
+    """``$LEXICOORD_DB`` (any SQLAlchemy URL or a file path) or a SQLite file in :func:`home`."""
+    configured = os.environ.get("LEXICOORD_DB")
+    if configured:
+        return db_url(configured)
+    return f"sqlite:///{home() / 'lexicoord.db'}"
+
+
+def db_url(path_or_url: str) -> str:
+    """Accept either a SQLAlchemy URL or a plain file path (taken as SQLite)."""
+    if "://" in path_or_url:
+        return path_or_url
+    return f"sqlite:///{Path(path_or_url).expanduser().resolve()}"
+
+
+def cache_path() -> Path:
+    """The response cache file: ``$LEXICOORD_CACHE_PATH`` or ``cache.db`` in :func:`home`."""
+    configured = os.environ.get("LEXICOORD_CACHE_PATH")
+    return Path(configured).expanduser() if configured else home() / "cache.db"

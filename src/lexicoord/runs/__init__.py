@@ -1,0 +1,1 @@
+"""Events, the store that keeps them, and the runner that produces them."""

@@ -1,0 +1,229 @@
+"""Runs a grid of episodes: bounded concurrency, a progress bar, atomic saves, resume.
+
+Each episode ends in exactly one transaction (:meth:`Store.save_episode`): done
+with its outcome, or failed with its error; both keep every event emitted so
+far. Re-running a run skips its done episodes and plays the rest (failed ones
+included, unless ``retry_failed=False``). An interrupt (Ctrl-C, a kill)
+loses only the episodes in flight, which the next run plays again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import traceback
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import BaseModel
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from lexicoord.errors import LexicoordError
+from lexicoord.models.observe import observing
+from lexicoord.models.pool import ModelPool
+from lexicoord.protocols.base import EpisodeContext, Protocol
+from lexicoord.runs.events import ErrorEvent, Event, OutcomeEvent
+from lexicoord.runs.grid import EpisodeSpec
+from lexicoord.runs.records import EpisodeRecord
+from lexicoord.runs.store import Store
+
+
+class RunSummary(BaseModel):
+    run_id: str
+    total: int
+    skipped: int = 0
+    done: int = 0
+    failed: int = 0
+    interrupted: bool = False
+    wall_time: float = 0.0
+    model_calls: int = 0
+    cached_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    errors: list[str] = []
+
+    def lines(self) -> list[str]:
+        rate = self.done / self.wall_time if self.wall_time > 0 else 0.0
+        out = [
+            f"run {self.run_id}: {self.done} done, {self.failed} failed, {self.skipped} already done"
+            f" (of {self.total}) in {self.wall_time:.1f} s ({rate:.2f} episodes/s)",
+            f"model calls: {self.model_calls} ({self.cached_calls} from cache); tokens: "
+            f"{self.prompt_tokens} prompt + {self.completion_tokens} completion",
+        ]
+        out += [f"failed: {e}" for e in self.errors[:5]]
+        if len(self.errors) > 5:
+            out.append(f"... and {len(self.errors) - 5} more failures (see 'lexicoord runs show {self.run_id}')")
+        if self.interrupted:
+            out.append("interrupted: finished episodes are saved; run the same command again to resume.")
+        return out
+
+
+def _short_error(exc: BaseException) -> str:
+    if isinstance(exc, LexicoordError):
+        return str(exc)
+    return f"{type(exc).__name__}: {exc}"
+
+
+class Runner:
+    def __init__(
+        self,
+        store: Store,
+        protocol: Protocol,
+        *,
+        models: ModelPool | None = None,
+        concurrency: int = 4,
+        seed: int = 0,
+        retry_failed: bool = True,
+        progress: bool = True,
+        console: Console | None = None,
+    ) -> None:
+        self.store = store
+        self.protocol = protocol
+        self.models = models or ModelPool()
+        self.concurrency = max(1, concurrency)
+        self.seed = seed
+        self.retry_failed = retry_failed
+        self.progress = progress
+        self.console = console or Console(stderr=True)
+
+    async def run(
+        self, run_id: str, episodes: Sequence[EpisodeSpec], config: dict[str, Any] | None = None
+    ) -> RunSummary:
+        keys = [e.key for e in episodes]
+        if len(set(keys)) != len(keys):
+            raise LexicoordError("The run lists the same episode twice (same item, settings, line-up and repetition).")
+        run_config = {"seed": self.seed, **(config or {})}
+        await asyncio.to_thread(self.store.open_run, run_id, self.protocol.name, run_config, len(episodes))
+        finished = await asyncio.to_thread(self.store.finished_keys, run_id, not self.retry_failed)
+        todo = [(i, e) for i, e in enumerate(episodes) if e.key not in finished]
+        summary = RunSummary(run_id=run_id, total=len(episodes), skipped=len(episodes) - len(todo))
+        started = time.perf_counter()
+        queue: asyncio.Queue[tuple[int, EpisodeSpec]] = asyncio.Queue()
+        for entry in todo:
+            queue.put_nowait(entry)
+        finished: asyncio.Queue[tuple[EpisodeRecord, list[Event]] | None] = asyncio.Queue()
+
+        progress = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("failed {task.fields[failed]}"),
+            TextColumn("{task.fields[rate]}"),
+            TimeElapsedColumn(),
+            TextColumn("eta"),
+            TimeRemainingColumn(),
+            TextColumn("{task.fields[tokens]} tok"),
+            console=self.console,
+            disable=not self.progress,
+            transient=False,
+        )
+        task = progress.add_task(
+            run_id, total=len(episodes), completed=summary.skipped, failed=0, rate="", tokens=0
+        )
+
+        def account(record: EpisodeRecord, events: list[Event]) -> None:
+            summary.model_calls += record.model_calls
+            summary.cached_calls += sum(1 for e in events if getattr(e, "cached", False))
+            summary.prompt_tokens += record.prompt_tokens
+            summary.completion_tokens += record.completion_tokens
+            if record.status == "done":
+                summary.done += 1
+            else:
+                summary.failed += 1
+                summary.errors.append(f"{record.item_id} (rep {record.repetition}): {record.error}")
+            elapsed = time.perf_counter() - started
+            played = summary.done + summary.failed
+            progress.update(
+                task,
+                completed=summary.skipped + played,
+                failed=summary.failed,
+                rate=f"{played / elapsed * 60:.1f}/min" if elapsed > 0 else "",
+                tokens=summary.prompt_tokens + summary.completion_tokens,
+            )
+
+        async def writer() -> None:
+            """Saves ended episodes in batches, so playing never waits on the disk."""
+            stop = False
+            while not stop:
+                batch = [await finished.get()]
+                while not finished.empty():
+                    batch.append(finished.get_nowait())
+                stop = None in batch
+                entries = [b for b in batch if b is not None]
+                if entries:
+                    await asyncio.to_thread(self.store.save_episodes, entries)
+                    for record, events in entries:
+                        account(record, events)
+
+        async def worker() -> None:
+            while True:
+                try:
+                    position, spec = queue.get_nowait()
+                except asyncio.QueueEmpty:
+                    return
+                finished.put_nowait(await self._play(run_id, position, spec))
+
+        workers = [asyncio.create_task(worker()) for _ in range(min(self.concurrency, len(todo)) or 1)]
+        writing = asyncio.create_task(writer())
+        status = "interrupted"
+        try:
+            with progress:
+                await asyncio.gather(*workers)
+                finished.put_nowait(None)
+                await asyncio.shield(writing)
+            status = "finished"
+        except asyncio.CancelledError:
+            summary.interrupted = True
+            for w in workers:
+                w.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
+            # Episodes that ended before the interrupt are still saved.
+            finished.put_nowait(None)
+            await writing
+            raise
+        finally:
+            summary.wall_time = time.perf_counter() - started
+            await asyncio.to_thread(self.store.set_run_status, run_id, status)
+            await self.models.aclose()
+        return summary
+
+    async def _play(self, run_id: str, position: int, spec: EpisodeSpec) -> tuple[EpisodeRecord, list[Event]]:
+        ctx = EpisodeContext(spec=spec, seed=spec.seed(self.seed), models=self.models)
+        started = time.time()
+        outcome: dict[str, Any] | None = None
+        error: str | None = None
+        with observing(ctx.recorder.on_model_call):
+            try:
+                outcome = await self.protocol.play(ctx)
+                ctx.emit(OutcomeEvent(outcome=outcome))
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # one failing episode never stops the run
+                error = _short_error(exc)
+                ctx.emit(
+                    ErrorEvent(
+                        message=error,
+                        error_type=type(exc).__name__,
+                        raw=None if isinstance(exc, LexicoordError) else traceback.format_exc(limit=8),
+                    )
+                )
+        calls = ctx.recorder.model_calls()
+        record = EpisodeRecord(
+            run_id=run_id,
+            key=spec.key,
+            position=position,
+            item_id=spec.item_id,
+            repetition=spec.repetition,
+            seed=ctx.seed,
+            spec=spec.model_dump(mode="json"),
+            status="done" if error is None else "failed",
+            error=error,
+            outcome=outcome,
+            started_at=started,
+            finished_at=time.time(),
+            model_calls=len(calls),
+            prompt_tokens=sum(c.usage.prompt_tokens or 0 for c in calls),
+            completion_tokens=sum(c.usage.completion_tokens or 0 for c in calls),
+        )
+        return record, ctx.recorder.events

@@ -1,0 +1,199 @@
+"""Runs, episodes and events in any SQLAlchemy database (a SQLite file by default).
+
+An episode is written once, when it ends, together with all its events, in a
+single transaction: a crash leaves either the whole episode or nothing of it.
+A failed episode that is retried is replaced by the new attempt in that same
+transaction.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator, Sequence
+from typing import Any, TextIO
+
+from sqlalchemy import create_engine, delete, event, func, insert, select
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import ArgumentError, OperationalError
+from sqlalchemy.orm import Session
+
+from lexicoord import paths
+from lexicoord.errors import ConfigError, LexicoordError
+from lexicoord.runs.events import Event, event_from_dict
+from lexicoord.runs.records import EpisodeRecord, RunInfo
+from lexicoord.runs.schema import SCHEMA_VERSION, Base, EpisodeRow, EventRow, Meta, RunRow
+
+
+def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
+    cur = dbapi_conn.cursor()
+    cur.execute("PRAGMA journal_mode=WAL")
+    cur.execute("PRAGMA synchronous=NORMAL")
+    cur.execute("PRAGMA foreign_keys=ON")
+    cur.execute("PRAGMA busy_timeout=30000")
+    cur.close()
+
+
+class Store:
+    def __init__(self, url: str | None = None) -> None:
+        self.url = paths.db_url(url) if url else paths.default_db_url()
+        try:
+            self.engine: Engine = create_engine(self.url)
+        except (ArgumentError, ImportError) as exc:
+            raise ConfigError(f"Cannot open the store at '{self.url}': {exc}.") from None
+        if self.engine.dialect.name == "sqlite":
+            event.listen(self.engine, "connect", _sqlite_pragmas)
+        try:
+            Base.metadata.create_all(self.engine)
+            with self._session() as s, s.begin():
+                if s.get(Meta, "schema_version") is None:
+                    s.add(Meta(key="schema_version", value=str(SCHEMA_VERSION)))
+        except OperationalError as exc:
+            raise ConfigError(f"Cannot open the store at '{self.url}': {exc.orig}.") from None
+
+    def _session(self) -> Session:
+        return Session(self.engine, expire_on_commit=False)
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    # runs ---------------------------------------------------------------------------------------
+    def open_run(self, run_id: str, protocol: str, config: dict[str, Any], total: int) -> RunInfo:
+        """Create the run, or reopen it to resume. Reopening with another protocol is refused."""
+        now = time.time()
+        with self._session() as s, s.begin():
+            row = s.get(RunRow, run_id)
+            if row is None:
+                row = RunRow(
+                    id=run_id, protocol=protocol, status="running", created_at=now, updated_at=now,
+                    config=config, total_episodes=total,
+                )
+                s.add(row)
+            else:
+                if row.protocol != protocol:
+                    raise ConfigError(
+                        f"Run '{run_id}' exists with protocol '{row.protocol}', not '{protocol}'; "
+                        "choose another run name."
+                    )
+                row.status, row.updated_at, row.config = "running", now, config
+                row.total_episodes = max(row.total_episodes, total)
+        return self.run(run_id)
+
+    def set_run_status(self, run_id: str, status: str) -> None:
+        with self._session() as s, s.begin():
+            row = s.get(RunRow, run_id)
+            if row is not None:
+                row.status, row.updated_at = status, time.time()
+
+    def _counts(self, s: Session, run_ids: Sequence[str]) -> dict[tuple[str, str], int]:
+        rows = s.execute(
+            select(EpisodeRow.run_id, EpisodeRow.status, func.count())
+            .where(EpisodeRow.run_id.in_(run_ids))
+            .group_by(EpisodeRow.run_id, EpisodeRow.status)
+        )
+        return {(r, st): n for r, st, n in rows}
+
+    def _info(self, row: RunRow, counts: dict[tuple[str, str], int]) -> RunInfo:
+        return RunInfo(
+            id=row.id, protocol=row.protocol, status=row.status, created_at=row.created_at,
+            updated_at=row.updated_at, config=row.config or {}, total_episodes=row.total_episodes,
+            done=counts.get((row.id, "done"), 0), failed=counts.get((row.id, "failed"), 0),
+        )
+
+    def runs(self) -> list[RunInfo]:
+        with self._session() as s:
+            rows = list(s.scalars(select(RunRow).order_by(RunRow.created_at.desc())))
+            counts = self._counts(s, [r.id for r in rows])
+            return [self._info(r, counts) for r in rows]
+
+    def run(self, run_id: str) -> RunInfo:
+        """The run named ``run_id`` or by a unique prefix of it."""
+        with self._session() as s:
+            row = s.get(RunRow, run_id)
+            if row is None:
+                like = list(s.scalars(select(RunRow).where(RunRow.id.startswith(run_id, autoescape=True))))
+                if len(like) != 1:
+                    hint = "several runs start with it" if like else "run 'lexicoord runs list' to see the runs"
+                    raise LexicoordError(f"No run '{run_id}' in {self.url} ({hint}).")
+                row = like[0]
+            return self._info(row, self._counts(s, [row.id]))
+
+    # episodes -----------------------------------------------------------------------------------
+    def finished_keys(self, run_id: str, include_failed: bool = False) -> set[str]:
+        statuses = ["done", "failed"] if include_failed else ["done"]
+        with self._session() as s:
+            return set(
+                s.scalars(select(EpisodeRow.key).where(EpisodeRow.run_id == run_id, EpisodeRow.status.in_(statuses)))
+            )
+
+    def save_episode(self, record: EpisodeRecord, events: Sequence[Event]) -> int:
+        """Write an ended episode and its events atomically; a prior failed attempt is replaced."""
+        return self.save_episodes([(record, events)])[0]
+
+    def save_episodes(self, batch: Sequence[tuple[EpisodeRecord, Sequence[Event]]]) -> list[int]:
+        """Write several ended episodes in one transaction (all or none); returns their ids."""
+        ids = []
+        with self._session() as s, s.begin():
+            for record, events in batch:
+                ids.append(self._write_episode(s, record, events))
+        return ids
+
+    def _write_episode(self, s: Session, record: EpisodeRecord, events: Sequence[Event]) -> int:
+        prior = s.scalars(
+            select(EpisodeRow).where(EpisodeRow.run_id == record.run_id, EpisodeRow.key == record.key)
+        ).first()
+        attempt = 1
+        if prior is not None:
+            if prior.status == "done":
+                raise LexicoordError(f"Episode {record.key} of run {record.run_id} is already done.")
+            attempt = prior.attempt + 1
+            s.execute(delete(EventRow).where(EventRow.episode_id == prior.id))
+            s.delete(prior)
+            s.flush()
+        data = record.model_dump(exclude={"id", "version"})
+        data["attempt"] = attempt
+        row = EpisodeRow(**data)
+        s.add(row)
+        s.flush()
+        if events:
+            s.execute(
+                insert(EventRow),
+                [
+                    {"episode_id": row.id, "seq": e.seq, "type": e.type, "agent": e.agent, "round": e.round,
+                     "ts": e.ts, "data": e.model_dump(mode="json")}
+                    for e in events
+                ],
+            )
+        return row.id
+
+    def episodes(self, run_id: str) -> list[EpisodeRecord]:
+        with self._session() as s:
+            rows = s.scalars(select(EpisodeRow).where(EpisodeRow.run_id == run_id).order_by(EpisodeRow.position))
+            return [
+                EpisodeRecord.model_validate({c.name: getattr(r, c.name) for c in EpisodeRow.__table__.columns})
+                for r in rows
+            ]
+
+    def events(self, episode_id: int) -> list[Event]:
+        with self._session() as s:
+            rows = s.scalars(select(EventRow.data).where(EventRow.episode_id == episode_id).order_by(EventRow.seq))
+            return [event_from_dict(d) for d in rows]
+
+    def iter_run_events(self, run_id: str) -> Iterator[tuple[EpisodeRecord, list[Event]]]:
+        for episode in self.episodes(run_id):
+            assert episode.id is not None
+            yield episode, self.events(episode.id)
+
+    def export_jsonl(self, run_id: str, out: TextIO) -> int:
+        """One line for the run, then per episode one line for it and one per event. Returns lines written."""
+        run = self.run(run_id)
+        out.write(json.dumps({"record": "run", **run.model_dump(mode="json")}, ensure_ascii=False) + "\n")
+        lines = 1
+        for episode, events in self.iter_run_events(run.id):
+            out.write(json.dumps({"record": "episode", **episode.model_dump(mode="json")}, ensure_ascii=False) + "\n")
+            lines += 1
+            for e in events:
+                payload = {"record": "event", "episode_id": episode.id, **e.model_dump(mode="json")}
+                out.write(json.dumps(payload, ensure_ascii=False) + "\n")
+                lines += 1
+        return lines

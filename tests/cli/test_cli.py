@@ -1,0 +1,85 @@
+"""The command line as a user runs it: a real subprocess, real store file, no tracebacks."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+
+def lexicoord(*args: str, env: dict | None = None, check: bool = True) -> subprocess.CompletedProcess:
+    result = subprocess.run(
+        [sys.executable, "-m", "lexicoord.cli.app", *args],
+        capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "200", **(env or {})},
+    )
+    if check:
+        assert result.returncode == 0, result.stderr
+    return result
+
+
+def test_models_lists_providers_and_presets() -> None:
+    out = lexicoord("models").stdout
+    for name in ("openai", "groq", "mistral", "together", "ollama", "vllm", "llamacpp", "local", "scripted"):
+        assert name in out
+    assert "OPENAI_API_KEY" in out
+
+
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["ask", "openai/gpt-4o-mini", "hi"], "OPENAI_API_KEY is not set"),
+        (["ask", "nope/x", "hi"], "Unknown provider 'nope'"),
+        (["ask", "local//no/such/file.gguf", "hi"], "GGUF file not found: /no/such/file.gguf"),
+        (["models", "check", "vllm/x", "-o", "base_url=http://127.0.0.1:9/v1"], "Cannot reach http://127.0.0.1:9/v1"),
+        (["runs", "show", "missing-run"], "No run 'missing-run'"),
+    ],
+)
+def test_user_errors_are_one_sentence_without_traceback(args: list[str], needle: str) -> None:
+    result = lexicoord(*args, check=False)
+    assert result.returncode == 1
+    assert needle in result.stderr
+    assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_ask_prints_the_reply_and_usage() -> None:
+    result = lexicoord("ask", "scripted/echo", "hello there")
+    assert result.stdout.strip() == "hello there"
+    assert "prompt" in result.stderr and "completion tokens" in result.stderr
+    chosen = lexicoord("ask", "scripted/first", "pick", "--choice", "alpha", "--choice", "beta")
+    assert json.loads(chosen.stdout) == {"choice": "alpha"}
+
+
+def test_ask_uses_the_cache_unless_told_not_to() -> None:
+    lexicoord("ask", "scripted/random", "q", "--seed", "4")
+    assert "cached" in lexicoord("ask", "scripted/random", "q", "--seed", "4").stderr
+    assert "cached" not in lexicoord("ask", "scripted/random", "q", "--seed", "4", "--no-cache").stderr
+
+
+def test_demo_then_runs_list_show_export(tmp_path) -> None:
+    db = str(tmp_path / "cli.db")
+    demo = lexicoord("demo", "--model", "scripted/random", "--run", "d1", "--seed", "1", "--db", db)
+    assert "agent-1" in demo.stdout and "agent-3" in demo.stdout
+    assert ("They agree" in demo.stdout) or ("They do not agree" in demo.stdout)
+    assert "d1" in lexicoord("runs", "list", "--db", db).stdout
+    shown = lexicoord("runs", "show", "d1", "--transcript", "--db", db).stdout
+    assert "demo-choice" in shown and "chose" in shown
+    out = tmp_path / "d1.jsonl"
+    lexicoord("runs", "export", "d1", "-o", str(out), "--db", db)
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert records[0]["record"] == "run" and records[0]["id"] == "d1"
+    assert sum(r.get("type") == "choice" for r in records) == 3
+
+
+def test_demo_on_the_embedded_model(tmp_path) -> None:
+    db = str(tmp_path / "embedded.db")
+    demo = lexicoord("demo", "--run", "real", "--seed", "7", "--db", db, "--no-cache")
+    assert "3 agents on local/smollm2-135m" in demo.stdout
+    export = lexicoord("runs", "export", "real", "--db", db).stdout
+    records = [json.loads(line) for line in export.splitlines()]
+    calls = [r for r in records if r.get("type") == "model_call"]
+    assert len(calls) >= 3 and all(c["model"] == "local/smollm2-135m" and c["usage"]["completion_tokens"] for c in calls)
+    choices = [r for r in records if r.get("type") == "choice"]
+    assert len(choices) == 3
+    options = {"a financial institution", "the land alongside a river"}
+    assert all(c["choice"] in options or c["failure"] for c in choices)

@@ -1,0 +1,79 @@
+"""Hermetic tests: a private LEXICOORD_HOME, no cloud keys, and sockets to loopback only.
+
+``--allow-hosts=127.0.0.1,::1`` (pytest-socket, in pyproject) makes any
+connection off this machine fail, so no test can reach a cloud API by accident.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from lexicoord.models.providers.presets import PRESETS
+
+
+@pytest.fixture(autouse=True)
+def hermetic_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "home"
+    monkeypatch.setenv("LEXICOORD_HOME", str(home))
+    for var in ("LEXICOORD_DB", "LEXICOORD_CACHE", "LEXICOORD_CACHE_PATH", "LEXICOORD_PROMPTS"):
+        monkeypatch.delenv(var, raising=False)
+    for preset in PRESETS:
+        monkeypatch.delenv(preset.key_env, raising=False)
+        monkeypatch.delenv(preset.base_url_env, raising=False)
+    return home
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def gguf_path() -> Path:
+    from lexicoord.models.providers.local import resolve_path
+
+    return resolve_path("smollm2-135m")
+
+
+@pytest.fixture(scope="session")
+def llama_server(gguf_path: Path, tmp_path_factory: pytest.TempPathFactory):
+    """llama-cpp-python's own OpenAI-compatible server over the bundled GGUF, on loopback."""
+    if importlib.util.find_spec("llama_cpp.server") is None:
+        pytest.fail("llama-cpp-python[server] is not installed; install the test extra: pip install -e '.[test]'")
+    port = free_port()
+    log = tmp_path_factory.mktemp("llama-server") / "server.log"
+    with log.open("w") as fh:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf_path), "--host", "127.0.0.1",
+             "--port", str(port), "--n_ctx", "2048", "--model_alias", "smollm2"],
+            stdout=fh, stderr=subprocess.STDOUT, env={**os.environ},
+        )
+    base = f"http://127.0.0.1:{port}/v1"
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"llama_cpp.server exited: {log.read_text()[-2000:]}")
+        try:
+            if httpx.get(f"{base}/models", timeout=1).status_code == 200:
+                break
+        except httpx.HTTPError:
+            time.sleep(0.3)
+    else:
+        proc.kill()
+        pytest.fail("llama_cpp.server did not start within 120 s")
+    yield base
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()

@@ -1,0 +1,53 @@
+"""The runner killed for real (SIGKILL mid-run), then resumed: nothing redone, nothing lost."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from lexicoord.runs.store import Store
+
+ROOT = Path(__file__).resolve().parents[2]
+N = 30
+
+
+def test_sigkill_then_resume(tmp_path) -> None:
+    db = str(tmp_path / "kill.db")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "tests.runs.kill_target", db, str(N), "0.15"], cwd=ROOT, env=env)
+    deadline = time.time() + 60
+    done_before = 0
+    while time.time() < deadline and done_before < 6:
+        time.sleep(0.1)
+        if Path(db).exists():
+            try:
+                done_before = Store(db).run("killme").done
+            except Exception:
+                continue
+    assert proc.poll() is None, "the run ended before it could be killed"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(10)
+
+    store = Store(db)
+    before = {e.key: e for e in store.episodes("killme")}
+    assert 6 <= len(before) < N, "the kill must land mid-run"
+    assert all(e.status == "done" and len(store.events(e.id)) > 0 for e in before.values())
+
+    resumed = subprocess.run(
+        [sys.executable, "-m", "tests.runs.kill_target", db, str(N), "0.01"], cwd=ROOT, env=env,
+        capture_output=True, text=True, timeout=120, check=True,
+    )
+    summary = json.loads(resumed.stdout.strip().splitlines()[-1])
+    assert summary["skipped"] == len(before)
+    assert summary["done"] == N - len(before) and summary["failed"] == 0
+    assert summary["model_calls"] == 2 * (N - len(before)), "finished episodes must not be played again"
+
+    after = {e.key: e for e in store.episodes("killme")}
+    assert len(after) == N and all(e.status == "done" for e in after.values())
+    for key, old in before.items():
+        new = after[key]
+        assert (new.id, new.finished_at, new.attempt) == (old.id, old.finished_at, 1), "a finished episode was rewritten"
+    assert store.run("killme").status == "finished"

@@ -1,0 +1,109 @@
+import asyncio
+
+import pytest
+
+from lexicoord.errors import LexicoordError
+from lexicoord.models.pool import ModelPool
+from lexicoord.runs.events import ErrorEvent, MessageEvent, ModelCallEvent, OutcomeEvent
+from lexicoord.runs.grid import grid
+from lexicoord.runs.runner import Runner
+from lexicoord.runs.store import Store
+from tests.runs.toy import Toy, lineup
+
+
+def make_runner(tmp_path, **kw) -> Runner:
+    pool = kw.pop("models", None) or ModelPool(cache=False)
+    return Runner(Store(str(tmp_path / "r.db")), Toy(), models=pool, progress=False, **kw)
+
+
+def test_grid_has_stable_keys_and_seeds() -> None:
+    items = [{"id": "a"}, {"id": "b"}]
+    g = grid(items, [lineup(), lineup("scripted/random")], settings=[{"bound": 1}, {"bound": 3}], repetitions=2)
+    assert len(g) == 2 * 2 * 2 * 2 and len({e.key for e in g}) == 16
+    again = grid(list(reversed(items)), [lineup(), lineup("scripted/random")], settings=[{"bound": 1}, {"bound": 3}], repetitions=2)
+    assert {e.key for e in g} == {e.key for e in again}
+    assert g[0].seed(0) == g[0].seed(0) != g[0].seed(1)
+    with pytest.raises(ValueError, match="no 'id'"):
+        grid([{"text": "x"}], [lineup()])
+
+
+async def test_run_records_events_and_outcomes(tmp_path) -> None:
+    runner = make_runner(tmp_path)
+    summary = await runner.run("r", grid([{"id": "x"}, {"id": "y"}], [lineup()]))
+    assert (summary.done, summary.failed, summary.skipped, summary.model_calls) == (2, 0, 0, 4)
+    episodes = runner.store.episodes("r")
+    assert [e.item_id for e in episodes] == ["x", "y"]
+    events = runner.store.events(episodes[0].id)
+    types = [type(e) for e in events]
+    assert types.count(ModelCallEvent) == 2 and types.count(MessageEvent) == 2 and types[-1] is OutcomeEvent
+    calls = [e for e in events if isinstance(e, ModelCallEvent)]
+    assert {c.agent for c in calls} == {"a0", "a1"} and all(c.round == 1 for c in calls)
+    assert episodes[0].outcome == {"texts": ["item x", "item x"]}
+
+
+async def test_a_failing_episode_is_recorded_and_the_run_goes_on(tmp_path) -> None:
+    runner = make_runner(tmp_path)
+    items = [{"id": "ok1"}, {"id": "bad", "fail": True}, {"id": "ok2"}]
+    summary = await runner.run("r", grid(items, [lineup()]))
+    assert (summary.done, summary.failed) == (2, 1)
+    assert "item bad is set to fail" in summary.errors[0]
+    bad = next(e for e in runner.store.episodes("r") if e.item_id == "bad")
+    assert bad.status == "failed" and "RuntimeError" in bad.error
+    [error] = runner.store.events(bad.id)
+    assert isinstance(error, ErrorEvent) and "Traceback" in error.raw
+
+
+async def test_rerun_skips_done_and_retries_failed(tmp_path) -> None:
+    runner = make_runner(tmp_path)
+    items = [{"id": "ok"}, {"id": "bad", "fail": True}]
+    await runner.run("r", grid(items, [lineup()]))
+    again = await make_runner(tmp_path).run("r", grid(items, [lineup()]))
+    assert (again.skipped, again.failed, again.done) == (1, 1, 0)
+    fixed = await make_runner(tmp_path).run("r", grid([{"id": "ok"}, {"id": "bad"}], [lineup()]))
+    assert fixed.done == 1 and fixed.skipped == 1, "the changed item is a new episode"
+    keep = await make_runner(tmp_path, retry_failed=False).run("r", grid(items, [lineup()]))
+    assert keep.skipped == 2 and keep.done == 0
+
+
+async def test_concurrency_is_bounded(tmp_path) -> None:
+    active = 0
+    peak = 0
+
+    class Counting(Toy):
+        async def play(self, ctx):
+            nonlocal active, peak
+            active += 1
+            peak = max(peak, active)
+            await asyncio.sleep(0.02)
+            active -= 1
+            return {}
+
+    runner = Runner(Store(str(tmp_path / "c.db")), Counting(), concurrency=3, progress=False)
+    summary = await runner.run("c", grid([{"id": str(i)} for i in range(12)], [lineup()]))
+    assert summary.done == 12 and peak == 3
+
+
+async def test_cancel_keeps_finished_episodes_and_marks_the_run(tmp_path) -> None:
+    runner = make_runner(tmp_path, models=ModelPool(cache=False, latency=0.05), concurrency=2)
+    task = asyncio.create_task(runner.run("r", grid([{"id": str(i)} for i in range(40)], [lineup()])))
+    while runner.store.run("r").done < 4 if _exists(runner) else True:
+        await asyncio.sleep(0.02)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    run = runner.store.run("r")
+    assert run.status == "interrupted" and 4 <= run.done < 40
+    assert all(e.status == "done" for e in runner.store.episodes("r"))
+
+
+def _exists(runner: Runner) -> bool:
+    try:
+        runner.store.run("r")
+        return True
+    except LexicoordError:
+        return False
+
+
+async def test_duplicate_episodes_are_refused(tmp_path) -> None:
+    with pytest.raises(LexicoordError, match="same episode twice"):
+        await make_runner(tmp_path).run("r", grid([{"id": "a"}, {"id": "a"}], [lineup()]))

@@ -1,0 +1,99 @@
+"""The store round trip on a real SQLite file."""
+
+import io
+import json
+import sqlite3
+import time
+
+import pytest
+
+from lexicoord.errors import LexicoordError
+from lexicoord.models.types import ChatMessage, Usage
+from lexicoord.runs.events import ChoiceEvent, Event, ModelCallEvent, OutcomeEvent
+from lexicoord.runs.records import EpisodeRecord
+from lexicoord.runs.store import Store
+
+
+def record(run_id: str, key: str, status: str = "done", **kw) -> EpisodeRecord:
+    now = time.time()
+    return EpisodeRecord(run_id=run_id, key=key, item_id=f"item-{key}", status=status, started_at=now, finished_at=now + 1, **kw)
+
+
+def sample_events() -> list[Event]:
+    events: list[Event] = [
+        ModelCallEvent(model="scripted/x", agent="a1", messages=[ChatMessage(role="user", content="q")], text="raw", usage=Usage(prompt_tokens=3, completion_tokens=1)),
+        ChoiceEvent(agent="a1", round=1, choice="river", justification="water nearby", options=["river", "money"]),
+        Event(type="custom_thing", agent="a2", extra_field=[1, 2]),
+        OutcomeEvent(outcome={"agreed": True}),
+    ]
+    for i, e in enumerate(events):
+        e.seq = i
+    return events
+
+
+def test_round_trip_on_a_sqlite_file(tmp_path) -> None:
+    path = tmp_path / "runs.db"
+    store = Store(str(path))
+    store.open_run("r1", "toy", {"k": 1}, total=2)
+    episode_id = store.save_episode(record("r1", "e1", outcome={"agreed": True}), sample_events())
+    store.close()
+
+    reopened = Store(f"sqlite:///{path}")
+    run = reopened.run("r1")
+    assert run.protocol == "toy" and run.config == {"k": 1} and run.done == 1 and run.total_episodes == 2
+    [episode] = reopened.episodes("r1")
+    assert episode.id == episode_id and episode.outcome == {"agreed": True} and episode.duration == pytest.approx(1)
+    events = reopened.events(episode_id)
+    assert [type(e).__name__ for e in events] == ["ModelCallEvent", "ChoiceEvent", "Event", "OutcomeEvent"]
+    assert events[0].usage.prompt_tokens == 3 and events[0].messages[0].content == "q"
+    assert events[1].choice == "river" and events[1].round == 1
+    assert events[2].type == "custom_thing" and events[2].model_extra == {"extra_field": [1, 2]}
+
+    with sqlite3.connect(path) as raw:
+        assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert raw.execute("SELECT COUNT(*) FROM events").fetchone()[0] == 4
+
+
+def test_failed_attempt_is_replaced_by_the_retry(tmp_path) -> None:
+    store = Store(str(tmp_path / "s.db"))
+    store.open_run("r", "toy", {}, 1)
+    store.save_episode(record("r", "e", status="failed", error="boom"), sample_events()[:1])
+    assert store.finished_keys("r") == set() and store.finished_keys("r", include_failed=True) == {"e"}
+    store.save_episode(record("r", "e"), sample_events())
+    [episode] = store.episodes("r")
+    assert episode.status == "done" and episode.attempt == 2 and episode.error is None
+    assert len(store.events(episode.id)) == 4
+    with pytest.raises(LexicoordError, match="already done"):
+        store.save_episode(record("r", "e"), [])
+
+
+def test_runs_are_found_by_unique_prefix(tmp_path) -> None:
+    store = Store(str(tmp_path / "s.db"))
+    store.open_run("campaign-a", "toy", {}, 0)
+    store.open_run("campaign-b", "toy", {}, 0)
+    assert store.run("campaign-a").id == "campaign-a"
+    with pytest.raises(LexicoordError, match="several runs"):
+        store.run("campaign")
+    with pytest.raises(LexicoordError, match="No run 'zzz'"):
+        store.run("zzz")
+    with pytest.raises(LexicoordError, match="protocol 'toy'"):
+        store.open_run("campaign-a", "other", {}, 0)
+
+
+def test_export_jsonl(tmp_path) -> None:
+    store = Store(str(tmp_path / "s.db"))
+    store.open_run("r", "toy", {}, 1)
+    store.save_episode(record("r", "e"), sample_events())
+    buf = io.StringIO()
+    assert store.export_jsonl("r", buf) == 6
+    lines = [json.loads(line) for line in buf.getvalue().splitlines()]
+    assert [line["record"] for line in lines] == ["run", "episode", "event", "event", "event", "event"]
+    assert lines[3]["type"] == "choice" and lines[3]["choice"] == "river"
+    assert lines[4]["extra_field"] == [1, 2]
+
+
+def test_bad_url_is_a_clear_error() -> None:
+    from lexicoord.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="Cannot open the store"):
+        Store("nosuchdialect://x/y")
