@@ -41,6 +41,10 @@ _FINAL_ERRORS: dict[str, type[ModelError]] = {
 }
 
 
+def _config_dict(cfg: GenerateConfig) -> dict[str, Any]:
+    return cfg.model_dump(exclude_none=True, mode="json")
+
+
 class Model:
     """Call a provider the way every caller should.
 
@@ -89,12 +93,7 @@ class Model:
         schema = requested_schema(cfg)
         if schema is not None:
             check_schema(schema)
-        record = ModelCallRecord(
-            model=self.spec,
-            agent=current_agent.get(),
-            messages=msgs,
-            config=cfg.model_dump(exclude_none=True, mode="json"),
-        )
+        agent = current_agent.get()
         start = time.perf_counter()
         key = cache_key(self.spec, msgs, cfg) if self.cache is not None else None
         cached = self.cache.get(key) if self.cache is not None and key is not None else None
@@ -104,9 +103,12 @@ class Model:
             try:
                 response, attempts = await self._with_retries(msgs, cfg)
             except LexicoordError as exc:
-                record.error = str(exc)
-                record.latency = time.perf_counter() - start
-                report(record)
+                report(
+                    ModelCallRecord(
+                        model=self.spec, agent=agent, messages=msgs, config=_config_dict(cfg),
+                        error=str(exc), latency=time.perf_counter() - start,
+                    )
+                )
                 raise
             if self.cache is not None and key is not None:
                 self.cache.put(key, self.spec, response)
@@ -123,14 +125,13 @@ class Model:
             attempts=attempts,
             finish_reason=response.finish_reason,
         )
-        record.text, record.parsed, record.parse_error = output.text, output.parsed, output.parse_error
-        record.usage, record.latency, record.cached, record.attempts = (
-            output.usage,
-            output.latency,
-            output.cached,
-            attempts,
+        report(
+            ModelCallRecord(
+                model=self.spec, agent=agent, messages=msgs, config=_config_dict(cfg), text=output.text,
+                parsed=parsed, parse_error=parse_error, usage=output.usage, latency=output.latency,
+                cached=output.cached, attempts=attempts,
+            )
         )
-        report(record)
         return output
 
     def _backoff(self, failures: int, exc: TransientError) -> float:

@@ -25,14 +25,19 @@ _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
 _decoder = json.JSONDecoder()
 
 
-def choice_schema(choices: Sequence[str]) -> dict[str, Any]:
-    """The schema for "pick one of these": an object, because OpenAI requires one at top level."""
+@lru_cache(maxsize=1024)
+def _choice_schema(choices: tuple[str, ...]) -> dict[str, Any]:
     return {
         "type": "object",
         "properties": {"choice": {"type": "string", "enum": list(choices)}},
         "required": ["choice"],
         "additionalProperties": False,
     }
+
+
+def choice_schema(choices: Sequence[str]) -> dict[str, Any]:
+    """The schema for "pick one of these": an object, because OpenAI requires one at top level."""
+    return _choice_schema(tuple(choices))
 
 
 def requested_schema(config: GenerateConfig) -> dict[str, Any] | None:
@@ -55,8 +60,19 @@ def _validator(schema_json: str) -> Draft202012Validator:
     return Draft202012Validator(schema)
 
 
+_by_identity: dict[int, tuple[dict[str, Any], Draft202012Validator]] = {}
+
+
 def validator(schema: dict[str, Any]) -> Draft202012Validator:
-    return _validator(json.dumps(schema, sort_keys=True))
+    """The validator for ``schema``; the same dict object is looked up without re-serialising it."""
+    hit = _by_identity.get(id(schema))
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    found = _validator(json.dumps(schema, sort_keys=True))
+    if len(_by_identity) > 1024:
+        _by_identity.clear()
+    _by_identity[id(schema)] = (schema, found)  # holding the dict keeps its id from being reused
+    return found
 
 
 def check_schema(schema: dict[str, Any]) -> None:
@@ -139,6 +155,10 @@ def parse_reply(
         return None, None, str(exc)
     if config.choices is not None and isinstance(value, str):
         value = {"choice": value}
+    if config.json_schema is None and config.choices is not None:
+        # The choice schema is fixed and tiny: check it directly (this runs on every vote).
+        if isinstance(value, dict) and set(value) == {"choice"} and value["choice"] in config.choices:
+            return value, value["choice"], None
     errors = sorted(validator(schema).iter_errors(value), key=lambda e: list(e.path))
     if errors:
         where = "/".join(str(p) for p in errors[0].path) or "(top level)"

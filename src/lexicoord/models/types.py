@@ -51,14 +51,24 @@ class GenerateConfig(BaseModel):
 
     def merged(self, other: GenerateConfig | None = None, **overrides: Any) -> GenerateConfig:
         """This config with the set fields of ``other`` and ``overrides`` on top."""
+        overrides = {k: v for k, v in overrides.items() if v is not None}
+        if not overrides:
+            # Fast paths: this runs on every model call.
+            if other is None or other is self:
+                return self
+            if self == _EMPTY:
+                return other
         data = self.model_dump(exclude_none=True)
         if other is not None:
             data.update(other.model_dump(exclude_none=True))
-        data.update({k: v for k, v in overrides.items() if v is not None})
+        data.update(overrides)
         return GenerateConfig(**data)
 
     def cache_fields(self) -> dict[str, Any]:
         return self.model_dump(exclude={"timeout", "max_retries"}, mode="json")
+
+
+_EMPTY = GenerateConfig()
 
 
 class Usage(BaseModel):

@@ -93,6 +93,10 @@ class Runner:
         keys = [e.key for e in episodes]
         if len(set(keys)) != len(keys):
             raise LexicoordError("The run lists the same episode twice (same item, settings, line-up and repetition).")
+        # Resolve every model named in the line-ups now: a missing key or server address is
+        # one clear error before the run starts, not a failure in every episode.
+        for spec in {a.model for e in episodes for a in e.lineup if a.kind == "llm" and a.model}:
+            self.models.get(spec)
         run_config = {"seed": self.seed, **(config or {})}
         await asyncio.to_thread(self.store.open_run, run_id, self.protocol.name, run_config, len(episodes))
         finished = await asyncio.to_thread(self.store.finished_keys, run_id, not self.retry_failed)
