@@ -14,10 +14,12 @@ ROOT = Path(__file__).resolve().parents[2]
 N = 30
 
 
-def test_sigkill_then_resume(tmp_path) -> None:
-    db = str(tmp_path / "kill.db")
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "tests.runs.kill_target", db, str(N), "0.15"], cwd=ROOT, env=env)
+def start_and_signal(db: str, env: dict, sig: signal.Signals) -> subprocess.Popen:
+    """Start the run in a subprocess and send ``sig`` once at least 6 episodes are saved."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tests.runs.kill_target", db, str(N), "0.15"], cwd=ROOT, env=env,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
     deadline = time.time() + 60
     done_before = 0
     while time.time() < deadline and done_before < 6:
@@ -27,9 +29,16 @@ def test_sigkill_then_resume(tmp_path) -> None:
                 done_before = Store(db).run("killme").done
             except Exception:
                 continue
-    assert proc.poll() is None, "the run ended before it could be killed"
-    proc.send_signal(signal.SIGKILL)
-    proc.wait(10)
+    assert proc.poll() is None, "the run ended before it could be stopped"
+    proc.send_signal(sig)
+    proc.wait(30)
+    return proc
+
+
+def test_sigkill_then_resume(tmp_path) -> None:
+    db = str(tmp_path / "kill.db")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    start_and_signal(db, env, signal.SIGKILL)
 
     store = Store(db)
     before = {e.key: e for e in store.episodes("killme")}
@@ -51,3 +60,16 @@ def test_sigkill_then_resume(tmp_path) -> None:
         new = after[key]
         assert (new.id, new.finished_at, new.attempt) == (old.id, old.finished_at, 1), "a finished episode was rewritten"
     assert store.run("killme").status == "finished"
+
+
+def test_ctrl_c_saves_what_ended_and_marks_the_run(tmp_path) -> None:
+    db = str(tmp_path / "int.db")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = start_and_signal(db, env, signal.SIGINT)
+    assert proc.returncode != 0
+    store = Store(db)
+    run = store.run("killme")
+    assert run.status == "interrupted" and 6 <= run.done < N
+    episodes = store.episodes("killme")
+    assert len(episodes) == run.done and all(e.status == "done" for e in episodes)
+    assert all(len(store.events(e.id)) == 5 for e in episodes), "every saved episode has all its events"

@@ -107,3 +107,29 @@ def _exists(runner: Runner) -> bool:
 async def test_duplicate_episodes_are_refused(tmp_path) -> None:
     with pytest.raises(LexicoordError, match="same episode twice"):
         await make_runner(tmp_path).run("r", grid([{"id": "a"}, {"id": "a"}], [lineup()]))
+
+
+async def test_progress_bar_and_summary(tmp_path) -> None:
+    import io
+
+    from rich.console import Console
+
+    buf = io.StringIO()
+    console = Console(file=buf, width=200, force_terminal=False)
+    runner = Runner(Store(str(tmp_path / "p.db")), Toy(), models=ModelPool(cache=False), progress=True, console=console)
+    items = [{"id": "a"}, {"id": "b", "fail": True}, {"id": "c"}]
+    summary = await runner.run("prog", grid(items, [lineup()]))
+    shown = buf.getvalue()
+    assert "prog" in shown and "3/3" in shown and "failed 1" in shown and "tok" in shown
+    text = "\n".join(summary.lines())
+    assert "2 done, 1 failed, 0 already done (of 3)" in text and "model calls: 4" in text
+    assert "b (rep 0): RuntimeError: item b is set to fail" in text
+
+
+async def test_missing_key_fails_before_any_episode(tmp_path) -> None:
+    from lexicoord.agents.base import AgentSpec
+    from lexicoord.errors import MissingKeyError
+
+    runner = make_runner(tmp_path)
+    with pytest.raises(MissingKeyError, match="OPENAI_API_KEY"):
+        await runner.run("k", grid([{"id": "a"}], [[AgentSpec(name="x", model="openai/gpt-4o-mini")]]))
