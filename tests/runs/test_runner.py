@@ -124,6 +124,7 @@ async def test_progress_bar_and_summary(tmp_path) -> None:
     text = "\n".join(summary.lines())
     assert "2 done, 1 failed, 0 already done (of 3)" in text and "model calls: 4" in text
     assert "b (rep 0): RuntimeError: item b is set to fail" in text
+    assert "2 done, 1 failed" in shown, "the summary is printed at the end"
 
 
 async def test_missing_key_fails_before_any_episode(tmp_path) -> None:

@@ -190,6 +190,9 @@ class Runner:
             summary.wall_time = time.perf_counter() - started
             await asyncio.to_thread(self.store.set_run_status, run_id, status)
             await self.models.aclose()
+            if self.progress:
+                for line in summary.lines():
+                    self.console.print(line, highlight=False)
         return summary
 
     async def _play(self, run_id: str, position: int, spec: EpisodeSpec) -> tuple[EpisodeRecord, list[Event]]:

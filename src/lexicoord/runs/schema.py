@@ -1,4 +1,8 @@
-"""Tables of the store (SQLAlchemy 2). Read and written only through :mod:`lexicoord.runs.store`."""
+"""Tables of the store (SQLAlchemy 2). Read and written only through :mod:`lexicoord.runs.store`.
+
+The database itself is created and changed by the migrations in ``migrations/versions``;
+a change here needs a new migration there.
+"""
 
 from __future__ import annotations
 
@@ -7,17 +11,8 @@ from typing import Any
 from sqlalchemy import JSON, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-SCHEMA_VERSION = 1
-
-
 class Base(DeclarativeBase):
     pass
-
-
-class Meta(Base):
-    __tablename__ = "lexicoord_meta"
-    key: Mapped[str] = mapped_column(String(64), primary_key=True)
-    value: Mapped[str] = mapped_column(String(256))
 
 
 class RunRow(Base):

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 from collections.abc import Iterator, Sequence
 from typing import Any, TextIO
 
+from alembic import command
+from alembic.config import Config as AlembicConfig
 from sqlalchemy import create_engine, delete, event, func, insert, select
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import ArgumentError, OperationalError
@@ -22,7 +25,7 @@ from lexicoord import paths
 from lexicoord.errors import ConfigError, LexicoordError
 from lexicoord.runs.events import Event, event_from_dict
 from lexicoord.runs.records import EpisodeRecord, RunInfo
-from lexicoord.runs.schema import SCHEMA_VERSION, Base, EpisodeRow, EventRow, Meta, RunRow
+from lexicoord.runs.schema import EpisodeRow, EventRow, RunRow
 
 
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
@@ -44,12 +47,17 @@ class Store:
         if self.engine.dialect.name == "sqlite":
             event.listen(self.engine, "connect", _sqlite_pragmas)
         try:
-            Base.metadata.create_all(self.engine)
-            with self._session() as s, s.begin():
-                if s.get(Meta, "schema_version") is None:
-                    s.add(Meta(key="schema_version", value=str(SCHEMA_VERSION)))
+            self._migrate()
         except OperationalError as exc:
             raise ConfigError(f"Cannot open the store at '{self.url}': {exc.orig}.") from None
+
+    def _migrate(self) -> None:
+        """Bring the database to the newest schema (a new file gets every migration)."""
+        config = AlembicConfig()
+        config.set_main_option("script_location", str(Path(__file__).parent / "migrations"))
+        with self.engine.begin() as connection:
+            config.attributes["connection"] = connection
+            command.upgrade(config, "head")
 
     def _session(self) -> Session:
         return Session(self.engine, expire_on_commit=False)

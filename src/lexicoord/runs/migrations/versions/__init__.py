@@ -1,0 +1,1 @@
+"""One file per schema change, in order; never edit an applied one."""

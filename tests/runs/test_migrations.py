@@ -1,0 +1,25 @@
+"""The migrations build exactly the schema the code expects, and reopening is idempotent."""
+
+import sqlite3
+
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+
+from lexicoord.runs.schema import Base
+from lexicoord.runs.store import Store
+
+
+def test_migrated_database_matches_the_models(tmp_path) -> None:
+    store = Store(str(tmp_path / "m.db"))
+    with store.engine.connect() as conn:
+        diff = compare_metadata(MigrationContext.configure(conn), Base.metadata)
+    assert diff == [], f"schema.py and the migrations disagree: {diff}"
+
+
+def test_reopening_applies_nothing_twice(tmp_path) -> None:
+    path = tmp_path / "m.db"
+    Store(str(path)).open_run("r", "toy", {}, 0)
+    Store(str(path))
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT version_num FROM alembic_version").fetchall() == [("0001_initial",)]
+        assert conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 1
