@@ -11,12 +11,19 @@ from pathlib import Path
 
 import platformdirs
 
+from lexicoord.errors import ConfigError
+
 
 def home() -> Path:
     """The data directory: ``$LEXICOORD_HOME`` or the platform's user data dir."""
     root = os.environ.get("LEXICOORD_HOME")
     path = Path(root).expanduser() if root else Path(platformdirs.user_data_dir("lexicoord"))
-    path.mkdir(parents=True, exist_ok=True)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(
+            f"Cannot create the data directory {path} ({exc.strerror}); set LEXICOORD_HOME to a writable folder."
+        ) from None
     return path
 
 

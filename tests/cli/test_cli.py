@@ -8,10 +8,10 @@ import sys
 import pytest
 
 
-def lexicoord(*args: str, env: dict | None = None, check: bool = True) -> subprocess.CompletedProcess:
+def lexicoord(*args: str, env: dict | None = None, check: bool = True, cwd=None) -> subprocess.CompletedProcess:
     result = subprocess.run(
         [sys.executable, "-m", "lexicoord.cli.app", *args],
-        capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "200", **(env or {})},
+        capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "200", **(env or {})}, cwd=cwd,
     )
     if check:
         assert result.returncode == 0, result.stderr
@@ -33,6 +33,12 @@ def test_models_lists_providers_and_presets() -> None:
         (["ask", "local//no/such/file.gguf", "hi"], "GGUF file not found: /no/such/file.gguf"),
         (["models", "check", "vllm/x", "-o", "base_url=http://127.0.0.1:9/v1"], "Cannot reach http://127.0.0.1:9/v1"),
         (["runs", "show", "missing-run"], "No run 'missing-run'"),
+        (["ask", "ollama/m", "hi", "-o", "base_url=127.0.0.1:11434"], "is not an http(s) URL"),
+        (["ask", "scripted/echo", "hi", "-o", "foo=bar"], "does not take the option 'foo'"),
+        (["ask", "ollama/m", "hi", "-o", "timeout=abc"], "timeout must be a number"),
+        (["ask", "scripted/echo", "hi", "--json-schema", "[1]"], "--json-schema must be a JSON object"),
+        (["ask", "scripted/echo", "hi", "--json-schema", "{not json"], "neither a JSON file nor valid JSON"),
+        (["runs", "list", "--db", "postgresql+psycopg://alice:s3cret@127.0.0.1:1/x"], "Cannot open the store"),
     ],
 )
 def test_user_errors_are_one_sentence_without_traceback(args: list[str], needle: str) -> None:
@@ -40,6 +46,40 @@ def test_user_errors_are_one_sentence_without_traceback(args: list[str], needle:
     assert result.returncode == 1
     assert needle in result.stderr
     assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert "s3cret" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    "args", [[], ["bogus"], ["ask"], ["runs", "show"], ["demo", "--agents", "99"], ["ask", "x/y", "q", "--temperature", "abc"]]
+)
+def test_usage_errors_show_usage_not_a_traceback(args: list[str]) -> None:
+    result = lexicoord(*args, check=False)
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr + result.stdout
+    assert "Usage" in result.stderr + result.stdout
+
+
+def test_dotenv_in_the_working_directory_is_read(tmp_path) -> None:
+    (tmp_path / ".env").write_text("OPENAI_API_KEY=from-dotenv\nOPENAI_BASE_URL=http://127.0.0.1:9/v1\n")
+    result = lexicoord("models", "check", "openai/x", check=False, cwd=tmp_path)
+    assert "OPENAI_API_KEY is not set" not in result.stderr
+    assert "Cannot reach http://127.0.0.1:9/v1" in result.stderr
+
+
+def test_model_text_with_markup_is_shown_as_text(tmp_path) -> None:
+    reply = '{"choice": "[/link] [bold]"}'
+    asked = lexicoord("ask", "scripted/echo", reply, "--choice", "a", "--choice", "b")
+    assert "[/link] [bold]" in asked.stdout
+    db = str(tmp_path / "m.db")
+    lexicoord("demo", "--model", "scripted/echo", "--run", "m", "--db", db)
+    shown = lexicoord("runs", "show", "m", "-t", "--db", db)
+    assert "Sentence:" in shown.stdout and "[/" not in shown.stderr
+
+
+def test_export_of_an_unknown_run_makes_no_file(tmp_path) -> None:
+    out = tmp_path / "x.jsonl"
+    result = lexicoord("runs", "export", "nope", "-o", str(out), "--db", str(tmp_path / "e.db"), check=False)
+    assert result.returncode == 1 and not out.exists()
 
 
 def test_ask_prints_the_reply_and_usage() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 import pytest
@@ -137,3 +138,41 @@ async def test_request_carries_settings_and_schema() -> None:
     assert sent["temperature"] == 0.5 and sent["max_tokens"] == 33 and sent["seed"] == 7 and sent["stop"] == ["\n\n"]
     assert sent["response_format"]["json_schema"]["schema"]["properties"]["choice"]["enum"] == ["river", "money"]
     assert out.choice == "money" and out.usage.prompt_tokens == 11 and out.usage.completion_tokens == 4
+
+
+async def test_concurrent_calls_step_down_the_schema_form_once() -> None:
+    def responder(n: int, req: dict) -> Reply:
+        if "response_format" in req:
+            return Reply(400, '{"error": {"message": "response_format is not supported"}}', delay=0.1)
+        return completion('{"choice": "river"}')
+
+    with FaultServer(responder) as server:
+        model = model_for(server)
+        outs = await asyncio.gather(*(model.generate("which?", choices=("river", "money")) for _ in range(4)))
+    assert [o.choice for o in outs] == ["river"] * 4
+    assert model.provider._schema_modes == ["prompt"]
+
+
+async def test_cache_tells_servers_apart(tmp_path) -> None:
+    from lexicoord.models import ResponseCache
+
+    cache = ResponseCache(tmp_path / "c.db")
+    with FaultServer(lambda n, r: completion("from A")) as a, FaultServer(lambda n, r: completion("from B")) as b:
+        first = await get_model("vllm/m", cache=cache, base_url=a.base_url).generate("hi")
+        second = await get_model("vllm/m", cache=cache, base_url=b.base_url).generate("hi")
+        again = await get_model("vllm/m", cache=cache, base_url=a.base_url).generate("hi")
+    assert (first.text, second.text, again.text) == ("from A", "from B", "from A")
+    assert not second.cached and again.cached and len(b.requests) == 1
+
+
+@pytest.mark.parametrize("url", ["127.0.0.1:11434", "ftp://example.org/v1", "http://[::1"])
+def test_a_base_url_that_is_not_http_is_a_config_error(url: str) -> None:
+    with pytest.raises(ConfigError, match="is not an http"):
+        get_model("ollama/m", base_url=url)
+
+
+def test_unknown_or_mistyped_options_are_config_errors() -> None:
+    with pytest.raises(ConfigError, match="does not take the option 'foo'"):
+        get_model("ollama/m", foo="bar")
+    with pytest.raises(ConfigError, match="timeout must be a number"):
+        get_model("ollama/m", timeout="abc")

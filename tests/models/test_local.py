@@ -1,9 +1,13 @@
 """The embedded model, for real: llama.cpp generating with the bundled SmolLM2 GGUF."""
 
 import asyncio
+import time
+
+import pytest
 
 from jsonschema import validate
 
+from lexicoord.errors import ModelError, ModelTimeoutError
 from lexicoord.models import get_model
 from lexicoord.models.providers import local
 
@@ -46,18 +50,47 @@ async def test_embedded_choices_and_seed_reproducibility() -> None:
 async def test_one_loaded_model_is_shared_and_calls_run_off_the_loop() -> None:
     first = get_model("local/smollm2-135m", cache=False)
     second = get_model("local/smollm2-135m", cache=False)
-    ticks = 0
+    await first.generate("warm up", max_tokens=2)
+    loaded_before = dict(local._loaded)
+    gaps: list[float] = []
+    generating = True
 
     async def heartbeat() -> None:
-        nonlocal ticks
-        for _ in range(20):
-            ticks += 1
+        last = time.perf_counter()
+        while generating:
             await asyncio.sleep(0.01)
+            now = time.perf_counter()
+            gaps.append(now - last)
+            last = now
 
-    await asyncio.gather(
-        first.generate("Count to five.", max_tokens=20, seed=1),
-        second.generate("Name a colour.", max_tokens=20, seed=1),
-        heartbeat(),
-    )
-    assert len([k for k in local._loaded if k[0] == str(first.provider.path)]) == 1
-    assert ticks == 20, "the event loop kept running while llama.cpp generated"
+    async def both() -> None:
+        nonlocal generating
+        await asyncio.gather(
+            first.generate("Count from one to twenty in words.", max_tokens=60, seed=1),
+            second.generate("Name ten colours.", max_tokens=60, seed=1),
+        )
+        generating = False
+
+    started = time.perf_counter()
+    await asyncio.gather(both(), heartbeat())
+    assert time.perf_counter() - started > 0.5, "generation too short to tell"
+    assert max(gaps) < 0.25, f"the event loop stalled for {max(gaps):.2f} s while llama.cpp generated"
+    assert local._loaded == loaded_before, "the second model loaded the weights again"
+
+
+async def test_a_timed_out_generation_is_not_retried_and_holds_the_model_until_it_ends() -> None:
+    model = get_model("local/smollm2-135m", cache=False)
+    await model.generate("warm up", max_tokens=2)
+    started = time.perf_counter()
+    with pytest.raises(ModelTimeoutError, match="did not answer within 0.05 s") as info:
+        await model.generate("Write a long story about a robot.", max_tokens=120, timeout=0.05, max_retries=3)
+    assert time.perf_counter() - started < 1.0, "the caller is freed at the timeout"
+    assert info.value.attempts == 1, "an in-process model that is still busy is not retried"
+    out = await model.generate("Say yes.", max_tokens=4, seed=2)
+    assert out.text.strip()
+
+
+async def test_a_prompt_longer_than_the_context_is_a_clear_error() -> None:
+    model = get_model("local/smollm2-135m", cache=False, n_ctx=256)
+    with pytest.raises(ModelError, match=r"n_ctx=\.\.\. \(now 256\)"):
+        await model.generate("word " * 600, max_tokens=4)

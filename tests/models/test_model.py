@@ -73,7 +73,7 @@ async def test_failed_calls_are_reported_too() -> None:
     records: list[ModelCallRecord] = []
     with observing(records.append), pytest.raises(ModelError, match="gave up after 2 attempts"):
         await Model(Down("down", "x"), max_retries=1, backoff_initial=0.01).generate("hi")
-    assert records[0].error and records[0].attempts == 0
+    assert records[0].error and records[0].attempts == 2
 
 
 async def test_concurrency_limit_is_shared_by_models_of_one_provider() -> None:
@@ -105,3 +105,14 @@ async def test_defaults_merge_with_per_call_settings() -> None:
     )
     await model.generate("a", max_tokens=10)
     assert seen[0].temperature == 0.5 and seen[0].max_tokens == 10
+
+
+async def test_unexpected_provider_errors_are_recorded_too() -> None:
+    class Broken(Provider):
+        async def generate(self, messages, config):
+            raise KeyError("surprise")
+
+    records: list[ModelCallRecord] = []
+    with observing(records.append), pytest.raises(KeyError):
+        await Model(Broken("broken", "x")).generate("hi")
+    assert records[0].error == "KeyError: 'surprise'" and records[0].attempts == 1

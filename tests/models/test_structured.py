@@ -42,7 +42,7 @@ def test_parse_reply_validates_against_schema() -> None:
     parsed, choice, error = parse_reply('{"choice": "a", "why": "because"}', config)
     assert parsed == {"choice": "a", "why": "because"} and error is None and choice is None
     parsed, _, error = parse_reply('{"choice": "c", "why": "x"}', config)
-    assert parsed == {"choice": "c", "why": "x"}
+    assert parsed is None, "parsed is only set for a reply that validates"
     assert error is not None and "choice" in error and "'c' is not one of" in error
     _, _, error = parse_reply('{"choice": "a"}', config)
     assert error is not None and "'why' is a required property" in error
@@ -64,3 +64,19 @@ def test_plain_calls_are_not_parsed() -> None:
 def test_invalid_schema_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match="schema"):
         check_schema({"type": "objekt"})
+
+
+def test_options_that_read_as_json_are_still_options() -> None:
+    config = GenerateConfig(choices=("1", "2", "3"))
+    assert parse_reply("2", config)[1] == "2"
+    assert parse_reply("I pick [2]", config)[1] == "2"
+    assert parse_reply("true", GenerateConfig(choices=("true", "false")))[1] == "true"
+    parsed, choice, error = parse_reply('{"choice": "9"}', config)
+    assert parsed is None and choice is None and "'9' is not one of" in error
+
+
+def test_schema_wins_over_choices_and_never_crashes() -> None:
+    config = GenerateConfig(json_schema=SCHEMA, choices=("a", "b"))
+    assert parse_reply("[1, 2]", config)[2] is not None
+    parsed, choice, error = parse_reply('{"choice": "a", "why": "w"}', config)
+    assert parsed == {"choice": "a", "why": "w"} and error is None

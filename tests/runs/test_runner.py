@@ -134,3 +134,28 @@ async def test_missing_key_fails_before_any_episode(tmp_path) -> None:
     runner = make_runner(tmp_path)
     with pytest.raises(MissingKeyError, match="OPENAI_API_KEY"):
         await runner.run("k", grid([{"id": "a"}], [[AgentSpec(name="x", model="openai/gpt-4o-mini")]]))
+
+
+@pytest.mark.parametrize(
+    "bad,expected",
+    [
+        ({"tags": {"a"}}, None),  # a set: stored as a list
+        ({"obj": object()}, "Unable to serialize"),
+        (["not", "a", "dict"], "returned list, not a dict"),
+    ],
+)
+async def test_an_outcome_that_cannot_be_stored_fails_only_its_episode(tmp_path, bad, expected) -> None:
+    class Odd(Toy):
+        async def play(self, ctx):
+            return bad if ctx.spec.item_id == "3" else {"ok": True}
+
+    runner = Runner(Store(str(tmp_path / "o.db")), Odd(), progress=False)
+    summary = await runner.run("o", grid([{"id": str(i)} for i in range(8)], [lineup()]))
+    episodes = {e.item_id: e for e in runner.store.episodes("o")}
+    assert len(episodes) == 8, "every episode is saved"
+    assert all(episodes[str(i)].outcome == {"ok": True} for i in range(8) if i != 3)
+    if expected is None:
+        assert summary.failed == 0 and episodes["3"].outcome == {"tags": ["a"]}
+    else:
+        assert summary.failed == 1 and episodes["3"].status == "failed" and expected in episodes["3"].error
+    assert runner.store.run("o").status == "finished"

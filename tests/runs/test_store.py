@@ -63,8 +63,8 @@ def test_failed_attempt_is_replaced_by_the_retry(tmp_path) -> None:
     [episode] = store.episodes("r")
     assert episode.status == "done" and episode.attempt == 2 and episode.error is None
     assert len(store.events(episode.id)) == 4
-    with pytest.raises(LexicoordError, match="already done"):
-        store.save_episode(record("r", "e"), [])
+    assert store.save_episode(record("r", "e", outcome={"late": True}), []) == episode.id
+    assert store.episodes("r")[0].outcome is None, "a done episode is never overwritten"
 
 
 def test_runs_are_found_by_unique_prefix(tmp_path) -> None:
@@ -78,6 +78,33 @@ def test_runs_are_found_by_unique_prefix(tmp_path) -> None:
         store.run("zzz")
     with pytest.raises(LexicoordError, match="protocol 'toy'"):
         store.open_run("campaign-a", "other", {}, 0)
+
+
+def test_resuming_with_other_settings_is_refused(tmp_path) -> None:
+    from lexicoord.errors import ConfigError
+
+    store = Store(str(tmp_path / "s.db"))
+    store.open_run("r", "toy", {"seed": 1, "model": "a"}, 3)
+    assert store.open_run("r", "toy", {"model": "a", "seed": 1}, 5).total_episodes == 5
+    with pytest.raises(ConfigError, match="started with seed=1; resume it with the same settings"):
+        store.open_run("r", "toy", {"seed": 2, "model": "a"}, 3)
+
+
+def test_passwords_never_appear_in_messages() -> None:
+    from lexicoord.errors import ConfigError
+
+    with pytest.raises(ConfigError) as info:
+        Store("postgresql+psycopg://alice:s3cret@127.0.0.1:1/db")
+    assert "s3cret" not in str(info.value) and "***" in str(info.value)
+
+
+def test_a_file_that_is_not_a_database_is_a_clear_error(tmp_path) -> None:
+    from lexicoord.errors import ConfigError
+
+    junk = tmp_path / "junk.db"
+    junk.write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(ConfigError, match="Cannot open the store"):
+        Store(str(junk))
 
 
 def test_export_jsonl(tmp_path) -> None:

@@ -5,9 +5,8 @@ from __future__ import annotations
 import logging
 import sys
 
-import click
 import typer
-from dotenv import load_dotenv
+from dotenv import find_dotenv, load_dotenv
 from rich.console import Console
 from rich.markup import escape
 
@@ -43,21 +42,13 @@ def root(
 
 
 def main() -> None:
-    """Entry point: user errors print one sentence and exit 1; Ctrl-C exits 130."""
-    load_dotenv()
-    err = Console(stderr=True)
+    """Entry point: a user's mistake prints one sentence and exits 1; usage errors exit 2; Ctrl-C 130."""
+    load_dotenv(find_dotenv(usecwd=True))
     try:
-        code = app(standalone_mode=False)
+        app(standalone_mode=True)
     except LexicoordError as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        Console(stderr=True).print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
         sys.exit(1)
-    except (KeyboardInterrupt, click.exceptions.Abort):
-        err.print("interrupted; finished episodes are saved, and re-running the same command resumes.")
-        sys.exit(130)
-    except click.ClickException as exc:
-        exc.show()
-        sys.exit(exc.exit_code)
-    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":

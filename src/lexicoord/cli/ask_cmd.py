@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
-from lexicoord.cli.options import ModelOptions, NoCacheOption, cache_setting, load_json_arg, parse_options
+from lexicoord.cli.options import (
+    ModelOptions,
+    NoCacheOption,
+    cache_setting,
+    load_json_arg,
+    parse_options,
+    run_async,
+)
+from lexicoord.errors import ConfigError
 from lexicoord.models import ChatMessage, GenerateConfig, get_model
 
 err = Console(stderr=True)
@@ -29,21 +37,24 @@ def ask(
     option: ModelOptions = None,
 ) -> None:
     """Print one completion, then its usage, latency and cache status on stderr."""
+    schema = load_json_arg(json_schema)
+    if schema is not None and not isinstance(schema, dict):
+        raise ConfigError("--json-schema must be a JSON object (a schema such as {\"type\": \"object\", ...}).")
     model = get_model(spec, cache=cache_setting(no_cache), **parse_options(option))
     messages = [ChatMessage(role="system", content=system)] if system else []
     messages.append(ChatMessage(role="user", content=prompt))
     config = GenerateConfig(
         temperature=temperature, max_tokens=max_tokens, seed=seed, stop=tuple(stop) if stop else None,
-        json_schema=load_json_arg(json_schema), choices=tuple(choice) if choice else None,
+        json_schema=schema, choices=tuple(choice) if choice else None,
     )
-    out = asyncio.run(model.generate(messages, config))
+    out = run_async(model.generate(messages, config))
     if out.parsed is not None:
         typer.echo(json.dumps(out.parsed, ensure_ascii=False, indent=2))
     else:
         typer.echo(out.text)
     if out.parse_error:
-        err.print(f"[yellow]could not parse the reply as asked[/yellow]: {out.parse_error}; raw text above.")
+        err.print(f"[yellow]could not parse the reply as asked[/yellow]: {escape(out.parse_error)}; raw text above.")
     err.print(
-        f"[dim]{out.model} · {out.usage.prompt_tokens} prompt + {out.usage.completion_tokens} completion tokens"
+        f"[dim]{escape(out.model)} · {out.usage.prompt_tokens} prompt + {out.usage.completion_tokens} completion tokens"
         f" · {out.latency:.2f} s{' · cached' if out.cached else ''}[/dim]"
     )

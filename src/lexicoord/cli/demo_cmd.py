@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 import random
 from typing import Annotated
@@ -12,7 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from lexicoord.cli.options import DbOption, NoCacheOption, cache_setting
+from lexicoord.cli.options import DbOption, NoCacheOption, cache_setting, run_async
 from lexicoord.models.pool import ModelPool
 from lexicoord.protocols.demo_choice import DEMO_ITEM, DemoChoice, demo_lineup
 from lexicoord.runs.events import ChoiceEvent
@@ -42,7 +41,7 @@ def demo(
         seed=base_seed, progress=False,
     )
     episodes = grid([DEMO_ITEM], [demo_lineup(model, agents)])
-    summary = asyncio.run(runner.run(run_id, episodes, {"model": model, "agents": agents}))
+    summary = run_async(runner.run(run_id, episodes, {"model": model, "agents": agents}))
     for episode, events in store.iter_run_events(run_id):
         if episode.status != "done":
             console.print(f"[red]The demo failed:[/red] {escape(episode.error or '')}")

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
-from lexicoord.cli.options import ModelOptions, parse_options
+from lexicoord.cli.options import ModelOptions, parse_options, run_async
 from lexicoord.models import get_model, list_providers
+from lexicoord.models.registry import plugin_errors
 
 app = typer.Typer(help="List providers, or check that a model answers.", no_args_is_help=False)
 console = Console()
@@ -29,6 +30,8 @@ def show_providers(ctx: typer.Context) -> None:
         settings = "; ".join(f"{k}: {v}" for k, v in info.details.items())
         table.add_row(info.name, info.description, settings)
     console.print(table)
+    for problem in plugin_errors:
+        console.print(f"[yellow]{escape(problem)}[/yellow]")
     console.print("Check one with: lexicoord models check local/smollm2-135m")
 
 
@@ -41,8 +44,8 @@ def check(
     """Send one tiny request (uncached, no retries) and print the latency or why it failed."""
     opts = {"max_retries": 0, "timeout": timeout, **parse_options(option)}
     model = get_model(spec, cache=False, **opts)
-    out = asyncio.run(model.generate("Reply with the single word: ready", max_tokens=8, temperature=0))
+    out = run_async(model.generate("Reply with the single word: ready", max_tokens=8, temperature=0))
     console.print(
-        f"[green]ok[/green] {spec} answered in {out.latency:.2f} s: {out.text.strip()[:60]!r} "
+        f"[green]ok[/green] {escape(spec)} answered in {out.latency:.2f} s: {escape(repr(out.text.strip()[:60]))} "
         f"({out.usage.prompt_tokens} prompt + {out.usage.completion_tokens} completion tokens)"
     )

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+from collections.abc import Coroutine
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import typer
+from rich.console import Console
 
 from lexicoord.errors import ConfigError
 
@@ -21,6 +24,18 @@ ModelOptions = Annotated[
     list[str] | None,
     typer.Option("--option", "-o", help="Model option key=value (timeout=30, max_retries=2, base_url=..., n_ctx=...)."),
 ]
+
+
+T = TypeVar("T")
+
+
+def run_async(coro: Coroutine[Any, Any, T]) -> T:
+    """``asyncio.run`` for a command: Ctrl-C says what was kept and exits 130."""
+    try:
+        return asyncio.run(coro)
+    except KeyboardInterrupt:
+        Console(stderr=True).print("interrupted; finished episodes are saved, and re-running the same command resumes.")
+        raise typer.Exit(130) from None
 
 
 def parse_options(pairs: list[str] | None) -> dict[str, Any]:
@@ -46,7 +61,10 @@ def load_json_arg(value: str | None) -> Any:
     if value is None:
         return None
     path = Path(value)
-    text = path.read_text(encoding="utf-8") if path.is_file() else value
+    try:
+        text = path.read_text(encoding="utf-8") if path.is_file() else value
+    except OSError as exc:
+        raise ConfigError(f"Cannot read {path}: {exc.strerror}.") from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:

@@ -37,7 +37,7 @@ def list_runs(db: DbOption = None) -> None:
     for col in ("run", "protocol", "status", "done", "failed", "episodes", "created"):
         table.add_column(col)
     for r in runs:
-        table.add_row(escape(r.id), r.protocol, r.status, str(r.done), str(r.failed), str(r.total_episodes), _when(r.created_at))
+        table.add_row(escape(r.id), escape(r.protocol), r.status, str(r.done), str(r.failed), str(r.total_episodes), _when(r.created_at))
     console.print(table)
 
 
@@ -48,7 +48,7 @@ def _event_line(e: Event) -> str:
         tail = f" [red]{escape(e.error)}[/red]" if e.error else ""
         tail += f" [yellow]unparsed: {escape(e.parse_error)}[/yellow]" if e.parse_error else ""
         cached = " cached" if e.cached else ""
-        return f"{rnd}{who}model {e.model} {e.latency:.2f}s{cached}: {escape((e.text or '')[:160])!r}{tail}"
+        return f"{rnd}{who}model {escape(e.model)} {e.latency:.2f}s{cached}: {escape(repr((e.text or '')[:160]))}{tail}"
     if isinstance(e, ChoiceEvent):
         if e.choice is None:
             return f"{rnd}{who}[yellow]no valid choice[/yellow] ({escape(e.failure or '')})"
@@ -60,7 +60,7 @@ def _event_line(e: Event) -> str:
     if isinstance(e, ErrorEvent):
         return f"[red]error[/red] {escape(e.message)}"
     extra = {k: v for k, v in e.model_dump().items() if k not in {"type", "version", "seq", "ts", "round", "agent"}}
-    return f"{rnd}{who}{e.type} {escape(json.dumps(extra, ensure_ascii=False)[:200])}"
+    return f"{rnd}{who}{escape(e.type)} {escape(json.dumps(extra, ensure_ascii=False, default=str)[:200])}"
 
 
 @app.command("show")
@@ -104,6 +104,7 @@ def export(
 ) -> None:
     """The run, its episodes and every event as JSON lines."""
     store = Store(db)
+    run_id = store.run(run_id).id  # an unknown run is an error before any file is made
     if output is None:
         store.export_jsonl(run_id, sys.stdout)
         return

@@ -18,15 +18,17 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from lexicoord.errors import ConfigError
 from lexicoord.models.types import ChatMessage, GenerateConfig, ProviderResponse
 
 CACHE_FORMAT = 1
 
 
-def cache_key(spec: str, messages: Sequence[ChatMessage], config: GenerateConfig) -> str:
+def cache_key(identity: str, messages: Sequence[ChatMessage], config: GenerateConfig) -> str:
+    """``identity`` is the provider's :attr:`~lexicoord.models.provider.Provider.cache_identity`."""
     payload = {
         "v": CACHE_FORMAT,
-        "model": spec,
+        "model": identity,
         "messages": [m.model_dump() for m in messages],
         "config": config.cache_fields(),
     }
@@ -37,17 +39,23 @@ def cache_key(spec: str, messages: Sequence[ChatMessage], config: GenerateConfig
 class ResponseCache:
     """Thread-safe; one connection guarded by a lock (calls are short)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA busy_timeout=5000")
-        self._conn.execute(
-            "CREATE TABLE IF NOT EXISTS responses ("
-            " key TEXT PRIMARY KEY, model TEXT NOT NULL, created REAL NOT NULL, output TEXT NOT NULL)"
-        )
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA busy_timeout=5000")
+            self._conn.execute(
+                "CREATE TABLE IF NOT EXISTS responses ("
+                " key TEXT PRIMARY KEY, model TEXT NOT NULL, created REAL NOT NULL, output TEXT NOT NULL)"
+            )
+        except (sqlite3.Error, OSError) as exc:
+            raise ConfigError(
+                f"Cannot use {self.path} as the response cache ({exc}); set LEXICOORD_CACHE_PATH to a "
+                "writable file, or LEXICOORD_CACHE=0 to turn the cache off."
+            ) from None
 
     def get(self, key: str) -> ProviderResponse | None:
         with self._lock:

@@ -95,18 +95,19 @@ class Model:
             check_schema(schema)
         agent = current_agent.get()
         start = time.perf_counter()
-        key = cache_key(self.spec, msgs, cfg) if self.cache is not None else None
+        key = cache_key(self.provider.cache_identity, msgs, cfg) if self.cache is not None else None
         cached = self.cache.get(key) if self.cache is not None and key is not None else None
         if cached is not None:
             response, attempts = cached, 0
         else:
             try:
                 response, attempts = await self._with_retries(msgs, cfg)
-            except LexicoordError as exc:
+            except Exception as exc:  # recorded whatever it is, then raised as it is
                 report(
                     ModelCallRecord(
                         model=self.spec, agent=agent, messages=msgs, config=_config_dict(cfg),
-                        error=str(exc), latency=time.perf_counter() - start,
+                        error=str(exc) if isinstance(exc, LexicoordError) else f"{type(exc).__name__}: {exc}",
+                        latency=time.perf_counter() - start, attempts=getattr(exc, "attempts", 0),
                     )
                 )
                 raise
@@ -135,11 +136,12 @@ class Model:
         return output
 
     def _backoff(self, failures: int, exc: TransientError) -> float:
-        """The server's ``Retry-After`` when it sent one, else exponential backoff with full jitter on top."""
+        """At least the server's ``Retry-After``, else exponential backoff; jitter on top of either
+        so that agents throttled together do not retry together."""
+        jitter = random.uniform(0, self.backoff_initial)
         if exc.retry_after is not None:
-            return min(max(exc.retry_after, 0.0), MAX_RETRY_AFTER)
-        base = min(self.backoff_max, self.backoff_initial * 2 ** (failures - 1))
-        return base + random.uniform(0, self.backoff_initial)
+            return min(max(exc.retry_after, 0.0), MAX_RETRY_AFTER) + jitter
+        return min(self.backoff_max, self.backoff_initial * 2 ** (failures - 1)) + jitter
 
     async def _attempt(self, msgs: list[ChatMessage], cfg: GenerateConfig, timeout: float) -> ProviderResponse:
         async with limiter(self.provider.limit_key, self.max_concurrency):
@@ -147,7 +149,10 @@ class Model:
                 async with asyncio.timeout(timeout):
                     return await self.provider.generate(msgs, cfg)
             except TimeoutError:
-                raise TransientError(f"{self.spec} did not answer within {timeout:g} s", kind="timeout") from None
+                message = f"{self.spec} did not answer within {timeout:g} s"
+                if not self.provider.retry_timeouts:
+                    raise ModelTimeoutError(f"{message}.") from None
+                raise TransientError(message, kind="timeout") from None
 
     async def _with_retries(
         self, msgs: list[ChatMessage], cfg: GenerateConfig
@@ -156,6 +161,7 @@ class Model:
         # library's per-call machinery cost more than the model call in fast protocols.
         timeout = cfg.timeout or self.timeout
         retries = self.max_retries if cfg.max_retries is None else cfg.max_retries
+        await self.provider.prepare()  # loading weights is not the call's time
         attempts = 0
         while True:
             attempts += 1
@@ -165,7 +171,12 @@ class Model:
                 if attempts > retries:
                     error_type = _FINAL_ERRORS.get(exc.kind, ModelError)
                     noun = "attempt" if attempts == 1 else "attempts"
-                    raise error_type(f"{exc.final_message.rstrip('.')} (gave up after {attempts} {noun}).") from None
+                    final = error_type(f"{exc.final_message.rstrip('.')} (gave up after {attempts} {noun}).")
+                    final.attempts = attempts  # type: ignore[attr-defined]
+                    raise final from None
                 wait = self._backoff(attempts, exc)
                 log.warning("%s: attempt %d failed (%s); retrying in %.1fs", self.spec, attempts, exc, wait)
                 await asyncio.sleep(wait)
+            except Exception as exc:
+                exc.attempts = attempts  # type: ignore[attr-defined]
+                raise

@@ -34,6 +34,8 @@ class Provider(ABC):
     default_concurrency: int = 8
     #: Whether the backend constrains decoding to a JSON schema itself.
     supports_json_schema: bool = False
+    #: Whether a timed-out call is worth another attempt (not for an in-process model that is still busy).
+    retry_timeouts: bool = True
 
     def __init__(self, name: str, model_name: str) -> None:
         self.name = name
@@ -47,6 +49,15 @@ class Provider(ABC):
     def limit_key(self) -> str:
         """Calls sharing this key share one concurrency limit."""
         return self.name
+
+    @property
+    def cache_identity(self) -> str:
+        """What, besides the request, decides the reply: the spec, plus a server URL or a file path."""
+        return self.spec
+
+    async def prepare(self) -> None:
+        """One-time set-up (loading weights) done before the first call, outside its timeout."""
+        return None
 
     @abstractmethod
     async def generate(

@@ -9,6 +9,8 @@ listing providers never loads llama.cpp.
 
 from __future__ import annotations
 
+import inspect
+import logging
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,6 +28,8 @@ from lexicoord.models.types import GenerateConfig
 
 ProviderFactory = Callable[..., Provider]
 """``factory(model_name, **options) -> Provider``."""
+
+log = logging.getLogger(__name__)
 
 ENTRY_POINT_GROUP = "lexicoord.providers"
 _MODEL_OPTIONS = {"timeout", "max_retries", "backoff_initial", "backoff_max", "max_concurrency"}
@@ -58,16 +62,22 @@ def register_provider(
     _providers[name] = ProviderInfo(name, factory, description, list(examples or []), dict(details or {}))
 
 
+plugin_errors: list[str] = []
+"""One sentence per provider plugin that failed to load (shown by ``lexicoord models``)."""
+
+
 def _load_entry_points() -> None:
     global _entry_points_loaded
     if _entry_points_loaded:
         return
-    _entry_points_loaded = True
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         try:
             ep.load()()
         except Exception as exc:  # a broken plugin must not take the others down
-            raise ConfigError(f"The provider plugin '{ep.name}' ({ep.value}) failed to load: {exc}.") from exc
+            message = f"The provider plugin '{ep.name}' ({ep.value}) failed to load: {type(exc).__name__}: {exc}."
+            plugin_errors.append(message)
+            log.warning(message)
+    _entry_points_loaded = True
 
 
 def list_providers() -> list[ProviderInfo]:
@@ -93,7 +103,39 @@ def get_provider(spec: str, **options: Any) -> Provider:
     if info is None:
         known = ", ".join(sorted(_providers)) or "none"
         raise UnknownProviderError(f"Unknown provider '{name}' in '{spec}'; known providers: {known}.")
-    return info.factory(model_name, **options)
+    try:
+        return info.factory(model_name, **options)
+    except TypeError as exc:
+        accepted = _accepted_options(info.factory)
+        unknown = [k for k in options if accepted is not None and k not in accepted]
+        if not unknown:
+            raise
+        hint = f" (it takes: {', '.join(sorted(accepted))})" if accepted else ""
+        raise ConfigError(f"Provider '{name}' does not take the option '{unknown[0]}'{hint}.") from None
+
+
+def _accepted_options(factory: ProviderFactory) -> set[str] | None:
+    """Keyword options a factory takes, or ``None`` if it takes any."""
+    target = inspect.unwrap(factory)
+    params = inspect.signature(target).parameters.values()
+    if any(p.kind is p.VAR_KEYWORD for p in params):
+        return None
+    return {p.name for p in params if p.kind is p.KEYWORD_ONLY}
+
+
+def _model_options(options: dict[str, Any]) -> dict[str, Any]:
+    """Model options checked and typed, with a sentence naming the one that is wrong."""
+    out: dict[str, Any] = {}
+    for key, value in options.items():
+        kind = int if key in ("max_retries", "max_concurrency") else float
+        try:
+            out[key] = kind(value)
+        except (TypeError, ValueError):
+            noun = "a whole number" if kind is int else "a number"
+            raise ConfigError(f"{key} must be {noun}, not {value!r}.") from None
+        if out[key] < 0:
+            raise ConfigError(f"{key} must not be negative, not {value!r}.")
+    return out
 
 
 def cache_enabled_by_env() -> bool:
@@ -124,7 +166,7 @@ def get_model(
     ``timeout``, ``max_retries``, ``backoff_initial``, ``backoff_max`` and
     ``max_concurrency`` configure the Model; the rest go to the provider.
     """
-    model_opts = {k: v for k, v in options.items() if k in _MODEL_OPTIONS}
+    model_opts = _model_options({k: v for k, v in options.items() if k in _MODEL_OPTIONS})
     provider_opts = {k: v for k, v in options.items() if k not in _MODEL_OPTIONS}
     provider = get_provider(spec, **provider_opts)
     if cache is None:

@@ -138,30 +138,38 @@ def match_choice(text: str, choices: Sequence[str]) -> str | None:
     return found[0] if len(found) == 1 else None
 
 
-def parse_reply(
-    text: str, config: GenerateConfig
-) -> tuple[Any, str | None, str | None]:
-    """``(parsed, choice, error)`` for a reply under the call's schema or choices."""
+def parse_reply(text: str, config: GenerateConfig) -> tuple[Any, str | None, str | None]:
+    """``(parsed, choice, error)`` for a reply under the call's schema or choices.
+
+    ``parsed`` is set only when the reply validates; otherwise ``error`` says why
+    (the caller keeps the raw text). A ``json_schema`` takes precedence over ``choices``.
+    """
     schema = requested_schema(config)
     if schema is None:
         return None, None, None
+    closed = config.json_schema is None and config.choices is not None
     try:
         value = extract_json(text)
     except ValueError as exc:
-        if config.choices is not None:
-            choice = match_choice(text, config.choices)
-            if choice is not None:
-                return {"choice": choice}, choice, None
-        return None, None, str(exc)
-    if config.choices is not None and isinstance(value, str):
-        value = {"choice": value}
-    if config.json_schema is None and config.choices is not None:
-        # The choice schema is fixed and tiny: check it directly (this runs on every vote).
+        value, error = None, str(exc)
+    else:
+        error = None
+    if closed:
+        assert config.choices is not None
+        if isinstance(value, str):
+            value = {"choice": value}
         if isinstance(value, dict) and set(value) == {"choice"} and value["choice"] in config.choices:
-            return value, value["choice"], None
+            return value, value["choice"], None  # the common case, checked without the validator
+        # A bare option name, including one that reads as JSON ("2", "true").
+        choice = match_choice(text, config.choices)
+        if choice is not None:
+            return {"choice": choice}, choice, None
+        if error is not None:
+            return None, None, error
+    elif error is not None:
+        return None, None, error
     errors = sorted(validator(schema).iter_errors(value), key=lambda e: list(e.path))
     if errors:
         where = "/".join(str(p) for p in errors[0].path) or "(top level)"
-        return value, None, f"reply does not match the schema at {where}: {errors[0].message}"
-    choice = value.get("choice") if config.choices is not None else None
-    return value, choice, None
+        return None, None, f"reply does not match the schema at {where}: {errors[0].message}"
+    return value, None, None

@@ -10,12 +10,15 @@ loses only the episodes in flight, which the next run plays again.
 from __future__ import annotations
 
 import asyncio
+import logging
+import sys
 import time
 import traceback
 from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel
+from pydantic_core import to_jsonable_python
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
@@ -27,6 +30,9 @@ from lexicoord.runs.events import ErrorEvent, Event, OutcomeEvent
 from lexicoord.runs.grid import EpisodeSpec
 from lexicoord.runs.records import EpisodeRecord
 from lexicoord.runs.store import Store
+
+
+log = logging.getLogger(__name__)
 
 
 class RunSummary(BaseModel):
@@ -146,6 +152,23 @@ class Runner:
                 tokens=summary.prompt_tokens + summary.completion_tokens,
             )
 
+        async def save(entries: list[tuple[EpisodeRecord, list[Event]]]) -> None:
+            try:
+                await asyncio.to_thread(self.store.save_episodes, entries)
+            except Exception:
+                if len(entries) > 1:  # save the good ones; find the one that cannot be saved
+                    for entry in entries:
+                        await save([entry])
+                    return
+                record, _ = entries[0]
+                failure = f"the episode could not be saved: {_short_error(sys.exc_info()[1])}"
+                log.exception("run %s: %s", run_id, failure)
+                record = record.model_copy(update={"status": "failed", "error": failure, "outcome": None})
+                entries = [(record, [ErrorEvent(message=failure, error_type="StoreError")])]
+                await asyncio.to_thread(self.store.save_episodes, entries)
+            for record, events in entries:
+                account(record, events)
+
         async def writer() -> None:
             """Saves ended episodes in batches, so playing never waits on the disk."""
             stop = False
@@ -156,9 +179,7 @@ class Runner:
                 stop = None in batch
                 entries = [b for b in batch if b is not None]
                 if entries:
-                    await asyncio.to_thread(self.store.save_episodes, entries)
-                    for record, events in entries:
-                        account(record, events)
+                    await save(entries)
 
         async def worker() -> None:
             while True:
@@ -170,6 +191,8 @@ class Runner:
 
         workers = [asyncio.create_task(worker()) for _ in range(min(self.concurrency, len(todo)) or 1)]
         writing = asyncio.create_task(writer())
+        # If saving fails for good (the database is gone), stop playing episodes nobody can keep.
+        writing.add_done_callback(lambda t: [w.cancel() for w in workers] if t.exception() else None)
         status = "interrupted"
         try:
             with progress:
@@ -177,14 +200,15 @@ class Runner:
                 finished.put_nowait(None)
                 await asyncio.shield(writing)
             status = "finished"
-        except asyncio.CancelledError:
+        except BaseException:
             summary.interrupted = True
             for w in workers:
                 w.cancel()
             await asyncio.gather(*workers, return_exceptions=True)
-            # Episodes that ended before the interrupt are still saved.
-            finished.put_nowait(None)
-            await writing
+            if not writing.done():
+                # Episodes that ended before the interrupt are still saved.
+                finished.put_nowait(None)
+                await asyncio.gather(writing, return_exceptions=True)
             raise
         finally:
             summary.wall_time = time.perf_counter() - started
@@ -202,11 +226,15 @@ class Runner:
         error: str | None = None
         with observing(ctx.recorder.on_model_call):
             try:
-                outcome = await self.protocol.play(ctx)
+                result = await self.protocol.play(ctx)
+                if not isinstance(result, dict):
+                    raise TypeError(f"protocol '{self.protocol.name}' returned {type(result).__name__}, not a dict")
+                outcome = to_jsonable_python(result)  # sets become lists; an object that cannot be stored fails here
                 ctx.emit(OutcomeEvent(outcome=outcome))
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # one failing episode never stops the run
+                outcome = None
                 error = _short_error(exc)
                 ctx.emit(
                     ErrorEvent(
@@ -215,6 +243,15 @@ class Runner:
                         raw=None if isinstance(exc, LexicoordError) else traceback.format_exc(limit=8),
                     )
                 )
+        events = ctx.recorder.events
+        for i, event in enumerate(events):
+            try:
+                event.model_dump(mode="json")
+            except Exception as exc:  # keep the episode, say which event could not be kept
+                message = f"event {event.seq} ({event.type}) could not be recorded: {exc}"
+                events[i] = ErrorEvent(seq=event.seq, round=event.round, agent=event.agent, message=message,
+                                       error_type=type(exc).__name__, raw=repr(event)[:4000])
+                error = error or message
         calls = ctx.recorder.model_calls()
         record = EpisodeRecord(
             run_id=run_id,
@@ -226,11 +263,11 @@ class Runner:
             spec=spec.model_dump(mode="json"),
             status="done" if error is None else "failed",
             error=error,
-            outcome=outcome,
+            outcome=outcome if error is None else None,
             started_at=started,
             finished_at=time.time(),
             model_calls=len(calls),
             prompt_tokens=sum(c.usage.prompt_tokens or 0 for c in calls),
             completion_tokens=sum(c.usage.completion_tokens or 0 for c in calls),
         )
-        return record, ctx.recorder.events
+        return record, events

@@ -18,7 +18,8 @@ from alembic import command
 from alembic.config import Config as AlembicConfig
 from sqlalchemy import create_engine, delete, event, func, insert, select
 from sqlalchemy.engine import Engine
-from sqlalchemy.exc import ArgumentError, OperationalError
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, DBAPIError, IntegrityError
 from sqlalchemy.orm import Session
 
 from lexicoord import paths
@@ -26,6 +27,13 @@ from lexicoord.errors import ConfigError, LexicoordError
 from lexicoord.runs.events import Event, event_from_dict
 from lexicoord.runs.records import EpisodeRecord, RunInfo
 from lexicoord.runs.schema import EpisodeRow, EventRow, RunRow
+
+
+def _hide_password(url: str) -> str:
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return url
 
 
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
@@ -39,16 +47,18 @@ def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
 
 class Store:
     def __init__(self, url: str | None = None) -> None:
-        self.url = paths.db_url(url) if url else paths.default_db_url()
+        raw_url = paths.db_url(url) if url else paths.default_db_url()
         try:
-            self.engine: Engine = create_engine(self.url)
+            self.engine: Engine = create_engine(raw_url)
         except (ArgumentError, ImportError) as exc:
-            raise ConfigError(f"Cannot open the store at '{self.url}': {exc}.") from None
+            raise ConfigError(f"Cannot open the store at '{_hide_password(raw_url)}': {exc}.") from None
+        #: The URL with any password masked: safe to print.
+        self.url = self.engine.url.render_as_string(hide_password=True)
         if self.engine.dialect.name == "sqlite":
             event.listen(self.engine, "connect", _sqlite_pragmas)
         try:
             self._migrate()
-        except OperationalError as exc:
+        except DBAPIError as exc:
             raise ConfigError(f"Cannot open the store at '{self.url}': {exc.orig}.") from None
 
     def _migrate(self) -> None:
@@ -67,24 +77,39 @@ class Store:
 
     # runs ---------------------------------------------------------------------------------------
     def open_run(self, run_id: str, protocol: str, config: dict[str, Any], total: int) -> RunInfo:
-        """Create the run, or reopen it to resume. Reopening with another protocol is refused."""
+        """Create the run, or reopen it to resume.
+
+        Resuming with another protocol or other run settings is refused: the episodes
+        already stored were made under the first ones, and one run must not mix them.
+        """
         now = time.time()
-        with self._session() as s, s.begin():
-            row = s.get(RunRow, run_id)
-            if row is None:
-                row = RunRow(
-                    id=run_id, protocol=protocol, status="running", created_at=now, updated_at=now,
-                    config=config, total_episodes=total,
-                )
-                s.add(row)
-            else:
-                if row.protocol != protocol:
-                    raise ConfigError(
-                        f"Run '{run_id}' exists with protocol '{row.protocol}', not '{protocol}'; "
-                        "choose another run name."
+        config = json.loads(json.dumps(config))  # as it will read back
+        try:
+            with self._session() as s, s.begin():
+                row = s.get(RunRow, run_id)
+                if row is None:
+                    s.add(
+                        RunRow(
+                            id=run_id, protocol=protocol, status="running", created_at=now, updated_at=now,
+                            config=config, total_episodes=total,
+                        )
                     )
-                row.status, row.updated_at, row.config = "running", now, config
-                row.total_episodes = max(row.total_episodes, total)
+                else:
+                    if row.protocol != protocol:
+                        raise ConfigError(
+                            f"Run '{run_id}' exists with protocol '{row.protocol}', not '{protocol}'; "
+                            "choose another run name."
+                        )
+                    changed = sorted(k for k in set(row.config) | set(config) if row.config.get(k) != config.get(k))
+                    if changed:
+                        was = ", ".join(f"{k}={row.config.get(k)!r}" for k in changed)
+                        raise ConfigError(
+                            f"Run '{run_id}' was started with {was}; resume it with the same settings "
+                            "or choose another run name."
+                        )
+                    row.status, row.updated_at, row.total_episodes = "running", now, total
+        except IntegrityError:
+            raise ConfigError(f"Run '{run_id}' was just created by another process; choose another run name.") from None
         return self.run(run_id)
 
     def set_run_status(self, run_id: str, status: str) -> None:
@@ -153,7 +178,7 @@ class Store:
         attempt = 1
         if prior is not None:
             if prior.status == "done":
-                raise LexicoordError(f"Episode {record.key} of run {record.run_id} is already done.")
+                return prior.id  # done meanwhile (another process on the same run): the first result stands
             attempt = prior.attempt + 1
             s.execute(delete(EventRow).where(EventRow.episode_id == prior.id))
             s.delete(prior)

@@ -15,11 +15,11 @@ import importlib.util
 import os
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lexicoord.errors import ConfigError, ModelNotFoundError
+from lexicoord.errors import ConfigError, ModelError, ModelNotFoundError
 from lexicoord.models.provider import Provider
 from lexicoord.models.structured import requested_schema
 from lexicoord.models.types import ChatMessage, GenerateConfig, ProviderResponse, Usage
@@ -61,6 +61,15 @@ def resolve_path(model_name: str) -> Path:
 class _Loaded:
     llama: Any
     lock: threading.Lock
+    #: Per event loop: held from the start of a generation until its thread really ends,
+    #: even when the caller stopped waiting (a timeout), so abandoned generations never pile up.
+    busy: dict[Any, asyncio.Lock] = field(default_factory=dict)
+
+    def busy_lock(self) -> asyncio.Lock:
+        loop = asyncio.get_running_loop()
+        if loop not in self.busy:
+            self.busy = {loop: asyncio.Lock()}  # a new loop: locks of finished loops are dropped
+        return self.busy[loop]
 
 
 _loaded: dict[tuple[str, int], _Loaded] = {}
@@ -92,6 +101,7 @@ def load(path: Path, n_ctx: int = DEFAULT_N_CTX, n_threads: int | None = None) -
 class LocalProvider(Provider):
     supports_json_schema = True
     default_concurrency = 1
+    retry_timeouts = False
 
     def __init__(self, model_name: str, *, n_ctx: int = DEFAULT_N_CTX, n_threads: int | None = None) -> None:
         super().__init__("local", model_name)
@@ -103,8 +113,14 @@ class LocalProvider(Provider):
     def limit_key(self) -> str:
         return f"local:{self.path}:{self.n_ctx}"
 
-    def _complete(self, messages: Sequence[ChatMessage], config: GenerateConfig) -> ProviderResponse:
-        loaded = load(self.path, self.n_ctx, self.n_threads)
+    @property
+    def cache_identity(self) -> str:
+        return f"local:{self.path}:{self.n_ctx}"
+
+    async def prepare(self) -> None:
+        await asyncio.to_thread(load, self.path, self.n_ctx, self.n_threads)
+
+    def _complete(self, loaded: _Loaded, messages: Sequence[ChatMessage], config: GenerateConfig) -> ProviderResponse:
         kwargs: dict[str, Any] = {"messages": [m.model_dump() for m in messages]}
         if config.temperature is not None:
             kwargs["temperature"] = config.temperature
@@ -117,7 +133,13 @@ class LocalProvider(Provider):
         if schema is not None:
             kwargs["response_format"] = {"type": "json_object", "schema": schema}
         with loaded.lock:
-            result = loaded.llama.create_chat_completion(**kwargs)
+            try:
+                result = loaded.llama.create_chat_completion(**kwargs)
+            except ValueError as exc:  # e.g. the prompt does not fit the context window
+                raise ModelError(
+                    f"{self.spec} could not answer: {exc}; shorten the prompt or raise the context with "
+                    f"-o n_ctx=... (now {self.n_ctx})."
+                ) from None
         choice = result["choices"][0]
         usage = result.get("usage") or {}
         return ProviderResponse(
@@ -128,15 +150,29 @@ class LocalProvider(Provider):
         )
 
     async def generate(self, messages: Sequence[ChatMessage], config: GenerateConfig) -> ProviderResponse:
-        return await asyncio.to_thread(self._complete, messages, config)
+        loaded = load(self.path, self.n_ctx, self.n_threads)
+        busy = loaded.busy_lock()
+        await busy.acquire()
+        try:
+            future = asyncio.get_running_loop().run_in_executor(None, self._complete, loaded, messages, config)
+        except BaseException:
+            busy.release()
+            raise
+        future.add_done_callback(lambda _: busy.release())
+        # A timeout cancels this await, not the generation: llama.cpp cannot be interrupted from
+        # Python, so the thread runs to its max_tokens and the lock stays held until it ends.
+        return await asyncio.shield(future)
 
 
 def register() -> None:
     from lexicoord.models.registry import register_provider
 
+    def factory(model_name: str, *, n_ctx: int = DEFAULT_N_CTX, n_threads: int | None = None) -> LocalProvider:
+        return LocalProvider(model_name, n_ctx=int(n_ctx), n_threads=n_threads)
+
     register_provider(
         "local",
-        lambda model_name, **options: LocalProvider(model_name, **options),
+        factory,
         description="embedded llama.cpp (no server, no key); any GGUF by path",
         examples=["local/smollm2-135m", "local//path/to/model.gguf"],
         details={"models": "smollm2-135m (bundled), or a .gguf path"},

@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx
 
-from lexicoord.errors import ConfigError, MissingKeyError, ModelNotFoundError, ProviderHTTPError
+from lexicoord.errors import ConfigError, MissingKeyError, ModelError, ModelNotFoundError, ProviderHTTPError
 from lexicoord.models.provider import Provider, TransientError
 from lexicoord.models.providers.presets import PRESETS, Preset
 from lexicoord.models.structured import requested_schema, with_schema_instruction
@@ -65,11 +65,20 @@ class OpenAICompatibleProvider(Provider):
     ) -> None:
         super().__init__(preset.name, model_name)
         self.preset = preset
+        source = "the base_url option" if base_url else preset.base_url_env
         self.base_url = (base_url or os.environ.get(preset.base_url_env) or preset.base_url or "").rstrip("/")
         if not self.base_url:
             raise ConfigError(
                 f"{preset.base_url_env} is not set: the '{preset.name}' provider needs the server's "
                 "base URL (for example http://localhost:8000/v1)."
+            )
+        try:
+            scheme = httpx.URL(self.base_url).scheme
+        except httpx.InvalidURL:
+            scheme = ""
+        if scheme not in ("http", "https"):
+            raise ConfigError(
+                f"'{self.base_url}' from {source} is not an http(s) URL (for example http://localhost:8000/v1)."
             )
         self.api_key = api_key or os.environ.get(preset.key_env)
         if preset.key_required and not self.api_key:
@@ -83,6 +92,10 @@ class OpenAICompatibleProvider(Provider):
     @property
     def limit_key(self) -> str:
         return f"{self.name}:{self.base_url}"
+
+    @property
+    def cache_identity(self) -> str:
+        return f"{self.spec}@{self.base_url}"
 
     def _http(self) -> httpx.AsyncClient:
         loop = asyncio.get_running_loop()
@@ -123,19 +136,21 @@ class OpenAICompatibleProvider(Provider):
         return body
 
     async def generate(self, messages: Sequence[ChatMessage], config: GenerateConfig) -> ProviderResponse:
-        body = self._body(messages, config)
-        response = await self._post(body)
-        while (
-            response.status_code in (400, 422, 500)
-            and "response_format" in body
-            and re.search(r"response_format|json_schema|schema", response.text, re.IGNORECASE)
-        ):
-            # The server refused this form of structured output: try the next one, down to
-            # asking in the prompt and parsing the text.
-            self._schema_modes.pop(0)
+        while True:
+            mode = self._schema_modes[0]
             body = self._body(messages, config)
             response = await self._post(body)
-        return self._read(response)
+            refused = (
+                response.status_code in (400, 422, 500)
+                and "response_format" in body
+                and re.search(r"response_format|json_schema|schema", response.text, re.IGNORECASE)
+            )
+            if not refused:
+                return self._read(response)
+            # The server refused this form of structured output: try the next one, down to
+            # asking in the prompt. Concurrent calls may all see the refusal: step down once.
+            if self._schema_modes[0] == mode and len(self._schema_modes) > 1:
+                self._schema_modes.pop(0)
 
     async def _post(self, body: dict[str, Any]) -> httpx.Response:
         url = f"{self.base_url}/chat/completions"
@@ -151,6 +166,8 @@ class OpenAICompatibleProvider(Provider):
             raise TransientError(f"{url} timed out", kind="timeout") from None
         except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
             raise TransientError(f"The connection to {url} broke ({exc})", kind="connection") from None
+        except httpx.HTTPError as exc:
+            raise ModelError(f"The request to {url} failed: {exc.__class__.__name__}: {exc}.") from None
 
     def _read(self, response: httpx.Response) -> ProviderResponse:
         status = response.status_code
@@ -199,8 +216,8 @@ class OpenAICompatibleProvider(Provider):
 
 
 def _factory(preset: Preset):
-    def factory(model_name: str, **options: Any) -> OpenAICompatibleProvider:
-        return OpenAICompatibleProvider(preset, model_name, **options)
+    def factory(model_name: str, *, base_url: str | None = None, api_key: str | None = None) -> OpenAICompatibleProvider:
+        return OpenAICompatibleProvider(preset, model_name, base_url=base_url, api_key=api_key)
 
     return factory
 
