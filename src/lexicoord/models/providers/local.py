@@ -14,6 +14,7 @@ import asyncio
 import importlib.util
 import os
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -61,6 +62,11 @@ def resolve_path(model_name: str) -> Path:
 class _Loaded:
     llama: Any
     lock: threading.Lock
+    #: Every call on one thread: llama.cpp's OpenMP workers are per calling thread, and a
+    #: new caller each time leaves the last team spinning against the new one (about 25% slower).
+    executor: ThreadPoolExecutor = field(
+        default_factory=lambda: ThreadPoolExecutor(max_workers=1, thread_name_prefix="llama.cpp")
+    )
     #: Per event loop: held from the start of a generation until its thread really ends,
     #: even when the caller stopped waiting (a timeout), so abandoned generations never pile up.
     busy: dict[Any, asyncio.Lock] = field(default_factory=dict)
@@ -154,7 +160,7 @@ class LocalProvider(Provider):
         busy = loaded.busy_lock()
         await busy.acquire()
         try:
-            future = asyncio.get_running_loop().run_in_executor(None, self._complete, loaded, messages, config)
+            future = asyncio.get_running_loop().run_in_executor(loaded.executor, self._complete, loaded, messages, config)
         except BaseException:
             busy.release()
             raise
