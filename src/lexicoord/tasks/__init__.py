@@ -1,0 +1,1 @@
+"""Task items and their loaders: ambiguous words, (later) robot instructions and benchmarks."""

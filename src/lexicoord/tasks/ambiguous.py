@@ -1,0 +1,142 @@
+"""Ambiguous-word items for the coordination game, and the loaders for them.
+
+An item is a sentence, the ambiguous word (or short phrase) in it, the candidate
+meanings as short glosses, and the meaning the sentence settles, if it does.
+Loading never drops a line silently: every bad line is reported with its line
+number and the reason, and the load fails unless the caller asks to keep going.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from importlib import resources
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from lexicoord.errors import ConfigError
+
+MAX_SENTENCE_CHARS = 2000
+MAX_GLOSS_CHARS = 120
+
+
+class AmbiguityItem(BaseModel):
+    """One ambiguous word in context. ``intended`` is ``None`` when the sentence leaves it open."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str = Field(min_length=1, max_length=200)
+    sentence: str = Field(min_length=3, max_length=MAX_SENTENCE_CHARS)
+    word: str = Field(min_length=1, max_length=80)
+    options: list[str] = Field(min_length=2, max_length=5)
+    intended: str | None = None
+    open: bool = False
+    category: Literal["homonym", "polysemy", "domain", "wsd"] = "homonym"
+    domain: str = "general"
+    note: str = ""
+
+    @field_validator("options")
+    @classmethod
+    def _distinct(cls, options: list[str]) -> list[str]:
+        cleaned = [o.strip() for o in options]
+        if any(not o or len(o) > MAX_GLOSS_CHARS for o in cleaned):
+            raise ValueError(f"every option must be 1 to {MAX_GLOSS_CHARS} characters")
+        if len({o.casefold() for o in cleaned}) != len(cleaned):
+            raise ValueError("options must be distinct")
+        return cleaned
+
+    @model_validator(mode="after")
+    def _consistent(self) -> AmbiguityItem:
+        if not word_span(self.sentence, self.word):
+            raise ValueError(f"the word {self.word!r} does not occur in the sentence")
+        if self.intended is not None and self.intended not in self.options:
+            raise ValueError(f"intended {self.intended!r} is not one of the options")
+        if self.open != (self.intended is None):
+            raise ValueError("'open' must be true exactly when 'intended' is null")
+        return self
+
+    def as_task(self) -> dict:
+        return self.model_dump()
+
+
+def word_span(sentence: str, word: str) -> tuple[int, int] | None:
+    """Where ``word`` occurs in ``sentence`` as whole words (case-insensitive), or ``None``."""
+    match = re.search(rf"(?<!\w){re.escape(word.strip())}(?!\w)", sentence, re.IGNORECASE)
+    return match.span() if match else None
+
+
+class LineError(BaseModel):
+    line: int
+    reason: str
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.reason}"
+
+
+class DatasetError(ConfigError):
+    def __init__(self, source: str, errors: list[LineError]) -> None:
+        self.errors = errors
+        shown = "; ".join(str(e) for e in errors[:5])
+        more = f"; and {len(errors) - 5} more" if len(errors) > 5 else ""
+        super().__init__(f"{source} has {len(errors)} bad line(s): {shown}{more}.")
+
+
+def _reason(exc: ValidationError) -> str:
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first["loc"])
+    message = first["msg"].removeprefix("Value error, ")
+    return f"{where}: {message}" if where else message
+
+
+def parse_jsonl(lines: list[str], source: str, *, keep_going: bool = False) -> tuple[list[AmbiguityItem], list[LineError]]:
+    """Items and bad lines. Raises :class:`DatasetError` on any bad line unless ``keep_going``."""
+    items: list[AmbiguityItem] = []
+    errors: list[LineError] = []
+    seen: dict[str, int] = {}
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            errors.append(LineError(line=number, reason=f"not valid JSON ({exc.msg})"))
+            continue
+        if not isinstance(data, dict):
+            errors.append(LineError(line=number, reason="not a JSON object"))
+            continue
+        try:
+            item = AmbiguityItem.model_validate(data)
+        except ValidationError as exc:
+            errors.append(LineError(line=number, reason=_reason(exc)))
+            continue
+        if item.id in seen:
+            errors.append(LineError(line=number, reason=f"id {item.id!r} repeats line {seen[item.id]}"))
+            continue
+        seen[item.id] = number
+        items.append(item)
+    if errors and not keep_going:
+        raise DatasetError(source, errors)
+    if not items and not errors:
+        raise ConfigError(f"{source} holds no items.")
+    return items, errors
+
+
+def load_jsonl(path: str | Path, *, keep_going: bool = False) -> tuple[list[AmbiguityItem], list[LineError]]:
+    """Items from a JSONL file of :class:`AmbiguityItem` objects (see docs/dataset.md)."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"Cannot read the dataset {path}: {exc.strerror}.") from None
+    return parse_jsonl(text.splitlines(), str(path), keep_going=keep_going)
+
+
+BUILTIN = "ambiguous_sentences.jsonl"
+
+
+def builtin_items() -> list[AmbiguityItem]:
+    """The dataset written for this project (docs/dataset.md)."""
+    text = (resources.files("lexicoord") / "data" / BUILTIN).read_text(encoding="utf-8")
+    return parse_jsonl(text.splitlines(), f"built-in {BUILTIN}")[0]

@@ -1,0 +1,161 @@
+"""The game's rules, checked with scripted agents (deterministic replies, not model behaviour)."""
+
+import asyncio
+
+from lexicoord.agents.base import AgentSpec
+from lexicoord.models import Model
+from lexicoord.models.pool import ModelPool
+from lexicoord.models.providers.scripted import ScriptedProvider
+from lexicoord.protocols.coordination import CoordinationGame
+from lexicoord.runs.events import ChoiceEvent, ModelCallEvent, OutcomeEvent, RoundClosedEvent
+from lexicoord.runs.grid import grid
+from lexicoord.runs.runner import Runner
+from lexicoord.runs.store import Store
+
+RIVER, MONEY = "the land alongside a river", "a financial institution"
+ITEM = {
+    "id": "bank-x", "sentence": "Meet me at the bank.", "word": "bank", "options": [RIVER, MONEY],
+    "intended": RIVER, "open": False,
+}
+
+
+def says(choice: str, why: str = "because") -> dict:
+    return {"choice": choice, "justification": why}
+
+
+async def play(tmp_path, script, *, settings=None, n=3, game=None, item=ITEM, lineup=None):
+    pool = ModelPool(cache=False)
+    pool.add(Model(ScriptedProvider("game", script)), "scripted/game")
+    lineup = lineup or [AgentSpec(name=f"a{i + 1}", model="scripted/game") for i in range(n)]
+    runner = Runner(Store(str(tmp_path / "g.db")), game or CoordinationGame(), models=pool, progress=False)
+    await runner.run("g", grid([item], [lineup], settings=[settings or {}]))
+    [(episode, events)] = list(runner.store.iter_run_events("g"))
+    assert episode.status == "done", episode.error
+    return episode.outcome, events
+
+
+def choices(events, round_):
+    return {e.agent: e.choice for e in events if isinstance(e, ChoiceEvent) and e.round == round_}
+
+
+async def test_immediate_convergence(tmp_path) -> None:
+    script = {"a1": [says(RIVER), says(RIVER)], "a2": [says(RIVER)], "a3": [says(RIVER)]}
+    outcome, events = await play(tmp_path, script)
+    assert outcome["converged"] and outcome["depth"] == 0 and outcome["interpretation"] == RIVER
+    assert outcome["correct"] is True and outcome["rounds"] == 1 and outcome["announcement"] == RIVER
+    assert choices(events, 0) == {"a1": RIVER}, "round 0 is the leader's announcement"
+    assert isinstance(events[-1], OutcomeEvent)
+
+
+async def test_convergence_at_depth_two_with_clarifications(tmp_path) -> None:
+    script = {
+        "a1": [says(RIVER), says(RIVER), {"statement": "I mean the river side."}, says(RIVER),
+               {"statement": "Where the water is."}, says(RIVER)],
+        "a2": [says(MONEY), says(MONEY), says(RIVER)],
+        "a3": [says(MONEY), says(RIVER), says(RIVER)],
+    }
+    outcome, events = await play(tmp_path, script)
+    assert outcome["converged"] and outcome["depth"] == 2 and outcome["rounds"] == 3
+    assert [e.content for e in events if e.type == "clarification"] == ["I mean the river side.", "Where the water is."]
+    closed = [e.summary["converged"] for e in events if isinstance(e, RoundClosedEvent)]
+    assert closed == [False, False, True]
+
+
+async def test_failure_at_the_bound(tmp_path) -> None:
+    leader = [says(RIVER)] + [says(RIVER), {"statement": "river"}] * 2 + [says(RIVER)]
+    script = {"a1": leader, "a2": [says(MONEY)] * 3, "a3": [says(RIVER)] * 3}
+    outcome, events = await play(tmp_path, script, settings={"clarification_bound": 2})
+    assert not outcome["converged"] and outcome["reason"] == "bound" and outcome["depth"] is None
+    assert outcome["rounds"] == 3, "bound 2 = at most 3 rounds"
+    assert outcome["correct"] is None
+
+
+async def test_no_clarification_when_the_leader_stays_silent(tmp_path) -> None:
+    script = {"a1": [says(RIVER), says(RIVER), says(RIVER)], "a2": [says(MONEY), says(RIVER)], "a3": [says(RIVER)] * 2}
+    outcome, events = await play(tmp_path, script, settings={"leader_clarifies": False})
+    assert outcome["depth"] == 1 and not any(e.type == "clarification" for e in events)
+
+
+async def test_an_unparseable_reply_is_a_recorded_failed_move_that_blocks_convergence(tmp_path) -> None:
+    script = {
+        "a1": [says(RIVER), says(RIVER), {"statement": "river"}, says(RIVER)],
+        "a2": ["I refuse to answer in JSON", "still no", says(RIVER)],
+        "a3": [says(RIVER), says(RIVER)],
+    }
+    outcome, events = await play(tmp_path, script)
+    failed = [e for e in events if isinstance(e, ChoiceEvent) and e.choice is None]
+    assert len(failed) == 1 and failed[0].agent == "a2" and failed[0].raw == "still no"
+    assert "no JSON" in failed[0].failure
+    assert outcome["depth"] == 1 and outcome["failed_moves"] == 1
+    calls = [e for e in events if isinstance(e, ModelCallEvent) and e.agent == "a2"]
+    assert [c.text for c in calls[:2]] == ["I refuse to answer in JSON", "still no"], "both raw replies are kept"
+
+
+async def test_ignoring_failed_moves_lets_the_others_converge(tmp_path) -> None:
+    script = {"a1": [says(RIVER), says(RIVER)], "a2": ["junk", "junk"], "a3": [says(RIVER)]}
+    outcome, _ = await play(tmp_path, script, settings={"failed_moves": "ignore"})
+    assert outcome["converged"] and outcome["depth"] == 0
+
+
+async def test_a_model_error_is_a_failed_move_not_a_crash(tmp_path) -> None:
+    def script(messages, config):
+        raise __import__("lexicoord.errors", fromlist=["ModelError"]).ModelError("server down")
+
+    outcome, events = await play(tmp_path, script, settings={"clarification_bound": 0, "leader_clarifies": False})
+    assert not outcome["converged"] and outcome["failed_moves"] == 3
+    assert all(e.failure == "server down" for e in events if isinstance(e, ChoiceEvent))
+
+
+async def test_choices_within_a_round_are_independent(tmp_path) -> None:
+    seen: dict[str, list[str]] = {}
+
+    def script(messages, config):
+        agent = messages[0].content.split()[2].rstrip(",")
+        prompt = messages[-1].content
+        seen.setdefault(agent, []).append(prompt)
+        if "statement" in config.json_schema["properties"]:
+            return {"statement": "the water one"}
+        marker = {"a1": "ALPHA", "a2": "BRAVO", "a3": "CHARLIE"}[agent]
+        return says(MONEY if agent == "a2" else RIVER, f"reason {marker}")
+
+    outcome, _ = await play(tmp_path, script, settings={"clarification_bound": 1})
+    for agent, prompts in seen.items():
+        round1 = prompts[1]  # prompts[0] is a1's announcement, or round 1 for the others
+        if agent != "a1":
+            round1 = prompts[0]
+        for other in ("BRAVO", "CHARLIE"):
+            assert f"reason {other}" not in round1, f"{agent} saw a round-1 answer before choosing"
+    round2 = seen["a3"][1]
+    assert "reason BRAVO" in round2 and "the water one" in round2, "round 2 shows round 1 and the clarification"
+
+
+async def test_the_leader_can_end_the_game(tmp_path) -> None:
+    from lexicoord.agents.human import HumanSeat
+
+    seat = HumanSeat("leader", timeout=5)
+    game = CoordinationGame(seats={"leader": seat})
+    lineup = [AgentSpec(name="leader", kind="human"), AgentSpec(name="sim", kind="simulated", options={"policy": "first"})]
+
+    async def person() -> None:
+        answers = [{"choice": RIVER, "justification": "river"}, {"choice": RIVER, "justification": "river"}, {"end": True}]
+        for answer in answers:
+            while not seat.waiting:
+                await asyncio.sleep(0.005)
+            seat.submit(answer)
+
+    item = {**ITEM, "options": [MONEY, RIVER]}  # the simulated player always takes the first: MONEY
+    helper = asyncio.create_task(person())
+    outcome, events = await play(tmp_path, {}, game=game, lineup=lineup, item=item, settings={"clarification_bound": 5})
+    await asyncio.wait_for(helper, 5)
+    assert outcome["reason"] == "leader_ended" and outcome["rounds"] == 1 and not outcome["converged"]
+    sim = [e for e in events if isinstance(e, ChoiceEvent) and e.agent == "sim"]
+    assert all(e.simulated and e.agent_kind == "simulated" for e in sim)
+
+
+async def test_a_person_who_does_not_answer_times_out_as_a_failed_move(tmp_path) -> None:
+    lineup = [AgentSpec(name="a1", model="scripted/game"), AgentSpec(name="p", kind="human")]
+    script = {"a1": [says(RIVER), says(RIVER)]}
+    outcome, events = await play(tmp_path, script, lineup=lineup, settings={"seat_timeout": 0.05, "clarification_bound": 0})
+    failed = [e for e in events if isinstance(e, ChoiceEvent) and e.agent == "p"]
+    assert failed[0].choice is None and "did not answer within 0.05 s" in failed[0].failure
+    assert not outcome["converged"]
