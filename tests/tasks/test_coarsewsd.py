@@ -34,7 +34,7 @@ def test_format_and_bad_lines(tmp_path) -> None:
         ("crane", "crane (bird)", ["crane (machine)", "crane (bird)"]),
     ]
     make_word(tmp_path / "bad", "mole", {"0": "mole_mole_(animal)", "1": "mole_mole_(unit)"},
-              [("0\tthe mole dug", "0"), ("9\ttoo short", "1"), ("1\tthe mole dug", "7")])
+              [("1\tthe mole dug", "0"), ("9\ttoo short", "1"), ("1\tthe mole dug", "7")])
     with pytest.raises(DatasetError, match="2 bad line"):
         load_coarsewsd(tmp_path / "bad")
     with pytest.raises(ConfigError, match="no folder for: bat"):
