@@ -14,10 +14,10 @@ def test_fence_cannot_be_closed_from_inside() -> None:
 
 
 def test_prompts_come_from_files_and_user_overrides_win(tmp_path, monkeypatch) -> None:
-    text = render_prompt("demo_choose", sentence="S", word="w", options="- a")
+    text = render_prompt("coord_propose", sentence="S", word="w")
     assert "S" in text and '"w"' in text
-    (tmp_path / "demo_choose.txt").write_text("custom $word")
+    (tmp_path / "coord_propose.txt").write_text("custom $word")
     monkeypatch.setenv("LEXICOORD_PROMPTS", str(tmp_path))
-    assert render_prompt("demo_choose", sentence="S", word="w", options="") == "custom w"
+    assert render_prompt("coord_propose", sentence="S", word="w") == "custom w"
     with pytest.raises(ConfigError, match=r"needs a value for \$word"):
-        render_prompt("demo_choose", sentence="S", options="")
+        render_prompt("coord_propose", sentence="S")

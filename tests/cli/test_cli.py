@@ -99,27 +99,29 @@ def test_ask_uses_the_cache_unless_told_not_to() -> None:
 def test_demo_then_runs_list_show_export(tmp_path) -> None:
     db = str(tmp_path / "cli.db")
     demo = lexicoord("demo", "--model", "scripted/random", "--run", "d1", "--seed", "1", "--db", db)
-    assert "agent-1" in demo.stdout and "agent-3" in demo.stdout
-    assert ("They agree" in demo.stdout) or ("They do not agree" in demo.stdout)
+    assert "(leader) announces" in demo.stdout and "round 1" in demo.stdout
+    assert ("Converged on" in demo.stdout) or ("Failed" in demo.stdout)
     assert "d1" in lexicoord("runs", "list", "--db", db).stdout
     shown = lexicoord("runs", "show", "d1", "--transcript", "--db", db).stdout
-    assert "demo-choice" in shown and "chose" in shown
+    assert "coordination" in shown and "chose" in shown
     out = tmp_path / "d1.jsonl"
     lexicoord("runs", "export", "d1", "-o", str(out), "--db", db)
     records = [json.loads(line) for line in out.read_text().splitlines()]
     assert records[0]["record"] == "run" and records[0]["id"] == "d1"
-    assert sum(r.get("type") == "choice" for r in records) == 3
+    choices = [r for r in records if r.get("type") == "choice"]
+    assert len(choices) >= 4 and choices[0]["round"] == 0 and choices[0]["move"] == "announcement"
 
 
 def test_demo_on_the_embedded_model(tmp_path) -> None:
     db = str(tmp_path / "embedded.db")
-    demo = lexicoord("demo", "--run", "real", "--seed", "7", "--db", db, "--no-cache")
-    assert "3 agents on local/smollm2-135m" in demo.stdout
+    demo = lexicoord("demo", "--run", "real", "--seed", "7", "--bound", "1", "--db", db, "--no-cache")
+    assert "Sentence:" in demo.stdout and "round 1" in demo.stdout
     export = lexicoord("runs", "export", "real", "--db", db).stdout
     records = [json.loads(line) for line in export.splitlines()]
     calls = [r for r in records if r.get("type") == "model_call"]
-    assert len(calls) >= 3 and all(c["model"] == "local/smollm2-135m" and c["usage"]["completion_tokens"] for c in calls)
+    assert len(calls) >= 4 and all(c["model"] == "local/smollm2-135m" and c["usage"]["completion_tokens"] for c in calls)
     choices = [r for r in records if r.get("type") == "choice"]
-    assert len(choices) == 3
-    options = {"a financial institution", "the land alongside a river"}
+    options = set(choices[0]["options"])
     assert all(c["choice"] in options or c["failure"] for c in choices)
+    [episode] = [r for r in records if r["record"] == "episode"]
+    assert episode["status"] == "done" and episode["outcome"]["rounds"] in (1, 2)

@@ -1,4 +1,4 @@
-"""``lexicoord demo``: three embedded-model agents each choose a meaning for an ambiguous word."""
+"""``lexicoord demo``: one real coordination game on the built-in data with the embedded model."""
 
 from __future__ import annotations
 
@@ -12,54 +12,83 @@ from rich.markup import escape
 from rich.table import Table
 
 from lexicoord.cli.options import DbOption, NoCacheOption, cache_setting, run_async
+from lexicoord.cli.lineup import lineup_from
+from lexicoord.errors import ConfigError
 from lexicoord.models.pool import ModelPool
-from lexicoord.protocols.demo_choice import DEMO_ITEM, DemoChoice, demo_lineup
-from lexicoord.runs.events import ChoiceEvent
+from lexicoord.protocols.coordination import CoordinationGame
+from lexicoord.runs.events import ChoiceEvent, Event
 from lexicoord.runs.grid import grid
 from lexicoord.runs.runner import Runner
 from lexicoord.runs.store import Store
+from lexicoord.tasks.ambiguous import builtin_items
 
 console = Console()
+DEFAULT_ITEM = "release-01"
+
+
+def print_game(events: list[Event], outcome: dict) -> None:
+    """Round by round: who chose what and why, then the outcome."""
+    by_round: dict[int, list[ChoiceEvent]] = {}
+    for e in events:
+        if isinstance(e, ChoiceEvent) and e.round is not None:
+            by_round.setdefault(e.round, []).append(e)
+        elif e.type == "clarification":
+            console.print(f"  [italic]{escape(e.agent or '')} clarifies: {escape(getattr(e, 'content', ''))}[/italic]")
+        if e.type == "round_closed" and e.round in by_round:
+            table = Table(title="announcement" if e.round == 0 else f"round {e.round}", title_justify="left")
+            for col in ("agent", "choice", "justification"):
+                table.add_column(col)
+            for c in by_round[e.round]:
+                choice = escape(c.choice) if c.choice else f"[yellow]no valid choice[/yellow] ({escape(c.failure or '')})"
+                table.add_row(escape(c.agent or ""), choice, escape(c.justification))
+            console.print(table)
+        if e.type == "choice" and e.round == 0:
+            c = e
+            console.print(f"[bold]{escape(c.agent or '')}[/bold] (leader) announces: {escape(c.choice or 'nothing valid')}"
+                          f" — {escape(c.justification)}")
+    if outcome.get("converged"):
+        depth = outcome["depth"]
+        verdict = f"[green]Converged[/green] on '{escape(outcome['interpretation'])}' at clarification depth {depth}"
+        if outcome.get("intended"):
+            verdict += " (the intended meaning)" if outcome.get("correct") else f" (intended: '{escape(outcome['intended'])}')"
+        console.print(verdict + ".")
+    else:
+        console.print(f"[yellow]Failed[/yellow] ({outcome.get('reason')}) after {outcome.get('rounds')} rounds.")
 
 
 def demo(
     model: Annotated[str, typer.Option(help="Model for every agent.")] = "local/smollm2-135m",
-    agents: Annotated[int, typer.Option(min=1, max=8, help="How many agents.")] = 3,
+    agents: Annotated[int, typer.Option(min=2, max=8, help="How many agents (the first leads).")] = 3,
+    item: Annotated[str | None, typer.Option(help=f"Built-in item id (default {DEFAULT_ITEM}; 'random' for any).")] = None,
+    bound: Annotated[int, typer.Option(min=0, max=10, help="Clarification bound.")] = 2,
     seed: Annotated[int | None, typer.Option(help="Base seed (default: a new one each time).")] = None,
     run: Annotated[str | None, typer.Option(help="Run name (default: demo-<time>).")] = None,
     db: DbOption = None,
     no_cache: NoCacheOption = False,
 ) -> None:
-    """Each agent picks a meaning of the ambiguous word and says why; prints whether they agree."""
+    """One coordination game: agents pick a meaning of an ambiguous word, clarify, and converge or fail."""
+    items = {i.id: i for i in builtin_items()}
+    base_seed = seed if seed is not None else random.randrange(2**31)
+    chosen_id = random.Random(base_seed).choice(sorted(items)) if item == "random" else item or DEFAULT_ITEM
+    if chosen_id not in items:
+        raise ConfigError(f"No built-in item '{chosen_id}' (ids look like bank-01, release-03).")
+    chosen = items[chosen_id]
+    console.print(f"Sentence: [italic]{escape(chosen.sentence)}[/italic]")
+    console.print(f"Ambiguous word: [bold]{escape(chosen.word)}[/bold]; meanings: {escape('; '.join(chosen.options))}")
     store = Store(db)
     run_id = run or f"demo-{dt.datetime.now():%Y%m%d-%H%M%S}"
-    base_seed = seed if seed is not None else random.randrange(2**31)
-    console.print(f"Sentence: [italic]{escape(DEMO_ITEM['sentence'])}[/italic]")
-    console.print(f"Ambiguous word: [bold]{DEMO_ITEM['word']}[/bold]; meanings: {', '.join(DEMO_ITEM['options'])}")
     runner = Runner(
-        store, DemoChoice(), models=ModelPool(cache=cache_setting(no_cache)), concurrency=agents,
+        store, CoordinationGame(), models=ModelPool(cache=cache_setting(no_cache)), concurrency=1,
         seed=base_seed, progress=False,
     )
-    episodes = grid([DEMO_ITEM], [demo_lineup(model, agents)])
-    summary = run_async(runner.run(run_id, episodes, {"model": model, "agents": agents}))
+    lineup = lineup_from(None, model, agents, temperature=0.7)
+    episodes = grid([chosen.as_task()], [lineup], settings=[{"clarification_bound": bound}])
+    summary = run_async(runner.run(run_id, episodes, {"model": model, "agents": agents, "item": chosen_id, "bound": bound}))
     for episode, events in store.iter_run_events(run_id):
         if episode.status != "done":
-            console.print(f"[red]The demo failed:[/red] {escape(episode.error or '')}")
+            console.print(f"[red]The game failed to run:[/red] {escape(episode.error or '')}")
             raise typer.Exit(1)
-        table = Table(title=f"{agents} agents on {model}")
-        table.add_column("agent")
-        table.add_column("choice")
-        table.add_column("justification")
-        for e in events:
-            if isinstance(e, ChoiceEvent):
-                choice = escape(e.choice) if e.choice else f"[yellow]none[/yellow] ({escape(e.failure or '')})"
-                table.add_row(e.agent or "", choice, escape(e.justification))
-        console.print(table)
-        outcome = episode.outcome or {}
-        if outcome.get("agreed"):
-            console.print(f"[green]They agree[/green] on: {escape(outcome['agreed_on'])}")
-        else:
-            console.print("[yellow]They do not agree.[/yellow]")
+        print_game(events, episode.outcome or {})
     console.print(
         f"[dim]{summary.model_calls} model calls, {summary.prompt_tokens + summary.completion_tokens} tokens,"
         f" {summary.wall_time:.1f} s. Recorded as run {run_id}: lexicoord runs show {run_id} --transcript[/dim]"

@@ -20,7 +20,7 @@ from lexicoord.errors import LexicoordError
 from lexicoord.models.types import GenerateConfig
 from lexicoord.protocols.coordination.views import Decision, RoundView
 
-MAX_JUSTIFICATION = 300
+MAX_JUSTIFICATION = 160
 
 
 def choice_schema(options: list[str]) -> dict[str, Any]:

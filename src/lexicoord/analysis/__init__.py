@@ -1,0 +1,1 @@
+"""Numbers, tables and figures, computed from stored events only."""

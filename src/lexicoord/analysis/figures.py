@@ -1,0 +1,36 @@
+"""Figures as PNG and SVG (matplotlib, no display needed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from lexicoord.analysis.coordination import CoordinationStats  # noqa: E402
+
+
+def depth_distribution(stats: CoordinationStats, stem: Path, title: str = "") -> list[Path]:
+    """The paper's Figure 1: converged games by clarification depth, with failed games beside them."""
+    depths = list(stats.depth_distribution)
+    counts = [stats.depth_distribution[d] for d in depths]
+    labels = [str(d) for d in depths] + ["failed"]
+    fig, ax = plt.subplots(figsize=(5.5, 3.4), dpi=150)
+    bars = ax.bar(labels, counts + [stats.failed], color=["#3b6ea8"] * len(counts) + ["#c0504d"])
+    for bar, n in zip(bars, counts + [stats.failed]):
+        share = f"{n / stats.games:.0%}" if stats.games else ""
+        ax.annotate(f"{n}\n{share}", (bar.get_x() + bar.get_width() / 2, bar.get_height()),
+                    ha="center", va="bottom", fontsize=7)
+    ax.set_xlabel("clarification depth (0 = agreed in the first round)")
+    ax.set_ylabel("games")
+    ax.set_title(title or f"Clarification depth distribution ({stats.games} games)", fontsize=10)
+    ax.spines[["top", "right"]].set_visible(False)
+    ax.set_ylim(0, max(counts + [stats.failed, 1]) * 1.25)
+    fig.tight_layout()
+    paths = [stem.with_suffix(".png"), stem.with_suffix(".svg")]
+    for path in paths:
+        fig.savefig(path)
+    plt.close(fig)
+    return paths

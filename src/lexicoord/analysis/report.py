@@ -1,0 +1,96 @@
+"""A coordination run's report: tables, the depth figure, a self-contained HTML page, JSON and CSV."""
+
+from __future__ import annotations
+
+import csv
+import html
+import json
+from pathlib import Path
+from typing import Any
+
+from lexicoord.analysis.coordination import CoordinationStats, Game
+from lexicoord.analysis.figures import depth_distribution
+from lexicoord.runs.records import RunInfo
+
+
+def _pct(x: float | None) -> str:
+    return "–" if x is None else f"{x:.1%}"
+
+
+def summary_rows(stats: CoordinationStats) -> list[tuple[str, str]]:
+    rows = [
+        ("games", str(stats.games)),
+        ("converged (win)", f"{stats.converged} ({_pct(stats.converged / stats.games if stats.games else None)})"),
+        ("failed (loss)", f"{stats.failed} ({_pct(stats.failed / stats.games if stats.games else None)})"),
+        ("first-round convergence", _pct(stats.first_round_rate)),
+        ("mean depth of converged games", "–" if stats.mean_depth is None else f"{stats.mean_depth:.2f}"),
+        ("accuracy of converged meaning", f"{_pct(stats.accuracy)} of {stats.accuracy_games} games with a settled meaning"),
+    ]
+    rows += [(f"failed: {k}", str(v)) for k, v in sorted(stats.failure_reasons.items())]
+    rows += [(f"before failure: {k}", str(v)) for k, v in sorted(stats.failure_causes.items())]
+    return rows
+
+
+def agent_rows(stats: CoordinationStats) -> list[dict[str, Any]]:
+    rows = []
+    for name, r in stats.revisions.items():
+        toward = stats.toward_leader.get(name)
+        rows.append({
+            "agent": name,
+            "kind": r["kind"] if r["kind"] == "simulated" or not r.get("simulated") else f"{r['kind']} (simulated)",
+            "model": r.get("model") or "",
+            "games": r["games"],
+            "revisions": r["revisions"],
+            "revision rate": _pct(r["revisions"] / r["opportunities"] if r["opportunities"] else None),
+            "moved to leader": "leader" if toward is None else f"{toward['moved']}/{toward['opportunities']}",
+        })
+    return rows
+
+
+def _table(headers: list[str], rows: list[list[str]]) -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row) + "</tr>" for row in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def write_report(run: RunInfo, stats: CoordinationStats, games: list[Game], out_dir: Path) -> dict[str, Path]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    png, svg = depth_distribution(stats, out_dir / "depth_distribution")
+    (out_dir / "stats.json").write_text(json.dumps(stats.model_dump(mode="json"), indent=2), encoding="utf-8")
+    with (out_dir / "games.csv").open("w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["item", "repetition", "converged", "reason", "depth", "interpretation", "intended", "correct"])
+        for g in games:
+            writer.writerow([g.item_id, g.repetition, g.converged, g.reason, g.depth, g.interpretation, g.intended, g.correct])
+
+    agents = agent_rows(stats)
+    svg_text = svg.read_text(encoding="utf-8")
+    svg_text = svg_text[svg_text.find("<svg"):]  # drop the XML prologue to inline it
+    page = f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{html.escape(run.id)}: coordination report</title>
+<style>
+body {{ font-family: system-ui, sans-serif; max-width: 60rem; margin: 2rem auto; padding: 0 1rem; color: #222; }}
+table {{ border-collapse: collapse; margin: 1rem 0; font-size: 0.9rem; }}
+th, td {{ border: 1px solid #ccc; padding: 0.3rem 0.6rem; text-align: left; vertical-align: top; }}
+th {{ background: #f3f3f3; }} svg {{ max-width: 100%; height: auto; }} .muted {{ color: #666; }}
+</style></head><body>
+<h1>Coordination report: {html.escape(run.id)}</h1>
+<p class="muted">protocol {html.escape(run.protocol)} · {run.done} episodes done, {run.failed} failed ·
+settings {html.escape(json.dumps(run.config, ensure_ascii=False))}</p>
+<h2>Outcomes</h2>
+{_table(["measure", "value"], [list(r) for r in summary_rows(stats)])}
+<h2>Clarification depth distribution</h2>
+{svg_text}
+<h2>Agents</h2>
+{_table(list(agents[0]) if agents else ["agent"], [list(a.values()) for a in agents])}
+<h2>Pairwise agreement (share of rounds with the same choice)</h2>
+{_table(["pair", "agreement"], [[k, _pct(v)] for k, v in stats.pairwise_agreement.items()])}
+<h2>Games</h2>
+{_table(["item", "rep", "outcome", "depth", "agreed meaning", "intended"],
+        [[g.item_id, str(g.repetition), "converged" if g.converged else g.reason,
+          "" if g.depth is None else str(g.depth), g.interpretation or "", g.intended or "(open)"] for g in games])}
+</body></html>
+"""
+    report = out_dir / "report.html"
+    report.write_text(page, encoding="utf-8")
+    return {"html": report, "png": png, "svg": svg, "json": out_dir / "stats.json", "csv": out_dir / "games.csv"}

@@ -1,0 +1,66 @@
+"""Line-ups and datasets from the command line, shared by the coordination commands."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+from lexicoord.agents.base import AgentSpec
+from lexicoord.errors import ConfigError
+from lexicoord.protocols.coordination.players import POLICIES
+from lexicoord.tasks.ambiguous import AmbiguityItem, builtin_items, load_jsonl
+from lexicoord.tasks.coarsewsd import load_coarsewsd
+
+
+def parse_agent(text: str, index: int) -> AgentSpec:
+    """``name=provider/model``, ``name=sim:policy[:p]``, ``name=human``, or a bare ``provider/model``."""
+    name, sep, what = text.partition("=")
+    if not sep:
+        name, what = f"a{index + 1}", text
+    name, what = name.strip(), what.strip()
+    if not name or not what:
+        raise ConfigError(f"Agent '{text}' is not of the form name=provider/model or name=sim:policy.")
+    if what == "human":
+        return AgentSpec(name=name, kind="human")
+    if what.startswith("sim:"):
+        policy, _, p = what[4:].partition(":")
+        if policy not in POLICIES:
+            raise ConfigError(f"Unknown simulated policy '{policy}' in '{text}'; known: {', '.join(POLICIES)}.")
+        try:
+            options = {"policy": policy, **({"p": float(p)} if p else {})}
+        except ValueError:
+            raise ConfigError(f"The probability in '{text}' is not a number.") from None
+        return AgentSpec(name=name, kind="simulated", options=options)
+    if "/" not in what:
+        raise ConfigError(f"Agent '{text}': '{what}' is neither provider/model, sim:POLICY nor human.")
+    return AgentSpec(name=name, kind="llm", model=what)
+
+
+def lineup_from(agents: list[str] | None, model: str, count: int, temperature: float | None) -> list[AgentSpec]:
+    specs = [parse_agent(a, i) for i, a in enumerate(agents)] if agents else [
+        AgentSpec(name=f"a{i + 1}", model=model) for i in range(count)
+    ]
+    if len({s.name for s in specs}) != len(specs):
+        raise ConfigError("Two agents have the same name; give each a name with name=...")
+    if len(specs) < 2:
+        raise ConfigError("The game needs at least two agents.")
+    if temperature is not None:
+        specs = [s.model_copy(update={"options": {**s.options, "temperature": temperature}}) if s.kind == "llm" else s for s in specs]
+    return specs
+
+
+def dataset_from(source: str, limit: int | None, sample_seed: int | None, category: str | None) -> list[AmbiguityItem]:
+    """``builtin``, a JSONL path, or ``coarsewsd:FOLDER``; optionally shuffled, filtered and cut."""
+    if source == "builtin":
+        items = builtin_items()
+    elif source.startswith("coarsewsd:"):
+        items = load_coarsewsd(Path(source.removeprefix("coarsewsd:")), per_word=limit if sample_seed is None else None)
+    else:
+        items = load_jsonl(source)[0]
+    if category:
+        items = [i for i in items if i.category == category]
+        if not items:
+            raise ConfigError(f"No items of category '{category}' in {source}.")
+    if sample_seed is not None:
+        items = random.Random(sample_seed).sample(items, len(items))
+    return items[:limit] if limit else items
