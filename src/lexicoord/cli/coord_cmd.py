@@ -13,6 +13,7 @@ from rich.table import Table
 
 from lexicoord.analysis.coordination import compute, games_from
 from lexicoord.analysis.report import agent_rows, summary_rows, write_report
+from lexicoord.cli import coord_play
 from lexicoord.cli.lineup import dataset_from, lineup_from
 from lexicoord.cli.options import DbOption, ModelOptions, NoCacheOption, cache_setting, parse_options, run_async
 from lexicoord.errors import LexicoordError
@@ -23,6 +24,7 @@ from lexicoord.runs.runner import Runner
 from lexicoord.runs.store import Store
 
 app = typer.Typer(help="The LexiCoord coordination game: campaigns, reports, a game in the terminal.", no_args_is_help=True)
+app.command("play")(coord_play.play)
 console = Console()
 
 AgentOption = Annotated[

@@ -7,7 +7,7 @@ replies. Running out is an error that says which agent asked for what.
 Usage is synthetic: whitespace-separated words counted as tokens.
 
 Specs: ``scripted/echo`` (repeats the last user message), ``scripted/first``
-(the first of the offered choices), ``scripted/random`` (a choice, or a value
+(the first of the offered choices, or of each enum in a JSON schema), ``scripted/random`` (a choice, or a value
 valid under a simple JSON schema, drawn with the call's seed), or any name given to :func:`register_script`. The option
 ``latency`` (seconds) makes every reply take that long.
 """
@@ -41,20 +41,22 @@ def _echo(messages: Sequence[ChatMessage], config: GenerateConfig) -> Reply:
 
 
 def _first(messages: Sequence[ChatMessage], config: GenerateConfig) -> Reply:
-    if not config.choices:
-        raise ScriptExhaustedError("scripted/first needs a call that offers choices.")
-    return {"choice": config.choices[0]}
+    if config.choices:
+        return {"choice": config.choices[0]}
+    if config.json_schema:
+        return _sample(config.json_schema, random.Random(0), first=True)
+    raise ScriptExhaustedError("scripted/first needs a call that offers choices or a JSON schema.")
 
 
-def _sample(schema: dict[str, Any], rng: random.Random) -> Any:
+def _sample(schema: dict[str, Any], rng: random.Random, first: bool = False) -> Any:
     """A value valid under the simple schemas protocols use (objects, enums, strings, numbers)."""
     if "enum" in schema:
-        return rng.choice(schema["enum"])
+        return schema["enum"][0] if first else rng.choice(schema["enum"])
     kind = schema.get("type")
     if kind == "object":
-        return {k: _sample(v, rng) for k, v in schema.get("properties", {}).items()}
+        return {k: _sample(v, rng, first) for k, v in schema.get("properties", {}).items()}
     if kind == "array":
-        return [_sample(schema.get("items", {}), rng) for _ in range(schema.get("minItems", 1))]
+        return [_sample(schema.get("items", {}), rng, first) for _ in range(schema.get("minItems", 1))]
     if kind in ("integer", "number"):
         return rng.randint(int(schema.get("minimum", 0)), int(schema.get("maximum", 9)))
     if kind == "boolean":

@@ -1,0 +1,153 @@
+"""``lexicoord coord play``: one game in the terminal; you are the leader or a player, models are the rest."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import random
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from lexicoord.agents.base import AgentSpec
+from lexicoord.agents.human import HumanSeat
+from lexicoord.cli.demo_cmd import print_game
+from lexicoord.cli.options import DbOption, NoCacheOption, cache_setting, run_async
+from lexicoord.errors import ConfigError
+from lexicoord.models.pool import ModelPool
+from lexicoord.protocols.coordination import CoordinationGame
+from lexicoord.protocols.coordination.manual import gather_proposals, manual_item, merge_proposals, validate_manual
+from lexicoord.protocols.coordination.players import LLMPlayer
+from lexicoord.protocols.base import EpisodeContext
+from lexicoord.runs.grid import EpisodeSpec, grid
+from lexicoord.runs.runner import Runner
+from lexicoord.runs.store import Store
+from lexicoord.tasks.ambiguous import builtin_items
+
+console = Console()
+YOU = "you"
+
+
+async def _ask(text: str) -> str:
+    try:
+        return (await asyncio.to_thread(input, text)).strip()
+    except EOFError:
+        return ""
+
+
+async def _pick(options: list[str]) -> int:
+    while True:
+        answer = await _ask(f"your choice (1-{len(options)}): ")
+        if answer.isdigit() and 1 <= int(answer) <= len(options):
+            return int(answer) - 1
+        if answer == "":
+            raise EOFError
+        console.print(f"type a number from 1 to {len(options)}")
+
+
+async def terminal_person(seat: HumanSeat, done: asyncio.Event) -> None:
+    """Answers the seat's requests from the keyboard until the game is over."""
+    while not done.is_set():
+        if not seat.waiting or seat.pending is None:
+            await asyncio.sleep(0.05)
+            continue
+        view: dict[str, Any] = seat.pending
+        kind = view["kind"]
+        if kind == "clarify":
+            text = await _ask("clarifying statement (empty: none, 'end': end the game): ")
+            seat.submit({"end": True} if text.lower() == "end" else {"statement": text})
+            continue
+        if view.get("history"):
+            last = view["history"][-1]
+            console.print(f"[bold]Round {last['round']}[/bold] choices:")
+            for name, d in last["decisions"].items():
+                console.print(f"  {escape(name)}: {escape(d['choice'] or '(none)')} — {escape(d['justification'])}")
+        if view.get("clarification"):
+            console.print(f"  leader clarifies: [italic]{escape(view['clarification'])}[/italic]")
+        title = "Announce your meaning" if kind == "announce" else f"Round {view['round']}: choose"
+        console.print(f"\n[bold]{title}[/bold] for '{escape(view['word'])}' in: {escape(view['sentence'])}")
+        for i, option in enumerate(view["options"], start=1):
+            console.print(f"  {i}. {escape(option)}")
+        try:
+            index = await _pick(view["options"])
+        except EOFError:
+            return  # no more input: the seat times out and the game records it
+        why = await _ask("why (one sentence): ")
+        seat.submit({"choice": view["options"][index], "justification": why})
+
+
+async def _manual_options(models: ModelPool, lineup: list[AgentSpec], sentence: str, word: str, seed: int) -> list[str]:
+    ctx = EpisodeContext(spec=EpisodeSpec(item_id="manual"), seed=seed, models=models)
+    players = [LLMPlayer(ctx.llm_agent(s)) for s in lineup if s.kind == "llm"]
+    merged = merge_proposals(await gather_proposals(players, sentence, word))
+    console.print("The agents propose:")
+    for i, o in enumerate(merged, start=1):
+        console.print(f"  {i}. {escape(o.text)} [dim](from {', '.join(o.proposers)})[/dim]")
+    options = [o.text for o in merged]
+    while True:
+        text = await _ask("edit: '+ meaning' adds, '- N' removes, empty line plays: ")
+        if not text:
+            return options
+        if text.startswith("+"):
+            options.append(text[1:].strip())
+        elif text.startswith("-") and text[1:].strip().isdigit() and 1 <= int(text[1:]) <= len(options):
+            options.pop(int(text[1:]) - 1)
+        for i, o in enumerate(options, start=1):
+            console.print(f"  {i}. {escape(o)}")
+
+
+def play(
+    model: Annotated[str, typer.Option(help="Model for the other agents.")] = "local/smollm2-135m",
+    agents: Annotated[int, typer.Option(min=1, max=8, help="How many model agents besides you.")] = 2,
+    role: Annotated[str, typer.Option(help="leader or player.")] = "leader",
+    item: Annotated[str | None, typer.Option(help="Built-in item id (default: a random one).")] = None,
+    sentence: Annotated[str | None, typer.Option(help="Manual mode: your sentence.")] = None,
+    word: Annotated[str | None, typer.Option(help="Manual mode: the ambiguous word in it.")] = None,
+    bound: Annotated[int, typer.Option(min=0, max=10)] = 3,
+    timeout: Annotated[float, typer.Option(help="Seconds you have for each move.")] = 300.0,
+    seed: Annotated[int | None, typer.Option()] = None,
+    db: DbOption = None,
+    no_cache: NoCacheOption = False,
+) -> None:
+    """Play one game at the keyboard (manual mode with --sentence and --word)."""
+    if role not in ("leader", "player"):
+        raise ConfigError("--role is leader or player.")
+    base_seed = seed if seed is not None else random.randrange(2**31)
+    bots = [AgentSpec(name=f"a{i + 1}", model=model, options={"temperature": 0.7}) for i in range(agents)]
+    you = AgentSpec(name=YOU, kind="human")
+    lineup = [you, *bots] if role == "leader" else [bots[0], you, *bots[1:]]
+    models = ModelPool(cache=cache_setting(no_cache))
+    if sentence or word:
+        if not (sentence and word):
+            raise ConfigError("Manual mode needs both --sentence and --word.")
+        sentence, word = validate_manual(sentence, word)
+        options = run_async(_manual_options(models, bots, sentence, word, base_seed))
+        chosen = manual_item(sentence, word, options, item_id=f"manual-{dt.datetime.now():%H%M%S}")
+    else:
+        items = {i.id: i for i in builtin_items()}
+        chosen = items.get(item) if item else random.Random(base_seed).choice(list(items.values()))
+        if chosen is None:
+            raise ConfigError(f"No built-in item '{item}'.")
+    seat = HumanSeat(YOU, timeout=timeout)
+    game = CoordinationGame(seats={YOU: seat})
+    store = Store(db)
+    run_id = f"play-{dt.datetime.now():%Y%m%d-%H%M%S}"
+    runner = Runner(store, game, models=models, concurrency=1, seed=base_seed, progress=False)
+    episodes = grid([chosen.as_task()], [lineup], settings=[{"clarification_bound": bound, "seat_timeout": timeout}])
+
+    async def both() -> None:
+        done = asyncio.Event()
+        person = asyncio.create_task(terminal_person(seat, done))
+        try:
+            await runner.run(run_id, episodes, {"role": role, "model": model, "item": chosen.id})
+        finally:
+            done.set()
+            await person
+
+    console.print(f"You are the {role}. {len(bots)} agents on {model}.")
+    run_async(both())
+    for episode, events in store.iter_run_events(run_id):
+        print_game(events, episode.outcome or {})
+    console.print(f"[dim]Recorded as run {run_id}.[/dim]")

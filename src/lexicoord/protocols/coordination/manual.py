@@ -1,0 +1,124 @@
+"""Manual mode: the leader brings a sentence and a word; the players populate the options.
+
+Each player proposes one interpretation with a justification. Proposals that
+say the same thing are merged: glosses are reduced to their content words
+(lower case, punctuation and common function words dropped, a plural -s
+removed), and two proposals are one option when those word sets are equal or
+overlap by at least 60% (Jaccard). The first wording proposed is kept and every
+proposer and justification stays attached. The leader may then add, edit or
+remove options before play; the result is an ordinary item with an open meaning.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+
+from pydantic import BaseModel, Field
+
+from lexicoord.agents.prompting import fence, render_prompt
+from lexicoord.errors import ConfigError, LexicoordError
+from lexicoord.models.types import GenerateConfig
+from lexicoord.protocols.coordination.players import LLMPlayer, Player
+from lexicoord.tasks.ambiguous import AmbiguityItem, word_span
+
+MAX_SENTENCE = 400
+MAX_WORD = 40
+MAX_GLOSS = 80
+SIMILARITY = 0.6
+STOPWORDS = frozenset(
+    "a an the of to in on at for by with from as or and is are be it its this that which who into "
+    "something someone some any kind sort type thing way".split()
+)
+
+PROPOSAL_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "meaning": {"type": "string", "minLength": 2, "maxLength": MAX_GLOSS},
+        "justification": {"type": "string", "minLength": 1, "maxLength": 160},
+    },
+    "required": ["meaning", "justification"],
+    "additionalProperties": False,
+}
+
+
+class Proposal(BaseModel):
+    agent: str
+    meaning: str
+    justification: str = ""
+
+
+class Option(BaseModel):
+    text: str
+    proposers: list[str] = Field(default_factory=list)
+    justifications: list[str] = Field(default_factory=list)
+
+
+def validate_manual(sentence: str, word: str) -> tuple[str, str]:
+    """The leader's input, checked: bounded lengths, and the word really is in the sentence."""
+    sentence, word = " ".join(sentence.split()), " ".join(word.split())
+    if not 3 <= len(sentence) <= MAX_SENTENCE:
+        raise ConfigError(f"The sentence must be 3 to {MAX_SENTENCE} characters.")
+    if not 1 <= len(word) <= MAX_WORD:
+        raise ConfigError(f"The word must be 1 to {MAX_WORD} characters.")
+    if not word_span(sentence, word):
+        raise ConfigError(f"'{word}' does not occur as a word in the sentence.")
+    return sentence, word
+
+
+def content_words(gloss: str) -> frozenset[str]:
+    words = re.findall(r"[a-z0-9]+", gloss.lower())
+    return frozenset(w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
+                     for w in words if w not in STOPWORDS)
+
+
+def equivalent(a: str, b: str) -> bool:
+    wa, wb = content_words(a), content_words(b)
+    if not wa or not wb:
+        return a.strip().lower() == b.strip().lower()
+    return wa == wb or len(wa & wb) / len(wa | wb) >= SIMILARITY
+
+
+def merge_proposals(proposals: list[Proposal]) -> list[Option]:
+    options: list[Option] = []
+    for p in proposals:
+        text = " ".join(p.meaning.split())[:MAX_GLOSS]
+        if not text:
+            continue
+        same = next((o for o in options if equivalent(o.text, text)), None)
+        if same is None:
+            options.append(Option(text=text, proposers=[p.agent], justifications=[p.justification]))
+        else:
+            same.proposers.append(p.agent)
+            same.justifications.append(p.justification)
+    return options
+
+
+async def propose(player: Player, sentence: str, word: str) -> Proposal | None:
+    """One player's proposal; ``None`` when it could not give one (recorded by the caller)."""
+    if isinstance(player, LLMPlayer):
+        prompt = render_prompt("coord_propose", sentence=fence(sentence, "SENTENCE"), word=word)
+        try:
+            out = await player.agent.ask_structured(prompt, GenerateConfig(json_schema=PROPOSAL_SCHEMA, max_tokens=100))
+        except LexicoordError:
+            return None
+        return Proposal(agent=player.name, **out.parsed) if out.ok else None
+    return None
+
+
+async def gather_proposals(players: list[Player], sentence: str, word: str) -> list[Proposal]:
+    found = await asyncio.gather(*(propose(p, sentence, word) for p in players))
+    return [p for p in found if p is not None]
+
+
+def manual_item(sentence: str, word: str, options: list[str], item_id: str = "manual") -> AmbiguityItem:
+    """The confirmed option set as an item to play (its meaning is open: only the leader knows it)."""
+    sentence, word = validate_manual(sentence, word)
+    distinct: list[str] = []
+    for o in (" ".join(o.split())[:MAX_GLOSS] for o in options):
+        if o and not any(o.lower() == d.lower() for d in distinct):
+            distinct.append(o)
+    if not 2 <= len(distinct) <= 5:
+        raise ConfigError(f"A game needs 2 to 5 distinct options; there are {len(distinct)}.")
+    return AmbiguityItem(id=item_id, sentence=sentence, word=word, options=distinct, intended=None, open=True,
+                         category="homonym", domain="general", note="manual mode")

@@ -1,0 +1,96 @@
+"""Statistics computed from stored events of games played by scripted rules."""
+
+import html
+from pathlib import Path
+
+from lexicoord.agents.base import AgentSpec
+from lexicoord.analysis.coordination import compute, games_from
+from lexicoord.analysis.report import write_report
+from lexicoord.models import Model
+from lexicoord.models.pool import ModelPool
+from lexicoord.models.providers.scripted import ScriptedProvider
+from lexicoord.protocols.coordination import CoordinationGame
+from lexicoord.runs.grid import grid
+from lexicoord.runs.runner import Runner
+from lexicoord.runs.store import Store
+
+A, B = "meaning A", "meaning B"
+
+
+def says(c: str) -> dict:
+    return {"choice": c, "justification": f"I think {c}"}
+
+
+def item(i: str, intended: str | None = A) -> dict:
+    return {"id": i, "sentence": f"The word {i} here.", "word": "word", "options": [A, B], "intended": intended,
+            "open": intended is None}
+
+
+SCRIPTS = {
+    # game g0: all agree at once on A (correct)
+    "g0": {"lead": [says(A), says(A)], "p1": [says(A)], "p2": [says(A)]},
+    # game g1: p1 starts on B, moves to the leader's A after one clarification (depth 1)
+    "g1": {"lead": [says(A), says(A), {"statement": "A!"}, says(A)], "p1": [says(B), says(A)], "p2": [says(A), says(A)]},
+    # game g2: converge on B, but the intended meaning is A (wrong)
+    "g2": {"lead": [says(B), says(B)], "p1": [says(B)], "p2": [says(B)]},
+    # game g3: people disagree (p1 vs p2 are simulated-like scripted), never converge (bound 1)
+    "g3": {"lead": [says(A), says(A), {"statement": "A"}, says(A)], "p1": [says(B), says(B)], "p2": [says(A), says(A)]},
+}
+
+
+def script(messages, config):
+    text = " ".join(m.content for m in messages)
+    game = next(g for g in SCRIPTS if f"The word {g} here." in text)
+    agent = messages[0].content.split()[2].rstrip(",")
+    key = (game, agent)
+    script.counters[key] = script.counters.get(key, 0) + 1
+    return SCRIPTS[game][agent][script.counters[key] - 1]
+
+
+script.counters = {}
+
+
+async def test_statistics_from_events(tmp_path) -> None:
+    script.counters.clear()
+    pool = ModelPool(cache=False)
+    pool.add(Model(ScriptedProvider("stats", script)), "scripted/stats")
+    lineup = [AgentSpec(name=n, model="scripted/stats") for n in ("lead", "p1", "p2")]
+    runner = Runner(Store(str(tmp_path / "s.db")), CoordinationGame(), models=pool, progress=False, concurrency=1)
+    items = [item("g0"), item("g1"), item("g2"), item("g3")]
+    await runner.run("s", grid(items, [lineup], settings=[{"clarification_bound": 1}]))
+    games = games_from(runner.store.iter_run_events("s"))
+    assert [g.item_id for g in games] == ["g0", "g1", "g2", "g3"]
+    stats = compute(games, bound=1)
+    assert (stats.games, stats.converged, stats.failed) == (4, 3, 1)
+    assert stats.depth_distribution == {0: 2, 1: 1}
+    assert stats.first_round_rate == 0.5 and stats.mean_depth == 1 / 3
+    assert stats.accuracy == 2 / 3 and stats.accuracy_games == 3
+    assert stats.failure_reasons == {"bound": 1}
+    assert stats.failure_causes == {"LLM agents disagreed in round 1": 1}
+    assert stats.revisions["p1"]["revisions"] == 1 and stats.revisions["p1"]["opportunities"] == 2
+    assert stats.revisions["lead"]["revisions"] == 0
+    assert stats.toward_leader["p1"] == {"moved": 1, "opportunities": 2, "rate": 0.5}
+    # rounds with both choices: g0 r1, g1 r1-2, g2 r1, g3 r1-2 -> 6; p1 and p2 agree in g0, g1 r2, g2
+    assert stats.pairwise_agreement["p1 / p2"] == 3 / 6
+
+    run = runner.store.run("s")
+    paths = write_report(run, stats, games, tmp_path / "report")
+    for kind in ("html", "png", "svg", "json", "csv"):
+        assert paths[kind].is_file() and paths[kind].stat().st_size > 100
+    assert paths["png"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    page = paths["html"].read_text()
+    assert "<svg" in page and "Clarification depth distribution" in page and "first-round convergence" in page
+
+
+def test_user_text_in_the_report_is_escaped(tmp_path) -> None:
+    from lexicoord.analysis.coordination import Game
+    from lexicoord.runs.records import RunInfo
+
+    evil = "<script>alert(1)</script>"
+    game = Game(episode_id=1, item_id=evil, repetition=0, converged=True, reason="converged", depth=0,
+                interpretation=evil, intended=None, correct=None, announcement=evil, leader="x",
+                agents={"x": {"name": "x", "kind": "human"}}, rounds={1: {"x": evil}})
+    run = RunInfo(id="r<b>", protocol="coordination", status="finished", created_at=0, updated_at=0)
+    paths = write_report(run, compute([game]), [game], Path(tmp_path / "r"))
+    page = paths["html"].read_text()
+    assert evil not in page and html.escape(evil) in page and "r&lt;b&gt;" in page

@@ -1,0 +1,91 @@
+"""The coordination commands as a user runs them."""
+
+import json
+
+from tests.cli.test_cli import lexicoord
+
+
+def test_campaign_with_simulated_people_then_report(tmp_path) -> None:
+    db = str(tmp_path / "c.db")
+    args = ["coord", "run", "-a", "lead=sim:intended", "-a", "p=sim:noisy:0.3", "-a", "q=sim:majority",
+            "--items", "12", "--repetitions", "2", "--run", "sims", "--db", db]
+    first = lexicoord(*args)
+    assert "24 done, 0 failed" in first.stderr
+    again = lexicoord(*args)
+    assert "0 done, 0 failed, 24 already done" in again.stderr, "re-running resumes instead of replaying"
+    out = tmp_path / "rep"
+    report = lexicoord("coord", "report", "sims", "--out", str(out), "--db", db)
+    assert "first-round convergence" in report.stdout and "simulated" in report.stdout
+    stats = json.loads((out / "stats.json").read_text())
+    assert stats["games"] == 24 and stats["converged"] + stats["failed"] == 24
+    assert (out / "depth_distribution.png").is_file() and (out / "depth_distribution.svg").is_file()
+    assert "<svg" in (out / "report.html").read_text()
+
+
+def test_bad_lineups_and_datasets_are_clear(tmp_path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "x"}\nnot json\n')
+    cases = [
+        (["coord", "run", "-a", "x=sim:telepathy", "-a", "y=sim:first"], "Unknown simulated policy 'telepathy'"),
+        (["coord", "run", "-a", "only=sim:first"], "at least two agents"),
+        (["coord", "run", "-a", "x=sim:first", "-a", "x=sim:first"], "same name"),
+        (["coord", "run", "--dataset", str(bad)], "has 2 bad line(s): line 1:"),
+        (["coord", "report", "nothing-here", "--db", str(tmp_path / "e.db")], "No run 'nothing-here'"),
+    ]
+    for args, needle in cases:
+        result = lexicoord(*args, check=False)
+        assert result.returncode == 1 and needle in result.stderr, (args, result.stderr)
+
+
+def test_play_in_the_terminal_as_leader(tmp_path) -> None:
+    import subprocess
+    import sys
+    import os
+
+    db = str(tmp_path / "p.db")
+    result = subprocess.run(
+        [sys.executable, "-m", "lexicoord.cli.app", "coord", "play", "--model", "scripted/first", "--item",
+         "release-01", "--seed", "1", "--timeout", "10", "--db", db],
+        input="1\nlet go\n1\nbecause\n", capture_output=True, text=True, timeout=120,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+    assert result.returncode == 0, result.stderr
+    assert "Converged on 'let go of it' at clarification depth 0" in result.stdout
+    export = lexicoord("runs", "export", "play-", "--db", db).stdout
+    choices = [json.loads(line) for line in export.splitlines() if '"type": "choice"' in line]
+    you = [c for c in choices if c["agent"] == "you"]
+    assert [c["move"] for c in you] == ["announcement", "choice"] and you[1]["agent_kind"] == "human"
+
+
+def test_manual_mode_in_the_terminal(tmp_path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    db = str(tmp_path / "m.db")
+    result = subprocess.run(
+        [sys.executable, "-m", "lexicoord.cli.app", "coord", "play", "--model", "scripted/first", "--sentence",
+         "Secure the load before the lift.", "--word", "secure", "--timeout", "10", "--seed", "3", "--db", db],
+        input="+ guard it from theft\n\n2\nmine\n2\nok\n", capture_output=True, text=True, timeout=120,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+    assert result.returncode == 0, result.stderr
+    assert "The agents propose:" in result.stdout
+    export = lexicoord("runs", "export", "play-", "--db", db).stdout
+    [episode] = [json.loads(line) for line in export.splitlines() if '"record": "episode"' in line]
+    options = episode["spec"]["item"]["options"]
+    assert options[-1] == "guard it from theft" and len(options) == 2, "two scripted proposals merge into one"
+    assert episode["outcome"]["rounds"] >= 1
+
+
+def test_a_short_real_campaign_on_the_embedded_model(tmp_path) -> None:
+    db = str(tmp_path / "e.db")
+    lexicoord("coord", "run", "--agents", "2", "--items", "2", "--bound", "1", "--run", "emb", "--db", db, "--no-cache")
+    out = tmp_path / "rep"
+    lexicoord("coord", "report", "emb", "--out", str(out), "--db", db)
+    stats = json.loads((out / "stats.json").read_text())
+    assert stats["games"] == 2
+    assert set(stats["revisions"]) == {"a1", "a2"} and stats["revisions"]["a1"]["model"] == "local/smollm2-135m"
+    export = lexicoord("runs", "export", "emb", "--db", db).stdout
+    calls = [json.loads(line) for line in export.splitlines() if '"type": "model_call"' in line]
+    assert calls and all(c["usage"]["completion_tokens"] > 0 for c in calls)
