@@ -31,3 +31,4 @@ bench: install
 	$(BIN)/python benchmarks/runner_overhead.py
 	$(BIN)/python benchmarks/embedded_throughput.py
 	$(BIN)/python benchmarks/cache_speedup.py
+	$(BIN)/python benchmarks/coordination_games.py
