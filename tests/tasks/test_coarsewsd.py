@@ -1,4 +1,5 @@
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -7,7 +8,8 @@ from lexicoord.errors import ConfigError
 from lexicoord.tasks.ambiguous import DatasetError
 from lexicoord.tasks.coarsewsd import gloss, load_coarsewsd
 
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "data" / "coarsewsd20"
+# The public data lives beside the checkout (../shared/data); LEXICOORD_SHARED_DATA points elsewhere.
+SHARED = Path(os.environ.get("LEXICOORD_SHARED_DATA", Path(__file__).resolve().parents[3] / "shared" / "data")) / "coarsewsd20"
 
 
 def make_word(root: Path, word: str, classes: dict, rows: list[tuple[str, str]]) -> None:
