@@ -23,3 +23,21 @@ def test_reopening_applies_nothing_twice(tmp_path) -> None:
     with sqlite3.connect(path) as conn:
         assert conn.execute("SELECT version_num FROM alembic_version").fetchall() == [("0001_initial",)]
         assert conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 1
+
+
+def _open(path: str) -> str:
+    try:
+        Store(path)
+        return "ok"
+    except Exception as exc:  # reported back to the test
+        return repr(exc)
+
+
+def test_processes_opening_a_new_file_at_once_all_succeed(tmp_path) -> None:
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=4) as pool:
+        for n in range(8):
+            path = str(tmp_path / f"race-{n}.db")
+            results = list(pool.map(_open, [path] * 4))
+            assert results == ["ok"] * 4, results

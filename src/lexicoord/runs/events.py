@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from lexicoord.models.types import ChatMessage, Usage
+from lexicoord.models.observe import ModelCallRecord
 
 
 class Event(BaseModel):
@@ -44,21 +44,10 @@ def event_from_dict(data: dict[str, Any]) -> Event:
 
 
 @event_type
-class ModelCallEvent(Event):
+class ModelCallEvent(Event, ModelCallRecord):
     """A model call with everything needed to audit it: prompt, raw reply, parse result, cost."""
 
     type: str = "model_call"
-    model: str
-    messages: list[ChatMessage]
-    config: dict[str, Any] = Field(default_factory=dict)
-    text: str | None = None
-    parsed: Any = None
-    parse_error: str | None = None
-    error: str | None = None
-    usage: Usage = Field(default_factory=Usage)
-    latency: float = 0.0
-    cached: bool = False
-    attempts: int = 0
 
 
 @event_type

@@ -19,7 +19,7 @@ from alembic.config import Config as AlembicConfig
 from sqlalchemy import create_engine, delete, event, func, insert, select
 from sqlalchemy.engine import Engine
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError, DBAPIError, IntegrityError
+from sqlalchemy.exc import ArgumentError, DBAPIError, IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 
 from lexicoord import paths
@@ -38,10 +38,10 @@ def _hide_password(url: str) -> str:
 
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
     cur = dbapi_conn.cursor()
+    cur.execute("PRAGMA busy_timeout=30000")  # first: switching to WAL may itself wait for a lock
     cur.execute("PRAGMA journal_mode=WAL")
     cur.execute("PRAGMA synchronous=NORMAL")
     cur.execute("PRAGMA foreign_keys=ON")
-    cur.execute("PRAGMA busy_timeout=30000")
     cur.close()
 
 
@@ -62,12 +62,24 @@ class Store:
             raise ConfigError(f"Cannot open the store at '{self.url}': {exc.orig}.") from None
 
     def _migrate(self) -> None:
-        """Bring the database to the newest schema (a new file gets every migration)."""
+        """Bring the database to the newest schema (a new file gets every migration).
+
+        Two processes opening a new file at once both try to create the tables; the
+        one that loses finds them made and, on its second look, nothing left to do.
+        """
         config = AlembicConfig()
         config.set_main_option("script_location", str(Path(__file__).parent / "migrations"))
-        with self.engine.begin() as connection:
-            config.attributes["connection"] = connection
-            command.upgrade(config, "head")
+        for attempt in range(5):
+            try:
+                with self.engine.begin() as connection:
+                    config.attributes["connection"] = connection
+                    command.upgrade(config, "head")
+                return
+            except (OperationalError, IntegrityError) as exc:
+                transient = ("already exists", "UNIQUE", "database is locked")
+                if attempt == 4 or not any(t in str(exc.orig) for t in transient):
+                    raise
+                time.sleep(0.05 * (attempt + 1))
 
     def _session(self) -> Session:
         return Session(self.engine, expire_on_commit=False)
