@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import statistics
 import tempfile
 import time
 from typing import Any
@@ -63,30 +64,30 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.2, help="seconds per model call")
     parser.add_argument("--concurrency", type=int, default=20)
     parser.add_argument("--progress", action="store_true")
+    parser.add_argument("--repeat", type=int, default=3, help="runs; the median is the figure")
     args = parser.parse_args()
 
-    with tempfile.TemporaryDirectory() as home:
-        os.environ["LEXICOORD_HOME"] = home
-        store = Store(os.path.join(home, "bench.db"))
-        lineup = [AgentSpec(name=f"a{i}", model="scripted/first") for i in range(3)]
-        episodes = grid([{"id": f"item-{i}"} for i in range(args.episodes)], [lineup])
-        pool = ModelPool(cache=False, latency=args.latency)
-        pool.get("scripted/first")  # provider plugins load once per process; not the runner's cost
-        runner = Runner(
-            store, TwoRounds(), models=pool,
-            concurrency=args.concurrency, progress=args.progress,
-        )
-        started = time.perf_counter()
-        summary = asyncio.run(runner.run("bench", episodes))
-        wall = time.perf_counter() - started
-        events = sum(len(store.events(e.id)) for e in store.episodes("bench"))
-
+    walls = []
+    for _ in range(args.repeat):
+        with tempfile.TemporaryDirectory() as home:
+            os.environ["LEXICOORD_HOME"] = home
+            store = Store(os.path.join(home, "bench.db"))
+            lineup = [AgentSpec(name=f"a{i}", model="scripted/first") for i in range(3)]
+            episodes = grid([{"id": f"item-{i}"} for i in range(args.episodes)], [lineup])
+            pool = ModelPool(cache=False, latency=args.latency)
+            pool.get("scripted/first")  # provider plugins load once per process; not the runner's cost
+            runner = Runner(store, TwoRounds(), models=pool, concurrency=args.concurrency, progress=args.progress)
+            started = time.perf_counter()
+            summary = asyncio.run(runner.run("bench", episodes))
+            walls.append(time.perf_counter() - started)
+            events = sum(len(store.events(e.id)) for e in store.episodes("bench"))
+    wall = statistics.median(walls)
     bare = asyncio.run(floor(args.episodes, args.latency, args.concurrency))
     ideal = args.episodes * ROUNDS * args.latency / args.concurrency
     print(f"episodes={summary.done} failed={summary.failed} model_calls={summary.model_calls} events={events}")
-    print(f"latency={args.latency}s concurrency={args.concurrency}")
+    print(f"latency={args.latency}s concurrency={args.concurrency}; walls {', '.join(f'{w:.3f}' for w in walls)} s")
     ratio = f"{wall / ideal:.3f}" if ideal else "n/a"
-    print(f"wall={wall:.3f}s ideal={ideal:.3f}s ratio={ratio} (target <= 1.05)")
+    print(f"median wall={wall:.3f}s ideal={ideal:.3f}s ratio={ratio} (target <= 1.05)")
     if ideal:
         print(f"bare-asyncio floor for the same schedule: {bare:.3f}s ratio={bare / ideal:.3f}")
 

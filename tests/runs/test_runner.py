@@ -159,3 +159,21 @@ async def test_an_outcome_that_cannot_be_stored_fails_only_its_episode(tmp_path,
     else:
         assert summary.failed == 1 and episodes["3"].status == "failed" and expected in episodes["3"].error
     assert runner.store.run("o").status == "finished"
+
+
+async def test_an_event_that_cannot_be_stored_fails_its_episode_with_the_reason(tmp_path) -> None:
+    from lexicoord.runs.events import Event
+
+    class Leaky(Toy):
+        async def play(self, ctx):
+            if ctx.spec.item_id == "bad":
+                ctx.emit(Event(type="custom", thing=object()))
+            return {"ok": True}
+
+    runner = Runner(Store(str(tmp_path / "l.db")), Leaky(), progress=False)
+    summary = await runner.run("l", grid([{"id": "a"}, {"id": "bad"}, {"id": "c"}], [lineup()]))
+    episodes = {e.item_id: e for e in runner.store.episodes("l")}
+    assert summary.done == 2 and summary.failed == 1 and len(episodes) == 3
+    assert episodes["bad"].status == "failed" and "could not be saved" in episodes["bad"].error
+    [error] = runner.store.events(episodes["bad"].id)
+    assert error.type == "error"

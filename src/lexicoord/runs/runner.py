@@ -243,15 +243,9 @@ class Runner:
                         raw=None if isinstance(exc, LexicoordError) else traceback.format_exc(limit=8),
                     )
                 )
+        # An event that cannot be stored is caught by the writer, which then records the
+        # episode as failed with the reason (checking here would serialise every event twice).
         events = ctx.recorder.events
-        for i, event in enumerate(events):
-            try:
-                event.model_dump(mode="json")
-            except Exception as exc:  # keep the episode, say which event could not be kept
-                message = f"event {event.seq} ({event.type}) could not be recorded: {exc}"
-                events[i] = ErrorEvent(seq=event.seq, round=event.round, agent=event.agent, message=message,
-                                       error_type=type(exc).__name__, raw=repr(event)[:4000])
-                error = error or message
         calls = ctx.recorder.model_calls()
         record = EpisodeRecord(
             run_id=run_id,
