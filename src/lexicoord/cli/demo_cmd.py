@@ -27,25 +27,25 @@ DEFAULT_ITEM = "release-01"
 
 
 def print_game(events: list[Event], outcome: dict) -> None:
-    """Round by round: who chose what and why, then the outcome."""
-    by_round: dict[int, list[ChoiceEvent]] = {}
+    """Round by round, in the order things happened: who chose what and why, then the outcome."""
+    this_round: list[ChoiceEvent] = []
     for e in events:
-        if isinstance(e, ChoiceEvent) and e.round is not None:
-            by_round.setdefault(e.round, []).append(e)
+        if isinstance(e, ChoiceEvent) and e.round == 0:
+            console.print(f"[bold]{escape(e.agent or '')}[/bold] (leader) announces: "
+                          f"{escape(e.choice or 'nothing valid')} — {escape(e.justification)}")
+        elif isinstance(e, ChoiceEvent):
+            this_round.append(e)
         elif e.type == "clarification":
             console.print(f"  [italic]{escape(e.agent or '')} clarifies: {escape(getattr(e, 'content', ''))}[/italic]")
-        if e.type == "round_closed" and e.round in by_round:
-            table = Table(title="announcement" if e.round == 0 else f"round {e.round}", title_justify="left")
+        elif e.type == "round_closed":
+            table = Table(title=f"round {e.round}", title_justify="left")
             for col in ("agent", "choice", "justification"):
                 table.add_column(col)
-            for c in by_round[e.round]:
+            for c in this_round:
                 choice = escape(c.choice) if c.choice else f"[yellow]no valid choice[/yellow] ({escape(c.failure or '')})"
                 table.add_row(escape(c.agent or ""), choice, escape(c.justification))
             console.print(table)
-        if e.type == "choice" and e.round == 0:
-            c = e
-            console.print(f"[bold]{escape(c.agent or '')}[/bold] (leader) announces: {escape(c.choice or 'nothing valid')}"
-                          f" — {escape(c.justification)}")
+            this_round = []
     if outcome.get("converged"):
         depth = outcome["depth"]
         verdict = f"[green]Converged[/green] on '{escape(outcome['interpretation'])}' at clarification depth {depth}"
