@@ -89,3 +89,29 @@ def test_a_short_real_campaign_on_the_embedded_model(tmp_path) -> None:
     export = lexicoord("runs", "export", "emb", "--db", db).stdout
     calls = [json.loads(line) for line in export.splitlines() if '"type": "model_call"' in line]
     assert calls and all(c["usage"]["completion_tokens"] > 0 for c in calls)
+
+
+def test_campaigns_refuse_people_and_bad_probabilities(tmp_path) -> None:
+    for args, needle in [
+        (["-a", "human", "-a", "y=sim:first"], "no people at the keyboard"),
+        (["-a", "lead=sim:first", "-a", "p= human"], "no people at the keyboard"),
+        (["-a", "x=sim:noisy:2", "-a", "y=sim:first"], "between 0 and 1"),
+        (["-a", "x=sim:first:0.5", "-a", "y=sim:first"], "Only the noisy policy"),
+    ]:
+        result = lexicoord("coord", "run", *args, "--items", "1", "--db", str(tmp_path / "x.db"), check=False)
+        assert result.returncode == 1 and needle in result.stderr, (args, result.stderr)
+
+
+def test_a_person_playing_sees_the_announcement_before_choosing(tmp_path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    result = subprocess.run(
+        [sys.executable, "-m", "lexicoord.cli.app", "coord", "play", "--role", "player", "--model", "scripted/first",
+         "--item", "release-01", "--seed", "1", "--timeout", "10", "--db", str(tmp_path / "p.db")],
+        input="1\nsame\n", capture_output=True, text=True, timeout=120, env={**os.environ, "COLUMNS": "200"},
+    )
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert out.index("a1 (leader) announced: let go of it") < out.index("Round 1: choose")

@@ -68,3 +68,20 @@ def test_multiword_targets_match_at_word_boundaries() -> None:
     assert word_span("Please clear the area now.", "clear the area") == (7, 21)
     assert word_span("The banker left.", "bank") is None
     assert word_span("BANK closed.", "bank") == (0, 4)
+
+
+def test_blank_words_control_characters_and_encodings(tmp_path) -> None:
+    lines = [
+        json.dumps({**GOOD, "id": "w", "word": " "}),
+        json.dumps({**GOOD, "id": "n", "options": ["river side", "money\n- injected"]}),
+        json.dumps({**GOOD, "id": "s", "intended": " river side "}),
+    ]
+    path = tmp_path / "odd.jsonl"
+    path.write_text("\n".join(lines))
+    items, errors = load_jsonl(path, keep_going=True)
+    assert [i.id for i in items] == ["s"] and items[0].intended == "river side"
+    assert {e.line for e in errors} == {1, 2}
+    latin = tmp_path / "latin.jsonl"
+    latin.write_bytes(json.dumps({**GOOD, "sentence": "Meet me at the bank café."}, ensure_ascii=False).encode("latin-1"))
+    with pytest.raises(ConfigError, match="not UTF-8 text"):
+        load_jsonl(latin)

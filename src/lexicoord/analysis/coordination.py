@@ -74,14 +74,16 @@ def _failure_cause(game: Game) -> str:
         return "leader ended the game"
     if any(c is None for c in first.values()):
         return "a failed move in round 1"
-    people = {c for n, c in first.items() if game.agents.get(n, {}).get("kind") in PEOPLE}
-    machines = {c for n, c in first.items() if game.agents.get(n, {}).get("kind") not in PEOPLE}
+    kinds = {n: game.agents.get(n, {}).get("kind") for n in first}
+    people = {c for n, c in first.items() if kinds[n] in PEOPLE}
+    machines = {c for n, c in first.items() if kinds[n] not in PEOPLE}
+    who = "people" if "human" in kinds.values() else "simulated people"
     if len(people) > 1:
-        return "people disagreed in round 1"
+        return f"{who} disagreed in round 1"
     if len(machines) > 1:
         return "LLM agents disagreed in round 1"
     if people and machines and people != machines:
-        return "people and LLM agents split in round 1"
+        return f"{who} and LLM agents split in round 1"
     return "other"
 
 
@@ -117,9 +119,10 @@ def compute(games: list[Game], bound: int | None = None) -> CoordinationStats:
         for name, info in g.agents.items():
             row = revisions.setdefault(
                 name, {"kind": info.get("kind"), "model": info.get("model"), "simulated": info.get("simulated", False),
-                       "revisions": 0, "games": 0, "opportunities": 0},
+                       "revisions": 0, "games": 0, "opportunities": 0, "leads": False},
             )
             row["games"] += 1
+            row["leads"] = row["leads"] or name == g.leader
             for before, after in zip(ordered, ordered[1:]):
                 if before.get(name) is not None and after.get(name) is not None:
                     row["opportunities"] += 1

@@ -36,15 +36,20 @@ def agent_rows(stats: CoordinationStats) -> list[dict[str, Any]]:
     for name, r in stats.revisions.items():
         toward = stats.toward_leader.get(name)
         rows.append({
-            "agent": name,
+            "agent": f"{name} (simulated)" if r.get("simulated") else name,
             "kind": r["kind"] if r["kind"] == "simulated" or not r.get("simulated") else f"{r['kind']} (simulated)",
             "model": r.get("model") or "",
             "games": r["games"],
             "revisions": r["revisions"],
             "revision rate": _pct(r["revisions"] / r["opportunities"] if r["opportunities"] else None),
-            "moved to leader": "leader" if toward is None else f"{toward['moved']}/{toward['opportunities']}",
+            "moved to leader": "leader" if r.get("leads") else "–" if toward is None else f"{toward['moved']}/{toward['opportunities']}",
         })
     return rows
+
+
+def _label_pair(pair: str, stats: CoordinationStats) -> str:
+    names = pair.split(" / ")
+    return " / ".join(f"{n} (simulated)" if stats.revisions.get(n, {}).get("simulated") else n for n in names)
 
 
 def _table(headers: list[str], rows: list[list[str]]) -> str:
@@ -59,9 +64,12 @@ def write_report(run: RunInfo, stats: CoordinationStats, games: list[Game], out_
     (out_dir / "stats.json").write_text(json.dumps(stats.model_dump(mode="json"), indent=2), encoding="utf-8")
     with (out_dir / "games.csv").open("w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh)
-        writer.writerow(["item", "repetition", "converged", "reason", "depth", "interpretation", "intended", "correct"])
+        writer.writerow(["item", "repetition", "converged", "reason", "depth", "interpretation", "intended", "correct",
+                         "simulated_agents"])
         for g in games:
-            writer.writerow([g.item_id, g.repetition, g.converged, g.reason, g.depth, g.interpretation, g.intended, g.correct])
+            simulated = " ".join(n for n, a in g.agents.items() if a.get("simulated"))
+            writer.writerow([g.item_id, g.repetition, g.converged, g.reason, g.depth, g.interpretation, g.intended,
+                             g.correct, simulated])
 
     agents = agent_rows(stats)
     svg_text = svg.read_text(encoding="utf-8")
@@ -84,7 +92,7 @@ settings {html.escape(json.dumps(run.config, ensure_ascii=False))}</p>
 <h2>Agents</h2>
 {_table(list(agents[0]) if agents else ["agent"], [list(a.values()) for a in agents])}
 <h2>Pairwise agreement (share of rounds with the same choice)</h2>
-{_table(["pair", "agreement"], [[k, _pct(v)] for k, v in stats.pairwise_agreement.items()])}
+{_table(["pair", "agreement"], [[_label_pair(k, stats), _pct(v)] for k, v in stats.pairwise_agreement.items()])}
 <h2>Games</h2>
 {_table(["item", "rep", "outcome", "depth", "agreed meaning", "intended"],
         [[g.item_id, str(g.repetition), "converged" if g.converged else g.reason,

@@ -56,9 +56,9 @@ def run(
     option: ModelOptions = None,
 ) -> None:
     """Play every item with the line-up, store every move, resume on re-run."""
-    if any(a.endswith("=human") for a in agent or []):
-        raise LexicoordError("Campaigns have no people at the keyboard: use sim:POLICY seats, or 'lexicoord coord play'.")
     lineup = lineup_from(agent, model, agents, temperature)
+    if any(a.kind == "human" for a in lineup):
+        raise LexicoordError("Campaigns have no people at the keyboard: use sim:POLICY seats, or 'lexicoord coord play'.")
     chosen = dataset_from(dataset, items, sample, category)
     settings = {"clarification_bound": bound, "leader_clarifies": not no_clarify}
     store = Store(db)
@@ -71,7 +71,7 @@ def run(
     config = {"dataset": dataset, "items": len(chosen), "lineup": [a.model_dump(exclude_defaults=True) for a in lineup],
               "settings": settings, "repetitions": repetitions}
     run_async(runner.run(run_id, episodes, config))
-    console.print(f"report: lexicoord coord report {run_id}")
+    console.print(f"report: lexicoord coord report {escape(run_id)}", highlight=False)
 
 
 @app.command("report")
@@ -86,8 +86,9 @@ def report(
     games = games_from(store.iter_run_events(info.id))
     if not games:
         raise LexicoordError(f"Run '{info.id}' has no finished coordination games yet.")
-    stats = compute(games, bound=(info.config.get("settings") or {}).get("clarification_bound"))
-    table = Table(title=f"{info.id}: {stats.games} games")
+    bound = (info.config.get("settings") or {}).get("clarification_bound", info.config.get("bound"))
+    stats = compute(games, bound=bound)
+    table = Table(title=f"{escape(info.id)}: {stats.games} games")
     table.add_column("measure")
     table.add_column("value")
     for k, v in summary_rows(stats):
@@ -109,4 +110,4 @@ def report(
     console.print(agents)
     paths = write_report(info, stats, games, out or Path("reports") / info.id)
     for kind, path in paths.items():
-        console.print(f"{kind}: {path}")
+        console.print(f"{kind}: {escape(str(path))}", highlight=False)

@@ -47,23 +47,37 @@ async def _pick(options: list[str]) -> int:
         console.print(f"type a number from 1 to {len(options)}")
 
 
+def _show_state(view: dict[str, Any], shown: set[int]) -> None:
+    """The announcement and every round not shown yet, with the clarification before it."""
+    if -1 not in shown and view.get("announcement") and view["announcement"].get("choice"):
+        a = view["announcement"]
+        console.print(f"[bold]{escape(view['leader'])}[/bold] (leader) announced: {escape(a['choice'])} — {escape(a['justification'])}")
+        shown.add(-1)
+    for past in view.get("history") or []:
+        if past["round"] in shown:
+            continue
+        if past.get("clarification"):
+            console.print(f"  leader clarified: [italic]{escape(past['clarification'])}[/italic]")
+        console.print(f"[bold]Round {past['round']}[/bold] choices:")
+        for name, d in past["decisions"].items():
+            console.print(f"  {escape(name)}: {escape(d['choice'] or '(no valid choice)')} — {escape(d['justification'])}")
+        shown.add(past["round"])
+
+
 async def terminal_person(seat: HumanSeat, done: asyncio.Event) -> None:
     """Answers the seat's requests from the keyboard until the game is over."""
+    shown: set[int] = set()
     while not done.is_set():
         if not seat.waiting or seat.pending is None:
             await asyncio.sleep(0.05)
             continue
         view: dict[str, Any] = seat.pending
         kind = view["kind"]
+        _show_state(view, shown)
         if kind == "clarify":
             text = await _ask("clarifying statement (empty: none, 'end': end the game): ")
             seat.submit({"end": True} if text.lower() == "end" else {"statement": text})
             continue
-        if view.get("history"):
-            last = view["history"][-1]
-            console.print(f"[bold]Round {last['round']}[/bold] choices:")
-            for name, d in last["decisions"].items():
-                console.print(f"  {escape(name)}: {escape(d['choice'] or '(none)')} — {escape(d['justification'])}")
         if view.get("clarification"):
             console.print(f"  leader clarifies: [italic]{escape(view['clarification'])}[/italic]")
         title = "Announce your meaning" if kind == "announce" else f"Round {view['round']}: choose"
@@ -81,19 +95,29 @@ async def terminal_person(seat: HumanSeat, done: asyncio.Event) -> None:
 async def _manual_options(models: ModelPool, lineup: list[AgentSpec], sentence: str, word: str, seed: int) -> list[str]:
     ctx = EpisodeContext(spec=EpisodeSpec(item_id="manual"), seed=seed, models=models)
     players = [LLMPlayer(ctx.llm_agent(s)) for s in lineup if s.kind == "llm"]
-    merged = merge_proposals(await gather_proposals(players, sentence, word))
+    proposals = await gather_proposals(players, sentence, word)
+    merged = merge_proposals(proposals)
     console.print("The agents propose:")
     for i, o in enumerate(merged, start=1):
         console.print(f"  {i}. {escape(o.text)} [dim](from {', '.join(o.proposers)})[/dim]")
+    silent = sorted({p.name for p in players} - {p.agent for p in proposals})
+    if silent:
+        console.print(f"[yellow]no usable proposal from: {', '.join(silent)}[/yellow]")
     options = [o.text for o in merged]
     while True:
-        text = await _ask("edit: '+ meaning' adds, '- N' removes, empty line plays: ")
+        text = await _ask("'+ meaning' adds, '= N meaning' edits, '- N' removes, empty line plays: ")
         if not text:
             return options
-        if text.startswith("+"):
+        number, _, rest = text[1:].strip().partition(" ")
+        if text.startswith("+") and text[1:].strip():
             options.append(text[1:].strip())
-        elif text.startswith("-") and text[1:].strip().isdigit() and 1 <= int(text[1:]) <= len(options):
-            options.pop(int(text[1:]) - 1)
+        elif text.startswith("-") and number.isdigit() and 1 <= int(number) <= len(options):
+            options.pop(int(number) - 1)
+        elif text.startswith("=") and number.isdigit() and 1 <= int(number) <= len(options) and rest.strip():
+            options[int(number) - 1] = rest.strip()
+        else:
+            console.print("not understood: use '+ meaning', '= N meaning', '- N' or an empty line")
+            continue
         for i, o in enumerate(options, start=1):
             console.print(f"  {i}. {escape(o)}")
 
@@ -106,7 +130,7 @@ def play(
     sentence: Annotated[str | None, typer.Option(help="Manual mode: your sentence.")] = None,
     word: Annotated[str | None, typer.Option(help="Manual mode: the ambiguous word in it.")] = None,
     bound: Annotated[int, typer.Option(min=0, max=10)] = 3,
-    timeout: Annotated[float, typer.Option(help="Seconds you have for each move.")] = 300.0,
+    timeout: Annotated[float, typer.Option(min=1, help="Seconds you have for each move.")] = 300.0,
     seed: Annotated[int | None, typer.Option()] = None,
     db: DbOption = None,
     no_cache: NoCacheOption = False,
@@ -149,5 +173,8 @@ def play(
     console.print(f"You are the {role}. {len(bots)} agents on {model}.")
     run_async(both())
     for episode, events in store.iter_run_events(run_id):
+        if episode.status != "done":
+            console.print(f"[red]The game failed to run:[/red] {escape(episode.error or '')}")
+            raise typer.Exit(1)
         print_game(events, episode.outcome or {})
     console.print(f"[dim]Recorded as run {run_id}.[/dim]")

@@ -60,7 +60,7 @@ def demo(
     model: Annotated[str, typer.Option(help="Model for every agent.")] = "local/smollm2-135m",
     agents: Annotated[int, typer.Option(min=2, max=8, help="How many agents (the first leads).")] = 3,
     item: Annotated[str | None, typer.Option(help=f"Built-in item id (default {DEFAULT_ITEM}; 'random' for any).")] = None,
-    bound: Annotated[int, typer.Option(min=0, max=10, help="Clarification bound.")] = 2,
+    bound: Annotated[int, typer.Option(min=0, max=10, help="Clarification bound.")] = 3,
     seed: Annotated[int | None, typer.Option(help="Base seed (default: a new one each time).")] = None,
     run: Annotated[str | None, typer.Option(help="Run name (default: demo-<time>).")] = None,
     db: DbOption = None,

@@ -26,10 +26,15 @@ def parse_agent(text: str, index: int) -> AgentSpec:
         policy, _, p = what[4:].partition(":")
         if policy not in POLICIES:
             raise ConfigError(f"Unknown simulated policy '{policy}' in '{text}'; known: {', '.join(POLICIES)}.")
+        if p and policy != "noisy":
+            raise ConfigError(f"Only the noisy policy takes a probability ('{text}').")
         try:
-            options = {"policy": policy, **({"p": float(p)} if p else {})}
+            prob = float(p) if p else None
         except ValueError:
             raise ConfigError(f"The probability in '{text}' is not a number.") from None
+        if prob is not None and not 0.0 <= prob <= 1.0:
+            raise ConfigError(f"The probability in '{text}' must be between 0 and 1.")
+        options = {"policy": policy, **({"p": prob} if prob is not None else {})}
         return AgentSpec(name=name, kind="simulated", options=options)
     if "/" not in what:
         raise ConfigError(f"Agent '{text}': '{what}' is neither provider/model, sim:POLICY nor human.")
@@ -54,7 +59,7 @@ def dataset_from(source: str, limit: int | None, sample_seed: int | None, catego
     if source == "builtin":
         items = builtin_items()
     elif source.startswith("coarsewsd:"):
-        items = load_coarsewsd(Path(source.removeprefix("coarsewsd:")), per_word=limit if sample_seed is None else None)
+        items = load_coarsewsd(Path(source.removeprefix("coarsewsd:")))
     else:
         items = load_jsonl(source)[0]
     if category:
@@ -63,4 +68,6 @@ def dataset_from(source: str, limit: int | None, sample_seed: int | None, catego
             raise ConfigError(f"No items of category '{category}' in {source}.")
     if sample_seed is not None:
         items = random.Random(sample_seed).sample(items, len(items))
+    if not items:
+        raise ConfigError(f"{source} holds no items.")
     return items[:limit] if limit else items

@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from lexicoord.errors import LexicoordError
@@ -129,7 +130,7 @@ class Runner:
             transient=False,
         )
         task = progress.add_task(
-            run_id, total=len(episodes), completed=summary.skipped, failed=0, rate="", tokens=0
+            escape(run_id), total=len(episodes), completed=summary.skipped, failed=0, rate="", tokens=0
         )
 
         def account(record: EpisodeRecord, events: list[Event]) -> None:
@@ -216,7 +217,7 @@ class Runner:
             await self.models.aclose()
             if self.progress:
                 for line in summary.lines():
-                    self.console.print(line, highlight=False)
+                    self.console.print(line, highlight=False, markup=False)
         return summary
 
     async def _play(self, run_id: str, position: int, spec: EpisodeSpec) -> tuple[EpisodeRecord, list[Event]]:

@@ -20,6 +20,7 @@ from lexicoord.errors import ConfigError
 
 MAX_SENTENCE_CHARS = 2000
 MAX_GLOSS_CHARS = 120
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 class AmbiguityItem(BaseModel):
@@ -37,12 +38,26 @@ class AmbiguityItem(BaseModel):
     domain: str = "general"
     note: str = ""
 
+    @field_validator("word", "sentence", "intended")
+    @classmethod
+    def _one_line(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        value = value.strip()
+        if not value:
+            raise ValueError("must not be blank")
+        if _CONTROL.search(value):
+            raise ValueError("must be one line without control characters")
+        return value
+
     @field_validator("options")
     @classmethod
     def _distinct(cls, options: list[str]) -> list[str]:
         cleaned = [o.strip() for o in options]
         if any(not o or len(o) > MAX_GLOSS_CHARS for o in cleaned):
             raise ValueError(f"every option must be 1 to {MAX_GLOSS_CHARS} characters")
+        if any(_CONTROL.search(o) for o in cleaned):
+            raise ValueError("options must be one line without control characters")
         if len({o.casefold() for o in cleaned}) != len(cleaned):
             raise ValueError("options must be distinct")
         return cleaned
@@ -130,7 +145,15 @@ def load_jsonl(path: str | Path, *, keep_going: bool = False) -> tuple[list[Ambi
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"Cannot read the dataset {path}: {exc.strerror}.") from None
+    except UnicodeDecodeError as exc:
+        line = text_line_of(path, exc.start)
+        raise ConfigError(f"The dataset {path} is not UTF-8 text (line {line}: {exc.reason}).") from None
     return parse_jsonl(text.splitlines(), str(path), keep_going=keep_going)
+
+
+def text_line_of(path: Path, offset: int) -> int:
+    """The 1-based line holding byte ``offset`` of ``path``."""
+    return path.read_bytes()[:offset].count(b"\n") + 1
 
 
 BUILTIN = "ambiguous_sentences.jsonl"

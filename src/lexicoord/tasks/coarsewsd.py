@@ -43,8 +43,10 @@ def load_word(folder: Path, *, limit: int | None = None) -> list[AmbiguityItem]:
         classes = json.loads((folder / "classes_map.txt").read_text(encoding="utf-8"))
         data = (folder / "test.data.txt").read_text(encoding="utf-8").splitlines()
         gold = (folder / "test.gold.txt").read_text(encoding="utf-8").splitlines()
-    except (OSError, json.JSONDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ConfigError(f"{folder} is not a CoarseWSD-20 word folder ({exc}).") from None
+    if not isinstance(classes, dict) or not classes or not all(str(k).isdigit() and isinstance(v, str) for k, v in classes.items()):
+        raise ConfigError(f"{folder / 'classes_map.txt'} must map sense numbers to labels, like {{\"0\": \"bank_bank\"}}.")
     if len(data) != len(gold):
         raise ConfigError(f"{folder}: test.data.txt has {len(data)} lines but test.gold.txt has {len(gold)}.")
     options = [gloss(word, classes[k]) for k in sorted(classes, key=int)]

@@ -66,3 +66,15 @@ async def test_llm_players_propose_and_bad_replies_are_dropped() -> None:
     proposals = await gather_proposals(players, "Secure the load.", "secure")
     assert [p.agent for p in proposals] == ["a1", "a3"]
     assert len(merge_proposals(proposals)) == 1
+
+
+@pytest.mark.parametrize("a,b", [("a river bank", "not a river bank"), ("let go of it", "don't let go of it")])
+def test_a_gloss_and_its_negation_never_merge(a: str, b: str) -> None:
+    assert not equivalent(a, b)
+
+
+def test_merging_does_not_depend_on_order() -> None:
+    texts = ["x y z w", "x y z v", "x y z v u"]
+    forward = merge_proposals([Proposal(agent=str(i), meaning=t) for i, t in enumerate(texts)])
+    backward = merge_proposals([Proposal(agent=str(i), meaning=t) for i, t in reversed(list(enumerate(texts)))])
+    assert sorted(len(o.proposers) for o in forward) == sorted(len(o.proposers) for o in backward)

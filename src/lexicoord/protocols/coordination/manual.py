@@ -4,8 +4,9 @@ Each player proposes one interpretation with a justification. Proposals that
 say the same thing are merged: glosses are reduced to their content words
 (lower case, punctuation and common function words dropped, a plural -s
 removed), and two proposals are one option when those word sets are equal or
-overlap by at least 60% (Jaccard). The first wording proposed is kept and every
-proposer and justification stays attached. The leader may then add, edit or
+overlap by at least 60% (Jaccard), unless one is negated and the other not. A
+proposal joins a group only when it is equivalent to every member. The first
+wording proposed is kept and every proposer and justification stays attached. The leader may then add, edit or
 remove options before play; the result is an ordinary item with an open meaning.
 """
 
@@ -67,31 +68,41 @@ def validate_manual(sentence: str, word: str) -> tuple[str, str]:
 
 
 def content_words(gloss: str) -> frozenset[str]:
-    words = re.findall(r"[a-z0-9]+", gloss.lower())
+    words = re.findall(r"[a-z0-9]+", gloss.lower().replace("n't", " nt"))
     return frozenset(w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
                      for w in words if w not in STOPWORDS)
 
 
+NEGATIONS = frozenset({"not", "no", "never", "non", "without", "nt"})
+
+
 def equivalent(a: str, b: str) -> bool:
+    """Same content words, or 60% of them shared; never a gloss and its negation."""
     wa, wb = content_words(a), content_words(b)
     if not wa or not wb:
         return a.strip().lower() == b.strip().lower()
+    if (wa & NEGATIONS) != (wb & NEGATIONS):
+        return False
     return wa == wb or len(wa & wb) / len(wa | wb) >= SIMILARITY
 
 
 def merge_proposals(proposals: list[Proposal]) -> list[Option]:
-    options: list[Option] = []
+    """Group proposals; a proposal joins a group only if it is equivalent to every member
+    (so the result does not depend on which wording happened to come first)."""
+    groups: list[list[tuple[str, Proposal]]] = []
     for p in proposals:
         text = " ".join(p.meaning.split())[:MAX_GLOSS]
         if not text:
             continue
-        same = next((o for o in options if equivalent(o.text, text)), None)
-        if same is None:
-            options.append(Option(text=text, proposers=[p.agent], justifications=[p.justification]))
+        home = next((g for g in groups if all(equivalent(t, text) for t, _ in g)), None)
+        if home is None:
+            groups.append([(text, p)])
         else:
-            same.proposers.append(p.agent)
-            same.justifications.append(p.justification)
-    return options
+            home.append((text, p))
+    return [
+        Option(text=g[0][0], proposers=[p.agent for _, p in g], justifications=[p.justification for _, p in g])
+        for g in groups
+    ]
 
 
 async def propose(player: Player, sentence: str, word: str) -> Proposal | None:

@@ -48,6 +48,8 @@ class Player:
 
     def __init__(self, agent: Agent) -> None:
         self.agent = agent
+        #: Why the last clarification could not be given, if it failed.
+        self.last_failure: str | None = None
 
     @property
     def name(self) -> str:
@@ -78,23 +80,30 @@ class Player:
 
 
 def _context(view: RoundView) -> str:
-    """Earlier rounds, the leader's announcement and clarification, each fenced as data."""
+    """The announcement, every earlier round with the clarification that preceded it, all fenced."""
     parts: list[str] = []
     if view.announcement is not None and view.announcement.choice:
         said = f"{view.announcement.choice}: {view.announcement.justification}"
         parts.append(f"The leader ({view.leader}) announced:\n{fence(said, 'ANNOUNCEMENT')}")
     for past in view.history:
+        if past.clarification:
+            parts.append(f"Before round {past.round} the leader clarified:\n{fence(past.clarification, 'CLARIFICATION')}")
         lines = [
             f"- {name}: {d.choice or '(no valid choice)'}: {d.justification}" for name, d in past.decisions.items()
         ]
         parts.append(f"Round {past.round}, the players chose:\n{fence(chr(10).join(lines), 'ROUND')}")
     if view.clarification:
-        parts.append(f"The leader clarifies:\n{fence(view.clarification, 'CLARIFICATION')}")
+        parts.append(f"Now the leader clarifies:\n{fence(view.clarification, 'CLARIFICATION')}")
     return ("\n" + "\n\n".join(parts) + "\n") if parts else ""
 
 
 def _options(view: RoundView) -> str:
-    return "\n".join(f"- {o}" for o in view.options)
+    """The candidate meanings, fenced: they may come from a user's file or from the leader."""
+    return fence("\n".join(f"- {o}" for o in view.options), "OPTIONS")
+
+
+def _word(view: RoundView) -> str:
+    return fence(view.word, "WORD")
 
 
 class LLMPlayer(Player):
@@ -115,29 +124,37 @@ class LLMPlayer(Player):
         return Decision(choice=out.parsed["choice"], justification=out.parsed["justification"], raw=out.text)
 
     async def choose(self, view: RoundView) -> Decision:
+        role_note = ""
+        if view.leader == self.name and view.announcement and view.announcement.choice:
+            role_note = f" You are the leader; you announced the meaning \"{view.announcement.choice}\"."
         prompt = render_prompt(
-            "coord_choose", sentence=fence(view.sentence, "SENTENCE"), word=view.word, options=_options(view),
-            context=_context(view), round=str(view.round),
+            "coord_choose", sentence=fence(view.sentence, "SENTENCE"), word=_word(view), options=_options(view),
+            context=_context(view), round=str(view.round), role_note=role_note,
         )
         return await self._decide(prompt, view)
 
     async def announce(self, view: RoundView) -> Decision:
         prompt = render_prompt(
-            "coord_announce", sentence=fence(view.sentence, "SENTENCE"), word=view.word, options=_options(view)
+            "coord_announce", sentence=fence(view.sentence, "SENTENCE"), word=_word(view), options=_options(view)
         )
         return await self._decide(prompt, view)
 
     async def clarify(self, view: RoundView) -> str | None:
         said = view.announcement.choice if view.announcement and view.announcement.choice else "(nothing)"
         prompt = render_prompt(
-            "coord_clarify", sentence=fence(view.sentence, "SENTENCE"), word=view.word, options=_options(view),
-            announcement=said, context=_context(view),
+            "coord_clarify", sentence=fence(view.sentence, "SENTENCE"), word=_word(view), options=_options(view),
+            announcement=fence(said, "ANNOUNCEMENT"), context=_context(view),
         )
+        self.last_failure = None
         try:
             out = await self.agent.ask_structured(prompt, GenerateConfig(json_schema=STATEMENT_SCHEMA, max_tokens=120))
-        except LexicoordError:
+        except LexicoordError as exc:
+            self.last_failure = str(exc)
             return None
-        return out.parsed["statement"] if out.ok else None
+        if not out.ok:
+            self.last_failure = f"{out.parse_error} (raw: {out.text[:300]!r})"
+            return None
+        return out.parsed["statement"]
 
 
 class HumanPlayer(Player):

@@ -148,6 +148,8 @@ class CoordinationGame(Protocol):
                 break
             if clarification:
                 ctx.emit(ClarificationEvent(agent=leader.name, round=round_, content=clarification))
+            elif leader.last_failure:
+                ctx.emit(ClarificationEvent(agent=leader.name, round=round_, content="", failure=leader.last_failure))
 
         intended = item.get("intended")
         return {
