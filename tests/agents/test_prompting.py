@@ -15,7 +15,7 @@ def test_fence_cannot_be_closed_from_inside() -> None:
 
 def test_prompts_come_from_files_and_user_overrides_win(tmp_path, monkeypatch) -> None:
     text = render_prompt("coord_propose", sentence="S", word="w")
-    assert "S" in text and '"w"' in text
+    assert "S" in text and "\nw\n" in text
     (tmp_path / "coord_propose.txt").write_text("custom $word")
     monkeypatch.setenv("LEXICOORD_PROMPTS", str(tmp_path))
     assert render_prompt("coord_propose", sentence="S", word="w") == "custom w"
