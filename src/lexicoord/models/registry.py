@@ -105,7 +105,7 @@ def get_provider(spec: str, **options: Any) -> Provider:
         raise UnknownProviderError(f"Unknown provider '{name}' in '{spec}'; known providers: {known}.")
     try:
         return info.factory(model_name, **options)
-    except TypeError as exc:
+    except TypeError:
         accepted = _accepted_options(info.factory)
         unknown = [k for k in options if accepted is not None and k not in accepted]
         if not unknown:

@@ -171,17 +171,17 @@ class HumanPlayer(Player):
             return Decision(choice=answer["choice"], justification=str(answer.get("justification", ""))[:MAX_JUSTIFICATION])
         return Decision(choice=None, failure=f"not one of the options: {str(answer)[:200]}", raw=str(answer)[:2000])
 
-    async def choose(self, view: RoundView) -> Decision:
+    async def _move(self, kind: str, view: RoundView) -> Decision:
         try:
-            return self._decision(await self.agent.request({"kind": "choose", **view.model_dump()}), view)
+            return self._decision(await self.agent.request({"kind": kind, **view.model_dump()}), view)
         except SeatTimeout as exc:
             return Decision(choice=None, failure=str(exc))
 
+    async def choose(self, view: RoundView) -> Decision:
+        return await self._move("choose", view)
+
     async def announce(self, view: RoundView) -> Decision:
-        try:
-            return self._decision(await self.agent.request({"kind": "announce", **view.model_dump()}), view)
-        except SeatTimeout as exc:
-            return Decision(choice=None, failure=str(exc))
+        return await self._move("announce", view)
 
     async def clarify(self, view: RoundView) -> str | None:
         try:
