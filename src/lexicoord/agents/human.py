@@ -8,6 +8,7 @@ and gets the answer, or :class:`SeatTimeout` if nobody answered in time.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 from lexicoord.agents.base import Agent
@@ -28,6 +29,8 @@ class HumanSeat(Agent):
         self.timeout = timeout
         self.pending: dict[str, Any] | None = None
         self._answer: asyncio.Future[Any] | None = None
+        #: Called whenever a request starts or ends, so a front end can show it at once.
+        self.listener: Callable[[], None] | None = None
 
     @property
     def waiting(self) -> bool:
@@ -38,6 +41,7 @@ class HumanSeat(Agent):
         limit = self.timeout if timeout is None else timeout
         self.pending = payload
         self._answer = asyncio.get_running_loop().create_future()
+        self._notify()
         try:
             return await asyncio.wait_for(asyncio.shield(self._answer), limit)
         except asyncio.TimeoutError:
@@ -45,6 +49,11 @@ class HumanSeat(Agent):
         finally:
             self.pending = None
             self._answer = None
+            self._notify()
+
+    def _notify(self) -> None:
+        if self.listener is not None:
+            self.listener()
 
     def submit(self, answer: Any) -> bool:
         """Deliver the person's answer; ``False`` if nothing was being asked (late or duplicate)."""

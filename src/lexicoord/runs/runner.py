@@ -13,21 +13,19 @@ import asyncio
 import logging
 import sys
 import time
-import traceback
 from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel
-from pydantic_core import to_jsonable_python
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from lexicoord.errors import LexicoordError
-from lexicoord.models.observe import observing
 from lexicoord.models.pool import ModelPool
 from lexicoord.protocols.base import EpisodeContext, Protocol
-from lexicoord.runs.events import ErrorEvent, Event, OutcomeEvent
+from lexicoord.runs.episode import play_episode, short_error
+from lexicoord.runs.events import ErrorEvent, Event
 from lexicoord.runs.grid import EpisodeSpec
 from lexicoord.runs.records import EpisodeRecord
 from lexicoord.runs.store import Store
@@ -64,12 +62,6 @@ class RunSummary(BaseModel):
         if self.interrupted:
             out.append("interrupted: finished episodes are saved; run the same command again to resume.")
         return out
-
-
-def _short_error(exc: BaseException) -> str:
-    if isinstance(exc, LexicoordError):
-        return str(exc)
-    return f"{type(exc).__name__}: {exc}"
 
 
 class Runner:
@@ -162,7 +154,7 @@ class Runner:
                         await save([entry])
                     return
                 record, _ = entries[0]
-                failure = f"the episode could not be saved: {_short_error(sys.exc_info()[1])}"
+                failure = f"the episode could not be saved: {short_error(sys.exc_info()[1])}"
                 log.exception("run %s: %s", run_id, failure)
                 record = record.model_copy(update={"status": "failed", "error": failure, "outcome": None})
                 entries = [(record, [ErrorEvent(message=failure, error_type="StoreError")])]
@@ -222,47 +214,4 @@ class Runner:
 
     async def _play(self, run_id: str, position: int, spec: EpisodeSpec) -> tuple[EpisodeRecord, list[Event]]:
         ctx = EpisodeContext(spec=spec, seed=spec.seed(self.seed), models=self.models)
-        started = time.time()
-        outcome: dict[str, Any] | None = None
-        error: str | None = None
-        with observing(ctx.recorder.on_model_call):
-            try:
-                result = await self.protocol.play(ctx)
-                if not isinstance(result, dict):
-                    raise TypeError(f"protocol '{self.protocol.name}' returned {type(result).__name__}, not a dict")
-                outcome = to_jsonable_python(result)  # sets become lists; an object that cannot be stored fails here
-                ctx.emit(OutcomeEvent(outcome=outcome))
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # one failing episode never stops the run
-                outcome = None
-                error = _short_error(exc)
-                ctx.emit(
-                    ErrorEvent(
-                        message=error,
-                        error_type=type(exc).__name__,
-                        raw=None if isinstance(exc, LexicoordError) else traceback.format_exc(limit=8),
-                    )
-                )
-        # An event that cannot be stored is caught by the writer, which then records the
-        # episode as failed with the reason (checking here would serialise every event twice).
-        events = ctx.recorder.events
-        calls = ctx.recorder.model_calls()
-        record = EpisodeRecord(
-            run_id=run_id,
-            key=spec.key,
-            position=position,
-            item_id=spec.item_id,
-            repetition=spec.repetition,
-            seed=ctx.seed,
-            spec=spec.model_dump(mode="json"),
-            status="done" if error is None else "failed",
-            error=error,
-            outcome=outcome if error is None else None,
-            started_at=started,
-            finished_at=time.time(),
-            model_calls=len(calls),
-            prompt_tokens=sum(c.usage.prompt_tokens or 0 for c in calls),
-            completion_tokens=sum(c.usage.completion_tokens or 0 for c in calls),
-        )
-        return record, events
+        return await play_episode(self.protocol, ctx, run_id, position)

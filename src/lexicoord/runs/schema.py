@@ -59,3 +59,30 @@ class EventRow(Base):
     round: Mapped[int | None] = mapped_column(Integer, nullable=True)
     ts: Mapped[float] = mapped_column(Float)
     data: Mapped[dict[str, Any]] = mapped_column(JSON)
+
+
+class RoomRow(Base):
+    """A live room: its settings and the state needed to reopen it after a restart."""
+
+    __tablename__ = "rooms"
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    code: Mapped[str] = mapped_column(String(32), unique=True)
+    run_id: Mapped[str] = mapped_column(String(128))
+    status: Mapped[str] = mapped_column(String(16), default="open")
+    created_at: Mapped[float] = mapped_column(Float)
+    updated_at: Mapped[float] = mapped_column(Float)
+    config: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    state: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+
+
+class RoomMoveRow(Base):
+    """One answered request of the game in progress, so a restarted server replays it instead of losing it."""
+
+    __tablename__ = "room_moves"
+    __table_args__ = (UniqueConstraint("room_id", "game", "player", "idx"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    room_id: Mapped[str] = mapped_column(ForeignKey("rooms.id", ondelete="CASCADE"), index=True)
+    game: Mapped[int] = mapped_column(Integer)
+    player: Mapped[str] = mapped_column(String(128))
+    idx: Mapped[int] = mapped_column(Integer)
+    data: Mapped[dict[str, Any]] = mapped_column(JSON)

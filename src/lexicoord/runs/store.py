@@ -81,8 +81,11 @@ class Store:
                     raise
                 time.sleep(0.05 * (attempt + 1))
 
-    def _session(self) -> Session:
+    def session(self) -> Session:
+        """A session on the store's database, for modules that keep their own tables there (live rooms)."""
         return Session(self.engine, expire_on_commit=False)
+
+    _session = session
 
     def close(self) -> None:
         self.engine.dispose()

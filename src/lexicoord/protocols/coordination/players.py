@@ -63,6 +63,11 @@ class Player:
     def simulated(self) -> bool:
         return self.agent.simulated
 
+    @property
+    def present(self) -> bool:
+        """Whether this player still counts toward convergence (a person may leave a live room)."""
+        return True
+
     def describe(self) -> dict[str, Any]:
         return self.agent.describe()
 

@@ -13,6 +13,8 @@ set I of admissible interpretations.
   and all choose again.
 - The game fails when the clarification bound is reached (default 3 clarification
   rounds, so at most 4 rounds) or when the leader ends it.
+- A player who has left the game (a person the leader let go, in a live room) is
+  recorded with a failed move and no longer counts toward convergence.
 
 A failed move (timeout, unparseable reply) is recorded with its reason. With
 ``failed_moves="block"`` (the default) it prevents convergence in that round,
@@ -127,7 +129,8 @@ class CoordinationGame(Protocol):
             by_name = {p.name: d for p, d in zip(players, decisions)}
             for player, decision in zip(players, decisions):
                 self._emit_choice(ctx, player, decision, round_, "choice")
-            agreed = self.converged(by_name, settings.failed_moves)
+            counted = {p.name: by_name[p.name] for p in players if p.present}
+            agreed = self.converged(counted, settings.failed_moves)
             ctx.emit(
                 RoundClosedEvent(summary={"choices": {n: d.choice for n, d in by_name.items()}, "converged": agreed is not None})
             )

@@ -1,0 +1,66 @@
+"""``lexicoord serve``: live web rooms where people and LLM agents play the coordination game."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from lexicoord.cli.lineup import dataset_from
+from lexicoord.cli.options import DbOption, ModelOptions, NoCacheOption, cache_setting, parse_options
+from lexicoord.errors import ConfigError
+from lexicoord.models.pool import ModelPool
+from lexicoord.runs.store import Store
+from lexicoord.tasks.ambiguous import AmbiguityItem
+from lexicoord.web.messages import MAX_MESSAGE
+
+console = Console(stderr=True)
+
+
+def load_datasets(sources: list[str]) -> dict[str, list[AmbiguityItem]]:
+    """``builtin``, ``NAME=path.jsonl``, ``path.jsonl`` or ``coarsewsd:FOLDER``, each loaded and checked now."""
+    out: dict[str, list[AmbiguityItem]] = {}
+    for source in sources:
+        name, sep, where = source.partition("=")
+        if not sep or ":" in name:
+            name, where = source, source
+        out[name.strip()] = dataset_from(where.strip(), None, None, None)
+    return out
+
+
+def serve(
+    host: Annotated[str, typer.Option(help="Address to listen on (0.0.0.0 to let other machines in).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=1, max=65535)] = 8000,
+    model: Annotated[
+        list[str] | None, typer.Option("--model", "-m", help="A model people may seat agents on (repeatable).")
+    ] = None,
+    agents: Annotated[int, typer.Option(min=0, max=8, help="Agents the room form proposes by default.")] = 2,
+    dataset: Annotated[
+        list[str] | None, typer.Option(help="builtin, a JSONL file, NAME=file.jsonl or coarsewsd:FOLDER (repeatable).")
+    ] = None,
+    db: DbOption = None,
+    no_cache: NoCacheOption = False,
+    option: ModelOptions = None,
+) -> None:
+    """Serve live rooms; open the printed address in a browser, create a room, and share its link."""
+    import uvicorn
+
+    from lexicoord.web.app import create_app
+    from lexicoord.web.services import Services
+
+    models = model or ["local/smollm2-135m"]
+    pool = ModelPool(cache=cache_setting(no_cache), **parse_options(option))
+    for name in models:
+        pool.get(name)  # a missing key or unknown provider is one clear error now, not in every room
+    if len(set(models)) != len(models):
+        raise ConfigError("A model is named twice with --model.")
+    services = Services(store=Store(db), models=pool, datasets=load_datasets(dataset or ["builtin"]),
+                        model_names=models, default_agents=agents)
+    app = create_app(services)
+    shown = "localhost" if host in ("127.0.0.1", "0.0.0.0", "::") else host
+    console.print(f"lexicoord live: http://{shown}:{port}/  (store {services.store.url}; Ctrl-C stops, rooms reopen)",
+                  highlight=False, markup=False)
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", ws_max_size=MAX_MESSAGE * 4,
+                            ws_ping_interval=20, ws_ping_timeout=20)
+    uvicorn.Server(config).run()

@@ -1,0 +1,81 @@
+"""Plays one episode and turns it into a record: the single place an outcome or an error is written down.
+
+The runner calls it for every episode of a campaign; a live room calls it for
+every game played in the room. Both get the same record and the same events,
+so a game played in a browser is stored exactly like one played in a campaign.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import traceback
+from typing import Any
+
+from pydantic_core import to_jsonable_python
+
+from lexicoord.errors import LexicoordError
+from lexicoord.models.observe import observing
+from lexicoord.protocols.base import EpisodeContext, Protocol
+from lexicoord.runs.events import ErrorEvent, Event, OutcomeEvent
+from lexicoord.runs.records import EpisodeRecord
+
+
+def short_error(exc: BaseException) -> str:
+    if isinstance(exc, LexicoordError):
+        return str(exc)
+    return f"{type(exc).__name__}: {exc}"
+
+
+async def play_episode(
+    protocol: Protocol, ctx: EpisodeContext, run_id: str, position: int = 0
+) -> tuple[EpisodeRecord, list[Event]]:
+    """Play ``ctx``'s episode; a failure of the episode becomes a failed record, never an exception.
+
+    Cancellation propagates: an interrupted episode has no record and is played again on resume.
+    """
+    spec = ctx.spec
+    started = time.time()
+    outcome: dict[str, Any] | None = None
+    error: str | None = None
+    with observing(ctx.recorder.on_model_call):
+        try:
+            result = await protocol.play(ctx)
+            if not isinstance(result, dict):
+                raise TypeError(f"protocol '{protocol.name}' returned {type(result).__name__}, not a dict")
+            outcome = to_jsonable_python(result)  # sets become lists; an object that cannot be stored fails here
+            ctx.emit(OutcomeEvent(outcome=outcome))
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # one failing episode never stops the run
+            outcome = None
+            error = short_error(exc)
+            ctx.emit(
+                ErrorEvent(
+                    message=error,
+                    error_type=type(exc).__name__,
+                    raw=None if isinstance(exc, LexicoordError) else traceback.format_exc(limit=8),
+                )
+            )
+    # An event that cannot be stored is caught by the writer, which then records the
+    # episode as failed with the reason (checking here would serialise every event twice).
+    events = ctx.recorder.events
+    calls = ctx.recorder.model_calls()
+    record = EpisodeRecord(
+        run_id=run_id,
+        key=spec.key,
+        position=position,
+        item_id=spec.item_id,
+        repetition=spec.repetition,
+        seed=ctx.seed,
+        spec=spec.model_dump(mode="json"),
+        status="done" if error is None else "failed",
+        error=error,
+        outcome=outcome if error is None else None,
+        started_at=started,
+        finished_at=time.time(),
+        model_calls=len(calls),
+        prompt_tokens=sum(c.usage.prompt_tokens or 0 for c in calls),
+        completion_tokens=sum(c.usage.completion_tokens or 0 for c in calls),
+    )
+    return record, events

@@ -1,0 +1,1 @@
+"""Live web rooms: people in browsers and LLM agents play the coordination game together."""

@@ -1,0 +1,59 @@
+"""One browser connection: a send queue that never lets a slow client hold up a room.
+
+Room states are snapshots, so a connection keeps only the newest one not yet
+sent: a client that falls behind skips to the present instead of queueing
+stale states. Other messages (errors, statistics) queue, up to a bound.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections import deque
+
+from starlette.websockets import WebSocket
+
+MAX_QUEUED = 64
+
+
+class Connection:
+    def __init__(self, ws: WebSocket) -> None:
+        self.ws = ws
+        self._state: str | None = None
+        self._queue: deque[str] = deque(maxlen=MAX_QUEUED)
+        self._wake = asyncio.Event()
+        self._closed = False
+        self.sender = asyncio.create_task(self._send_loop())
+
+    def send_state(self, text: str) -> None:
+        self._state = text
+        self._wake.set()
+
+    def send(self, text: str) -> None:
+        self._queue.append(text)
+        self._wake.set()
+
+    async def _send_loop(self) -> None:
+        try:
+            while True:
+                await self._wake.wait()
+                self._wake.clear()
+                while self._queue:
+                    await self.ws.send_text(self._queue.popleft())
+                if self._state is not None:
+                    text, self._state = self._state, None
+                    await self.ws.send_text(text)
+        except Exception:  # the socket closed under us: the receive side ends the connection
+            self._closed = True
+
+    async def flush(self) -> None:
+        """Wait until everything queued so far has been handed to the socket (used before closing)."""
+        for _ in range(100):
+            if not self._queue and self._state is None or self._closed:
+                return
+            await asyncio.sleep(0.01)
+
+    async def aclose(self) -> None:
+        self.sender.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await self.sender

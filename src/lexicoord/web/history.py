@@ -1,0 +1,74 @@
+"""A room's statistics and history, computed from its stored games like any run's report."""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import Any
+
+from lexicoord.analysis.coordination import compute, games_from
+from lexicoord.analysis.report import summary_rows
+from lexicoord.runs.events import ChoiceEvent, Event, MessageEvent
+from lexicoord.runs.records import EpisodeRecord
+from lexicoord.runs.store import Store
+
+
+def game_history(episode: EpisodeRecord, events: list[Event]) -> dict[str, Any]:
+    """One stored game as people read it: the item, the announcement, every decision and clarification."""
+    item = (episode.spec or {}).get("item", {})
+    rounds: dict[int, dict[str, Any]] = {}
+    announcement = None
+    for e in events:
+        if isinstance(e, ChoiceEvent):
+            entry = {"agent": e.agent, "choice": e.choice, "justification": e.justification, "failure": e.failure,
+                     "kind": getattr(e, "agent_kind", None)}
+            if getattr(e, "move", None) == "announcement":
+                announcement = entry
+            elif e.round is not None:
+                rounds.setdefault(e.round, {"round": e.round, "clarification": None, "decisions": []})["decisions"].append(entry)
+        elif e.type == "clarification" and isinstance(e, MessageEvent) and e.content and e.round is not None:
+            rounds.setdefault(e.round + 1, {"round": e.round + 1, "clarification": None, "decisions": []})
+            rounds[e.round + 1]["clarification"] = e.content
+    outcome = episode.outcome or {}
+    return {
+        "number": episode.repetition, "item_id": episode.item_id, "sentence": item.get("sentence"),
+        "word": item.get("word"), "options": item.get("options", []), "status": episode.status,
+        "error": episode.error, "converged": outcome.get("converged"), "reason": outcome.get("reason"),
+        "depth": outcome.get("depth"), "interpretation": outcome.get("interpretation"),
+        "announcement": announcement, "rounds": [rounds[k] for k in sorted(rounds) if rounds[k]["decisions"]],
+        "finished_at": episode.finished_at,
+    }
+
+
+def room_stats(store: Store, run_id: str, bound: int | None) -> dict[str, Any]:
+    stored = list(store.iter_run_events(run_id))
+    games = games_from(stored)
+    stats = compute(games, bound=bound) if games else None
+    return {
+        "games": len(games),
+        "won": stats.converged if stats else 0,
+        "lost": stats.failed if stats else 0,
+        "depth": {str(k): v for k, v in (stats.depth_distribution.items() if stats else [])},
+        "summary": [list(r) for r in summary_rows(stats)] if stats else [],
+        "history": [game_history(e, ev) for e, ev in reversed(stored)],
+    }
+
+
+CSV_COLUMNS = ["game", "item", "sentence", "word", "outcome", "depth", "agreed", "round", "clarification", "agent",
+               "kind", "choice", "justification", "failure"]
+
+
+def history_csv(history: list[dict[str, Any]]) -> str:
+    """One row per decision, announcements included (round 0), with its game's outcome on every row."""
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(CSV_COLUMNS)
+    for g in history:
+        outcome = "converged" if g["converged"] else (g["reason"] or g["status"])
+        common = [g["number"], g["item_id"], g["sentence"], g["word"], outcome, g["depth"], g["interpretation"]]
+        moves = [(0, None, g["announcement"])] if g["announcement"] else []
+        moves += [(r["round"], r["clarification"], d) for r in g["rounds"] for d in r["decisions"]]
+        for round_, clarification, d in moves:
+            writer.writerow([*common, round_, clarification or "", d["agent"], d["kind"], d["choice"] or "",
+                             d["justification"], d["failure"] or ""])
+    return out.getvalue()

@@ -1,0 +1,40 @@
+"""What every room of a server shares: the store, the models, the datasets on offer."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from lexicoord.errors import ConfigError
+from lexicoord.models.pool import ModelPool
+from lexicoord.runs.store import Store
+from lexicoord.tasks.ambiguous import AmbiguityItem
+from lexicoord.web.persistence import RoomStore
+from lexicoord.web.settings import ServerOffer
+
+
+@dataclass
+class Services:
+    store: Store
+    models: ModelPool
+    #: Datasets people may choose from, by the name the operator gave them; loaded once, at start.
+    datasets: dict[str, list[AmbiguityItem]]
+    #: Models people may seat agents on: only these, so a browser can never point the server elsewhere.
+    model_names: list[str]
+    default_agents: int = 2
+    rooms: RoomStore = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.rooms = RoomStore(self.store)
+        if not self.model_names:
+            raise ConfigError("The server needs at least one model for agents (--model).")
+        if not self.datasets:
+            raise ConfigError("The server needs at least one dataset (--dataset).")
+
+    def dataset(self, name: str) -> list[AmbiguityItem]:
+        try:
+            return self.datasets[name]
+        except KeyError:
+            raise ConfigError(f"No dataset '{name}' on this server; choose one of: {', '.join(self.datasets)}.") from None
+
+    def offer(self) -> ServerOffer:
+        return ServerOffer(models=self.model_names, datasets=list(self.datasets), default_agents=self.default_agents)

@@ -1,0 +1,67 @@
+"""What a room is created with, checked at the boundary, and what the server offers to choose from."""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+NAME = re.compile(r"^[\w][\w .'\-]{0,23}$", re.UNICODE)
+
+
+def clean_name(text: str) -> str:
+    """A display name: one line, 1 to 24 letters, digits, spaces and . ' - _."""
+    name = " ".join(text.split())
+    if not NAME.match(name):
+        raise ValueError("a name is 1 to 24 letters, digits, spaces, or . ' - _, starting with a letter or digit")
+    return name
+
+
+class AgentSeat(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(max_length=24)
+    model: str = Field(max_length=200)
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        return clean_name(v)
+
+
+class RoomSettings(BaseModel):
+    """A room's settings; the same for every game played in it."""
+
+    model_config = ConfigDict(extra="forbid")
+    mode: Literal["automatic", "manual"] = "automatic"
+    dataset: str = Field(default="builtin", max_length=200)
+    agents: list[AgentSeat] = Field(default_factory=list, max_length=8)
+    clarification_bound: int = Field(default=3, ge=0, le=10)
+    leader_clarifies: bool = True
+    failed_moves: Literal["block", "ignore"] = "block"
+    seat_timeout: float = Field(default=120.0, ge=10, le=3600, description="Seconds a person has for each move.")
+    agent_timeout: float = Field(default=60.0, ge=1, le=600, description="Seconds a model agent has for each move.")
+    temperature: float = Field(default=0.7, ge=0, le=2)
+    max_people: int = Field(default=8, ge=1, le=16)
+    seed: int = Field(default=0, ge=0)
+
+    @field_validator("agents")
+    @classmethod
+    def _distinct(cls, v: list[AgentSeat]) -> list[AgentSeat]:
+        names = [a.name.lower() for a in v]
+        if len(set(names)) != len(names):
+            raise ValueError("two agents have the same name")
+        return v
+
+    def game_settings(self) -> dict[str, object]:
+        """The rules' settings, as stored with each game (and read by ``coord report``)."""
+        return {"clarification_bound": self.clarification_bound, "leader_clarifies": self.leader_clarifies,
+                "failed_moves": self.failed_moves, "seat_timeout": self.seat_timeout}
+
+
+class ServerOffer(BaseModel):
+    """What people creating a room may pick from: only what the operator started the server with."""
+
+    models: list[str]
+    datasets: list[str]
+    default_agents: int = 2
