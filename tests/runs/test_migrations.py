@@ -21,7 +21,7 @@ def test_reopening_applies_nothing_twice(tmp_path) -> None:
     Store(str(path)).open_run("r", "toy", {}, 0)
     Store(str(path))
     with sqlite3.connect(path) as conn:
-        assert conn.execute("SELECT version_num FROM alembic_version").fetchall() == [("0001_initial",)]
+        assert conn.execute("SELECT version_num FROM alembic_version").fetchall() == [("0002_rooms",)]
         assert conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 1
 
 
@@ -41,3 +41,27 @@ def test_processes_opening_a_new_file_at_once_all_succeed(tmp_path) -> None:
             path = str(tmp_path / f"race-{n}.db")
             results = list(pool.map(_open, [path] * 4))
             assert results == ["ok"] * 4, results
+
+
+def test_a_database_from_before_rooms_is_upgraded_in_place(tmp_path) -> None:
+    from pathlib import Path
+
+    from alembic import command
+    from alembic.config import Config
+    from sqlalchemy import create_engine
+
+    import lexicoord.runs.store as store_module
+
+    path = tmp_path / "old.db"
+    config = Config()
+    config.set_main_option("script_location", str(Path(store_module.__file__).parent / "migrations"))
+    with create_engine(f"sqlite:///{path}").begin() as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, "0001_initial")
+    with sqlite3.connect(path) as conn:
+        conn.execute("INSERT INTO runs VALUES ('old', 'toy', 'finished', 1.0, 1.0, '{}', 0)")
+    store = Store(str(path))
+    assert [r.id for r in store.runs()] == ["old"]
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT version_num FROM alembic_version").fetchone() == ("0002_rooms",)
+        assert conn.execute("SELECT COUNT(*) FROM rooms").fetchone()[0] == 0
