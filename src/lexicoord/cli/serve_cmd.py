@@ -39,6 +39,9 @@ def serve(
     dataset: Annotated[
         list[str] | None, typer.Option(help="builtin, a JSONL file, NAME=file.jsonl or coarsewsd:FOLDER (repeatable).")
     ] = None,
+    join_rate: Annotated[
+        float, typer.Option(min=0.01, help="Room look-ups and joins per second allowed from one address (burst 30).")
+    ] = 2.0,
     db: DbOption = None,
     no_cache: NoCacheOption = False,
     option: ModelOptions = None,
@@ -57,7 +60,7 @@ def serve(
         raise ConfigError("A model is named twice with --model.")
     services = Services(store=Store(db), models=pool, datasets=load_datasets(dataset or ["builtin"]),
                         model_names=models, default_agents=agents)
-    app = create_app(services)
+    app = create_app(services, http_rate=join_rate)
     shown = "localhost" if host in ("127.0.0.1", "0.0.0.0", "::") else host
     console.print(f"lexicoord live: http://{shown}:{port}/  (store {services.store.url}; Ctrl-C stops, rooms reopen)",
                   highlight=False, markup=False)
