@@ -58,6 +58,13 @@ CSV_COLUMNS = ["game", "item", "sentence", "word", "outcome", "depth", "agreed",
                "kind", "choice", "justification", "failure"]
 
 
+def _cell(value: Any) -> Any:
+    """Text a spreadsheet would run as a formula is prefixed with an apostrophe (people typed it)."""
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + value
+    return value
+
+
 def history_csv(history: list[dict[str, Any]]) -> str:
     """One row per decision, announcements included (round 0), with its game's outcome on every row."""
     out = io.StringIO()
@@ -69,6 +76,7 @@ def history_csv(history: list[dict[str, Any]]) -> str:
         moves = [(0, None, g["announcement"])] if g["announcement"] else []
         moves += [(r["round"], r["clarification"], d) for r in g["rounds"] for d in r["decisions"]]
         for round_, clarification, d in moves:
-            writer.writerow([*common, round_, clarification or "", d["agent"], d["kind"], d["choice"] or "",
-                             d["justification"], d["failure"] or ""])
+            row = [*common, round_, clarification or "", d["agent"], d["kind"], d["choice"] or "", d["justification"],
+                   d["failure"] or ""]
+            writer.writerow([_cell(v) for v in row])
     return out.getvalue()

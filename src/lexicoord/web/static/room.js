@@ -1,6 +1,6 @@
 "use strict";
 // A room page. Every piece of text from the server or another person is put on the page as a text
-// node (textContent, never innerHTML), so nothing anyone types can become markup or script.
+// node (textContent, never as HTML), so nothing anyone types can become markup or script.
 
 const code = decodeURIComponent(location.pathname.split("/r/")[1] || "");
 const tokenKey = `lexicoord:token:${code}`;
