@@ -84,7 +84,11 @@ class LivePlayer(Player):
             for c in entry.get("calls", []):
                 report(ModelCallRecord.model_validate(c))
             self.last_failure = entry.get("last_failure")
-            return entry["value"]
+            value = entry["value"]
+            if kind != "end":  # the page shows the replayed move as made
+                self.hooks.move_started(self.name, kind, round_, None)
+                self.hooks.move_done(self.name, kind, round_, value.get("failure") if isinstance(value, dict) else None)
+            return value
         captured: list[ModelCallRecord] = []
         outer = current_observer.get()
 
@@ -105,6 +109,9 @@ class LivePlayer(Player):
             stopper = asyncio.ensure_future(self.stop.wait())
             try:
                 done, _ = await asyncio.wait({task, stopper}, timeout=self.timeout, return_when=asyncio.FIRST_COMPLETED)
+            except asyncio.CancelledError:
+                task.cancel()  # the room is shutting down: the journal keeps every finished move
+                raise
             finally:
                 stopper.cancel()
             if task in done:
