@@ -10,7 +10,7 @@ CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGM
 export CMAKE_ARGS
 endif
 
-.PHONY: demo test install install-test bench
+.PHONY: demo serve test install install-test browser bench
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -24,7 +24,16 @@ install-test: $(BIN)/python
 demo: install
 	$(BIN)/lexicoord demo
 
-test: install-test
+serve: install
+	$(BIN)/lexicoord serve
+
+# The browser tests drive Debian's Chromium (never a downloaded browser).
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
+
+test: install-test browser
 	$(BIN)/python -m pytest
 
 bench: install
@@ -32,3 +41,4 @@ bench: install
 	$(BIN)/python benchmarks/embedded_throughput.py
 	$(BIN)/python benchmarks/cache_speedup.py
 	$(BIN)/python benchmarks/coordination_games.py
+	$(BIN)/python benchmarks/web_latency.py
