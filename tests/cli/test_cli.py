@@ -39,6 +39,9 @@ def test_models_lists_providers_and_presets() -> None:
         (["ask", "scripted/echo", "hi", "--json-schema", "[1]"], "--json-schema must be a JSON object"),
         (["ask", "scripted/echo", "hi", "--json-schema", "{not json"], "neither a JSON file nor valid JSON"),
         (["runs", "list", "--db", "postgresql+psycopg://alice:s3cret@127.0.0.1:1/x"], "Cannot open the store"),
+        (["serve", "--model", "openai/gpt-4o-mini"], "OPENAI_API_KEY is not set"),
+        (["serve", "--dataset", "/no/such/items.jsonl"], "/no/such/items.jsonl"),
+        (["serve", "--model", "scripted/echo", "--model", "scripted/echo"], "named twice"),
     ],
 )
 def test_user_errors_are_one_sentence_without_traceback(args: list[str], needle: str) -> None:
