@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -44,6 +45,7 @@ from typing import Any
 import httpx
 import psutil
 from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed
 
 VENV_BIN = Path(sys.executable).parent
 
@@ -70,6 +72,7 @@ class Client:
         self.done: set[tuple[str, int, int]] = set()  # (kind, game, round) already answered
         self.sent: tuple[int, int, float] | None = None  # game, round, t_send of the vote awaiting its broadcast
         self.started_for = -1
+        self.stopping = False  # set at the end of a level: answer nothing more
         self.tasks: set[asyncio.Task[None]] = set()
 
     async def run(self) -> None:
@@ -82,6 +85,8 @@ class Client:
 
     def on_state(self, room: dict[str, Any], you: dict[str, Any], now: float) -> None:
         game = room.get("game")
+        if self.stopping:
+            return
         if self.sent is not None and game is not None:
             number, round_, t_send = self.sent
             mine = game["status"].get(self.name, {}).get("state")
@@ -115,7 +120,8 @@ class Client:
         await self.send({"type": "choose", "round": round_, "choice": random.choice(options), "justification": "bench"})
 
     async def send(self, msg: dict[str, Any]) -> None:
-        await self.ws.send(json.dumps(msg))
+        with contextlib.suppress(ConnectionClosed):
+            await self.ws.send(json.dumps(msg))
 
     def spawn(self, coro: Any) -> None:
         task = asyncio.ensure_future(coro)
@@ -186,6 +192,7 @@ async def level(base: str, server: psutil.Process, n: int, args: argparse.Namesp
     pending = sum(1 for c in clients if c.sent is not None and tally.inside(c.sent[2]))
     probe.cancel()
     for c in clients:
+        c.stopping = True
         for task in list(c.tasks):
             task.cancel()
     leaders = [c for c in clients if c.name == "p1"]

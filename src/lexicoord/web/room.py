@@ -404,16 +404,18 @@ class Room:
             request = {"kind": pending["kind"], "round": pending["round"]}
         return {"name": person.name, "leader": person is self.leader, "absent": person.absent, "request": request}
 
+    def _state_text(self, person: Person, public: str) -> str:
+        """The public part is serialised once per broadcast; only ``you`` differs between people."""
+        return f'{{"type":"state","room":{public},"you":{json.dumps(self.you(person), ensure_ascii=False)}}}'
+
     def _broadcast(self) -> None:
         self._dirty = False
         public = json.dumps(self.public(), ensure_ascii=False)
         for person in self.people.values():
-            if not person.connections:
-                continue
-            text = f'{{"type":"state","room":{public},"you":{json.dumps(self.you(person), ensure_ascii=False)}}}'
-            for conn in person.connections:
-                conn.send_state(text)
+            if person.connections:
+                text = self._state_text(person, public)
+                for conn in person.connections:
+                    conn.send_state(text)
 
     def state_for(self, person: Person) -> str:
-        public = json.dumps(self.public(), ensure_ascii=False)
-        return f'{{"type":"state","room":{public},"you":{json.dumps(self.you(person), ensure_ascii=False)}}}'
+        return self._state_text(person, json.dumps(self.public(), ensure_ascii=False))
