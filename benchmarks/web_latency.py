@@ -1,26 +1,27 @@
 """Live rooms under load: vote-to-broadcast latency and server CPU at 50, 200 and 500 WebSocket clients.
 
-A real ``lexicoord serve`` runs as a subprocess on loopback, with ``scripted/random`` agents and a
-temporary store. For each level of N clients, about N/4 rooms are created over HTTP, each with 4
-people, one scripted agent and a clarification bound of 10, so random choices rarely agree and a
-game runs many rounds. Every person is a WebSocket client in this one asyncio process and plays as
-a browser would: it answers each announce/choose request once, after a think time; the leader
-answers clarify requests with an empty statement and starts the next game when one is over.
+A real ``lexicoord serve`` runs as a subprocess on loopback with a temporary store. For each level of
+N clients, N/4 rooms are created over HTTP, each with 4 people, one ``scripted/random`` agent and a
+clarification bound of 10, so random choices rarely agree and games run many rounds. Every person is
+a WebSocket client in this one asyncio process and plays as a browser would: it answers each
+announce/choose request once, after a think time; the leader answers clarify requests with an empty
+statement and starts the next game when one is over. Rooms start their first game at random times
+within the first seconds (--stagger), so that games do not run, and end, in lockstep.
 
 Latency runs from sending a vote to receiving the first ``state`` that shows it: the voter's
-``game.status`` entry is ``chosen`` (or ``failed``) for that game and round, or, since a connection
-keeps only the newest state, a later state in which that round has already closed (those samples
-are counted under "closed"). It covers validation, the journal write on the rooms' single store
-thread, and the broadcast to the whole room.
+``game.status`` is ``chosen`` (or ``failed``) for that game and round or, since a connection keeps
+only the newest state, a later state in which the round has closed (counted under "closed"). It
+covers validation, the journal write on the rooms' one store thread, and the broadcast to the room.
 
-Why a think time (uniform 0.5-2.0 s by default): people take seconds to choose, so the server sees
-a steady stream of about N / mean-think votes per second spread over the rooms. Without it each
-round would close the instant it opened, and the benchmark would measure a tight loop of round
-trips rather than a server with N people on it.
+Why a think time (uniform 0.5-2.0 s): people take seconds to choose, so the server sees a steady
+stream of votes spread over the rooms (a round lasts as long as its slowest person). Without it each
+round would close the instant it opened, and the benchmark would measure a tight loop of round trips
+rather than a server with N people on it.
 
-After a warm-up, votes sent within a fixed window count. Server CPU is psutil's cpu_percent of the
-server process over the window (100 = one core); the client's own CPU and event-loop lag say whether
-this one client process, rather than the server, is the bottleneck.
+After a warm-up, votes sent within a fixed window count. CPU over the window (100 = one core) is
+given for the server, its main thread (the event loop; the store thread is most of the rest), this
+client, and everything else on the machine ("other": was the machine shared?). The client's CPU and
+event-loop lag say whether this one client process, not the server, is the bottleneck.
 """
 
 from __future__ import annotations
@@ -48,6 +49,12 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
 VENV_BIN = Path(sys.executable).parent
+#: The printed table: header, key of a level's figures, format.
+COLUMNS = [("clients", "clients", "d"), ("rooms", "rooms", "d"), ("votes/s", "votes_s", ".1f"),
+           ("samples", "samples", "d"), ("closed", "closed", "d"), ("pending", "pending", "d"),
+           ("p50 ms", "p50", ".1f"), ("p99 ms", "p99", ".1f"), ("max ms", "max", ".1f"),
+           ("srv CPU%", "server_cpu", ".0f"), ("srv loop%", "loop_cpu", ".0f"), ("cli CPU%", "client_cpu", ".0f"),
+           ("other CPU%", "other_cpu", ".0f"), ("cli lag p99 ms", "lag_p99", ".1f")]
 
 
 @dataclass
@@ -67,8 +74,10 @@ class Tally:
 class Client:
     """One person in one room, over one WebSocket."""
 
-    def __init__(self, ws: ClientConnection, name: str, think: tuple[float, float], tally: Tally) -> None:
-        self.ws, self.name, self.think, self.tally = ws, name, think, tally
+    def __init__(self, ws: ClientConnection, name: str, args: argparse.Namespace, tally: Tally) -> None:
+        self.ws, self.name, self.tally = ws, name, tally
+        self.think: tuple[float, float] = tuple(args.think)
+        self.stagger: float = args.stagger
         self.done: set[tuple[str, int, int]] = set()  # (kind, game, round) already answered
         self.sent: tuple[int, int, float] | None = None  # game, round, t_send of the vote awaiting its broadcast
         self.started_for = -1
@@ -80,13 +89,13 @@ class Client:
             msg = json.loads(raw)
             if msg["type"] == "state":
                 self.on_state(msg["room"], msg["you"], time.perf_counter())
-            elif msg["type"] == "error":
+            elif msg["type"] == "error" and not self.stopping:
                 self.tally.errors[msg["code"]] += 1
 
     def on_state(self, room: dict[str, Any], you: dict[str, Any], now: float) -> None:
-        game = room.get("game")
         if self.stopping:
             return
+        game = room.get("game")
         if self.sent is not None and game is not None:
             number, round_, t_send = self.sent
             mine = game["status"].get(self.name, {}).get("state")
@@ -98,8 +107,9 @@ class Client:
                     self.tally.latencies.append(now - t_send)
                     self.tally.closed += not shown
         if you["leader"] and room["phase"] in ("lobby", "over") and room["games"] != self.started_for:
+            first = self.started_for < 0  # rooms start their first game at staggered times, not in lockstep
             self.started_for = room["games"]
-            self.spawn(self.send({"type": "start"}))
+            self.spawn(self.send({"type": "start"}, random.uniform(0, self.stagger) if first else 0.0))
         request = you.get("request")
         if request is None or game is None:
             return
@@ -119,7 +129,8 @@ class Client:
         self.tally.votes += self.tally.inside(t_send)
         await self.send({"type": "choose", "round": round_, "choice": random.choice(options), "justification": "bench"})
 
-    async def send(self, msg: dict[str, Any]) -> None:
+    async def send(self, msg: dict[str, Any], delay: float = 0.0) -> None:
+        await asyncio.sleep(delay)
         with contextlib.suppress(ConnectionClosed):
             await self.ws.send(json.dumps(msg))
 
@@ -158,6 +169,14 @@ async def lag_probe(lags: list[float], period: float = 0.05) -> None:
         lags.append(time.perf_counter() - t - period)
 
 
+def cpu_seconds(server: psutil.Process, me: psutil.Process) -> tuple[float, float, float, float]:
+    """CPU seconds so far: the server, its main thread (the event loop), this client, everything else."""
+    srv, cli, all_ = server.cpu_times(), me.cpu_times(), psutil.cpu_times()
+    loop = next((t.user_time + t.system_time for t in server.threads() if t.id == server.pid), 0.0)
+    busy = sum(all_) - all_.idle - getattr(all_, "iowait", 0.0)
+    return srv.user + srv.system, loop, cli.user + cli.system, busy - srv.user - srv.system - cli.user - cli.system
+
+
 def pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
@@ -175,7 +194,7 @@ async def level(base: str, server: psutil.Process, n: int, args: argparse.Namesp
         async with limit:
             ws = await connect(f"{ws_base}/ws/{code}", max_size=None, open_timeout=30)
             await ws.send(json.dumps({"type": "hello", "token": token}))
-            clients.append(Client(ws, f"p{i + 1}", tuple(args.think), tally))  # type: ignore[arg-type]
+            clients.append(Client(ws, f"p{i + 1}", args, tally))
 
     await asyncio.gather(*(open_one(code, i, t) for code, tokens in rooms for i, t in enumerate(tokens)))
     runs = [asyncio.create_task(c.run()) for c in clients]
@@ -184,10 +203,11 @@ async def level(base: str, server: psutil.Process, n: int, args: argparse.Namesp
     me = psutil.Process()
     await asyncio.sleep(args.warmup)
     lags.clear()
-    server.cpu_percent(None), me.cpu_percent(None)
+    before = cpu_seconds(server, me)
     tally.window = (time.perf_counter(), time.perf_counter() + args.seconds)
     await asyncio.sleep(args.seconds)
-    server_cpu, client_cpu = server.cpu_percent(None), me.cpu_percent(None)
+    span = time.perf_counter() - tally.window[0]
+    server_cpu, loop_cpu, client_cpu, other_cpu = (100 * (b - a) / span for a, b in zip(before, cpu_seconds(server, me)))
     await asyncio.sleep(args.grace)  # let the broadcasts of the window's last votes arrive
     pending = sum(1 for c in clients if c.sent is not None and tally.inside(c.sent[2]))
     probe.cancel()
@@ -202,28 +222,19 @@ async def level(base: str, server: psutil.Process, n: int, args: argparse.Namesp
     ms = [x * 1000 for x in tally.latencies]
     return {"clients": n, "rooms": len(rooms), "votes_s": tally.votes / args.seconds, "samples": len(ms),
             "closed": tally.closed, "pending": pending, "p50": pct(ms, 0.50), "p99": pct(ms, 0.99),
-            "max": max(ms, default=float("nan")), "server_cpu": server_cpu, "client_cpu": client_cpu,
-            "lag_p99": pct(lags, 0.99) * 1000, "errors": dict(tally.errors)}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+            "max": max(ms, default=float("nan")), "server_cpu": server_cpu, "loop_cpu": loop_cpu,
+            "client_cpu": client_cpu, "other_cpu": other_cpu, "lag_p99": pct(lags, 0.99) * 1000,
+            "errors": dict(tally.errors)}
 
 
 def wait_ready(base: str, proc: subprocess.Popen[bytes], timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"the server exited with status {proc.returncode}")
-        try:
+    while time.monotonic() < deadline and proc.poll() is None:
+        with contextlib.suppress(httpx.HTTPError):
             if httpx.get(f"{base}/api/offer", timeout=1).status_code == 200:
                 return
-        except httpx.HTTPError:
-            pass
         time.sleep(0.2)
-    raise RuntimeError(f"the server did not answer within {timeout:g} s")
+    raise RuntimeError(f"the server did not come up within {timeout:g} s (exit status {proc.poll()}); see its log")
 
 
 def main() -> None:
@@ -233,19 +244,24 @@ def main() -> None:
     parser.add_argument("--bound", type=int, default=10, help="clarification bound of every room")
     parser.add_argument("--think", type=float, nargs=2, default=[0.5, 2.0], metavar=("MIN", "MAX"),
                         help="seconds a client thinks before each vote, uniform")
-    parser.add_argument("--warmup", type=float, default=5.0, help="seconds before the window, per level")
+    parser.add_argument("--warmup", type=float, default=10.0, help="seconds before the window, per level")
+    parser.add_argument("--stagger", type=float, default=10.0, help="rooms start their first game within this")
     parser.add_argument("--seconds", type=float, default=20.0, help="measurement window per level")
     parser.add_argument("--grace", type=float, default=1.0, help="seconds after the window for late broadcasts")
     parser.add_argument("--target-clients", type=int, default=200)
     parser.add_argument("--target-ms", type=float, default=50.0, help="p99 target at --target-clients")
     parser.add_argument("--server-log", type=Path, default=None, help="keep the server's output here")
     args = parser.parse_args()
+    if args.per_room < 1 or min(args.clients) < 1:
+        parser.error("--per-room and every --clients level must be at least 1")
 
     started = time.perf_counter()
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as home:
         log_path = args.server_log or Path(home) / "server.log"
-        port = free_port()
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
         base = f"http://127.0.0.1:{port}"
         cmd = [str(VENV_BIN / "lexicoord"), "serve", "--port", str(port), "--db", f"{home}/bench.db",
                "--model", "scripted/random", "--join-rate", "100000", "--no-cache"]
@@ -263,25 +279,21 @@ def main() -> None:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
-        server_log = log_path.read_text(errors="replace")
+            server_log = log_path.read_text(errors="replace")
+            if len(rows) < len(args.clients):  # stopped part-way: the server's last words may say why
+                print(server_log[-4000:], file=sys.stderr)
 
     print("command:", shlex.join([Path(sys.executable).name, *sys.argv]))
     print(f"think {args.think[0]:g}-{args.think[1]:g} s, {args.per_room} people + 1 scripted agent per room, "
-          f"bound {args.bound}, warm-up {args.warmup:g} s, window {args.seconds:g} s")
-    head = (f"{'clients':>7} {'rooms':>5} {'votes/s':>7} {'samples':>7} {'closed':>6} {'pending':>7} {'p50 ms':>7} "
-            f"{'p99 ms':>7} {'max ms':>7} {'srv CPU%':>8} {'cli CPU%':>8} {'cli lag p99 ms':>14}  errors")
-    print(head)
+          f"bound {args.bound}, first games staggered over {args.stagger:g} s, warm-up {args.warmup:g} s, "
+          f"window {args.seconds:g} s")
+    print(" ".join(f"{head:>7}" for head, _, _ in COLUMNS), " errors")
     for r in rows:
-        print(f"{r['clients']:>7} {r['rooms']:>5} {r['votes_s']:>7.1f} {r['samples']:>7} {r['closed']:>6} "
-              f"{r['pending']:>7} {r['p50']:>7.1f} {r['p99']:>7.1f} {r['max']:>7.1f} {r['server_cpu']:>8.0f} "
-              f"{r['client_cpu']:>8.0f} {r['lag_p99']:>14.1f}  {r['errors'] or '-'}")
+        print(" ".join(f"{r[key]:>{max(7, len(head))}{fmt}}" for head, key, fmt in COLUMNS), "", r["errors"] or "-")
     target = next((r for r in rows if r["clients"] == args.target_clients), None)
-    if target is None:
-        print(f"verdict: no level of {args.target_clients} clients was run")
-    else:
-        ok = target["p99"] < args.target_ms
-        print(f"verdict: p99 {target['p99']:.1f} ms at {args.target_clients} clients "
-              f"{'meets' if ok else 'MISSES'} the target of < {args.target_ms:g} ms")
+    verdict = "MEETS" if target and target["p99"] < args.target_ms else "MISSES" if target else "was not run for"
+    shown = f"p99 {target['p99']:.1f} ms: " if target else ""
+    print(f"verdict: {shown}{verdict} the target of p99 < {args.target_ms:g} ms at {args.target_clients} clients")
     print(f"wall time {time.perf_counter() - started:.0f} s")
     problems = [line for line in server_log.splitlines() if "Traceback" in line or "ERROR" in line]
     if problems:
