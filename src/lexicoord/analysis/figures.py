@@ -3,17 +3,24 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-import matplotlib
+from lexicoord.analysis.coordination import CoordinationStats
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
 
-from lexicoord.analysis.coordination import CoordinationStats  # noqa: E402
+def _pyplot() -> Any:
+    """matplotlib on first use: importing it costs half a second and a large heap a server does not need."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
 
 
 def depth_distribution(stats: CoordinationStats, stem: Path, title: str = "") -> list[Path]:
     """The paper's Figure 1: converged games by clarification depth, with failed games beside them."""
+    plt = _pyplot()
     depths = list(stats.depth_distribution)
     counts = [stats.depth_distribution[d] for d in depths]
     labels = [str(d) for d in depths] + ["failed"]

@@ -40,7 +40,11 @@ def game_history(episode: EpisodeRecord, events: list[Event]) -> dict[str, Any]:
     }
 
 
-def room_stats(store: Store, run_id: str, bound: int | None) -> dict[str, Any]:
+#: Games of history sent to pages after each game; the exports always hold every game.
+PAGE_HISTORY = 50
+
+
+def room_stats(store: Store, run_id: str, bound: int | None, history: int | None = PAGE_HISTORY) -> dict[str, Any]:
     stored = list(store.iter_run_events(run_id))
     games = games_from(stored)
     stats = compute(games, bound=bound) if games else None
@@ -50,7 +54,7 @@ def room_stats(store: Store, run_id: str, bound: int | None) -> dict[str, Any]:
         "lost": stats.failed if stats else 0,
         "depth": {str(k): v for k, v in (stats.depth_distribution.items() if stats else [])},
         "summary": [list(r) for r in summary_rows(stats)] if stats else [],
-        "history": [game_history(e, ev) for e, ev in reversed(stored)],
+        "history": [game_history(e, ev) for e, ev in list(reversed(stored))[:history]],
     }
 
 

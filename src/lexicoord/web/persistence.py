@@ -1,7 +1,10 @@
 """Rooms in the store: enough to reopen every open room, and replay its game in progress, after a restart.
 
-All writes go through one worker thread, so the event loop never waits on the
-disk and SQLite never sees two writers from this process.
+Moves are written by one worker thread with group commit: the moves of every
+room that arrive while a commit is under way go into the next transaction
+together, so under load the cost of a commit is shared and no move waits
+behind more than one. Slow work (saving a finished game, computing statistics)
+runs on a second thread, so it never holds up the moves of other rooms.
 """
 
 from __future__ import annotations
@@ -35,12 +38,16 @@ class RoomStore:
     def __init__(self, store: Store) -> None:
         self.store = store
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lexicoord-rooms")
+        self._slow = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lexicoord-rooms-slow")
+        self._moves: list[tuple[RoomMoveRow, asyncio.Future[None]]] = []
+        self._writing = False
 
     async def _do(self, fn: Callable[..., T], *args: Any) -> T:
         return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
 
     def close(self) -> None:
         self._pool.shutdown(wait=True)
+        self._slow.shutdown(wait=True)
 
     # writes ---------------------------------------------------------------------------------------
     def _create(self, room_id: str, code: str, run_id: str, config: dict[str, Any], state: dict[str, Any]) -> None:
@@ -63,12 +70,35 @@ class RoomStore:
     async def save_state(self, room_id: str, state: dict[str, Any], status: str | None = None) -> None:
         await self._do(self._save_state, room_id, state, status)
 
-    def _add_move(self, room_id: str, game: int, player: str, idx: int, data: dict[str, Any]) -> None:
+    def _add_moves(self, rows: list[RoomMoveRow]) -> None:
         with self.store.session() as s, s.begin():
-            s.add(RoomMoveRow(room_id=room_id, game=game, player=player, idx=idx, data=data))
+            s.add_all(rows)
 
     async def add_move(self, room_id: str, game: int, player: str, idx: int, data: dict[str, Any]) -> None:
-        await self._do(self._add_move, room_id, game, player, idx, data)
+        """Returns once the move is committed (with whatever other moves were waiting)."""
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._moves.append((RoomMoveRow(room_id=room_id, game=game, player=player, idx=idx, data=data), done))
+        if not self._writing:
+            self._writing = True
+            asyncio.create_task(self._write_moves())
+        await done
+
+    async def _write_moves(self) -> None:
+        try:
+            while self._moves:
+                batch, self._moves = self._moves, []
+                try:
+                    await self._do(self._add_moves, [row for row, _ in batch])
+                except Exception as exc:  # every waiter of the batch hears why
+                    for _, done in batch:
+                        if not done.done():
+                            done.set_exception(exc)
+                else:
+                    for _, done in batch:
+                        if not done.done():
+                            done.set_result(None)
+        finally:
+            self._writing = False
 
     def _clear_moves(self, room_id: str, game: int) -> None:
         with self.store.session() as s, s.begin():
@@ -78,8 +108,8 @@ class RoomStore:
         await self._do(self._clear_moves, room_id, game)
 
     async def call(self, fn: Callable[..., T], *args: Any) -> T:
-        """Run a store call (saving an episode, reading a run) on the same worker thread."""
-        return await self._do(fn, *args)
+        """Run a slow store call (saving a game, reading a run) off the moves' thread."""
+        return await asyncio.get_running_loop().run_in_executor(self._slow, fn, *args)
 
     # reads ----------------------------------------------------------------------------------------
     def open_rooms(self) -> list[SavedRoom]:
