@@ -6,7 +6,7 @@ import csv
 import io
 from typing import Any
 
-from lexicoord.analysis.coordination import compute, games_from
+from lexicoord.analysis.coordination import Game, compute, games_from
 from lexicoord.analysis.report import summary_rows
 from lexicoord.runs.events import ChoiceEvent, Event, MessageEvent
 from lexicoord.runs.records import EpisodeRecord
@@ -44,18 +44,40 @@ def game_history(episode: EpisodeRecord, events: list[Event]) -> dict[str, Any]:
 PAGE_HISTORY = 50
 
 
+class RoomRecord:
+    """A room's finished games, kept up to date in memory so a finished game never re-reads the run."""
+
+    def __init__(self, bound: int | None) -> None:
+        self.bound = bound
+        self.games: list[Game] = []
+        self.history: list[dict[str, Any]] = []
+
+    def add(self, episode: EpisodeRecord, events: list[Event]) -> None:
+        self.games += games_from([(episode, events)])
+        self.history.append(game_history(episode, events))
+
+    def stats(self, history: int | None = PAGE_HISTORY) -> dict[str, Any]:
+        stats = compute(self.games, bound=self.bound) if self.games else None
+        latest = self.history[::-1]
+        return {
+            "games": len(self.games),
+            "won": stats.converged if stats else 0,
+            "lost": stats.failed if stats else 0,
+            "depth": {str(k): v for k, v in (stats.depth_distribution.items() if stats else [])},
+            "summary": [list(r) for r in summary_rows(stats)] if stats else [],
+            "history": latest if history is None else latest[:history],
+        }
+
+
+def load_record(store: Store, run_id: str, bound: int | None) -> RoomRecord:
+    record = RoomRecord(bound)
+    for episode, events in store.iter_run_events(run_id):
+        record.add(episode, events)
+    return record
+
+
 def room_stats(store: Store, run_id: str, bound: int | None, history: int | None = PAGE_HISTORY) -> dict[str, Any]:
-    stored = list(store.iter_run_events(run_id))
-    games = games_from(stored)
-    stats = compute(games, bound=bound) if games else None
-    return {
-        "games": len(games),
-        "won": stats.converged if stats else 0,
-        "lost": stats.failed if stats else 0,
-        "depth": {str(k): v for k, v in (stats.depth_distribution.items() if stats else [])},
-        "summary": [list(r) for r in summary_rows(stats)] if stats else [],
-        "history": [game_history(e, ev) for e, ev in list(reversed(stored))[:history]],
-    }
+    return load_record(store, run_id, bound).stats(history)
 
 
 CSV_COLUMNS = ["game", "item", "sentence", "word", "outcome", "depth", "agreed", "round", "clarification", "agent",

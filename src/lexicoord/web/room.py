@@ -34,7 +34,7 @@ from lexicoord.runs.events import Event
 from lexicoord.runs.grid import EpisodeSpec
 from lexicoord.web import messages as m
 from lexicoord.web.gameview import GameView
-from lexicoord.web.history import room_stats
+from lexicoord.web.history import RoomRecord, load_record
 from lexicoord.web.live import LiveGame, LiveRecorder
 from lexicoord.web.settings import RoomSettings, clean_name
 from lexicoord.web.tokens import hash_token, new_token, token_matches
@@ -85,6 +85,7 @@ class Room:
         self.ended = False
         self.notice: str | None = None
         self.stats: dict[str, Any] | None = None
+        self.record: RoomRecord | None = None
         self._dirty = False
         self._lock = asyncio.Lock()
 
@@ -261,7 +262,7 @@ class Room:
         ctx = EpisodeContext(spec=spec, seed=seed, models=self.services.models, recorder=LiveRecorder(self))
         record, events = await play_episode(self.game, ctx, self.run_id, position=number)
         try:
-            await self.services.rooms.call(self.services.store.save_episode, record, events)
+            record.id = await self.services.rooms.call(self.services.store.save_episode, record, events)
             await self.services.rooms.call(self.services.store.set_run_status, self.run_id, "open")
             await self.services.rooms.clear_moves(self.id, number)
         except Exception:  # the store is gone: keep the room up and say so
@@ -273,6 +274,8 @@ class Room:
             self.current = None
             self.phase = "over"
             await self.save()
+        if self.record is not None:
+            self.record.add(record, events)
         await self.refresh_stats()
         self.changed()
 
@@ -365,9 +368,12 @@ class Room:
 
     # ---------------------------------------------------------------------------------- statistics
     async def refresh_stats(self) -> None:
-        self.stats = await self.services.rooms.call(
-            room_stats, self.services.store, self.run_id, self.settings.clarification_bound
-        )
+        """Statistics to every page: read from the store once, then kept up to date game by game."""
+        if self.record is None:
+            self.record = await self.services.rooms.call(
+                load_record, self.services.store, self.run_id, self.settings.clarification_bound
+            )
+        self.stats = self.record.stats()
         payload = json.dumps({"type": "stats", **self.stats}, ensure_ascii=False)
         for p in self.people.values():
             for conn in p.connections:
