@@ -85,7 +85,6 @@ class Store:
         """A session on the store's database, for modules that keep their own tables there (live rooms)."""
         return Session(self.engine, expire_on_commit=False)
 
-    _session = session
 
     def close(self) -> None:
         self.engine.dispose()
@@ -100,7 +99,7 @@ class Store:
         now = time.time()
         config = json.loads(json.dumps(config))  # as it will read back
         try:
-            with self._session() as s, s.begin():
+            with self.session() as s, s.begin():
                 row = s.get(RunRow, run_id)
                 if row is None:
                     s.add(
@@ -128,7 +127,7 @@ class Store:
         return self.run(run_id)
 
     def set_run_status(self, run_id: str, status: str) -> None:
-        with self._session() as s, s.begin():
+        with self.session() as s, s.begin():
             row = s.get(RunRow, run_id)
             if row is not None:
                 row.status, row.updated_at = status, time.time()
@@ -149,14 +148,14 @@ class Store:
         )
 
     def runs(self) -> list[RunInfo]:
-        with self._session() as s:
+        with self.session() as s:
             rows = list(s.scalars(select(RunRow).order_by(RunRow.created_at.desc())))
             counts = self._counts(s, [r.id for r in rows])
             return [self._info(r, counts) for r in rows]
 
     def run(self, run_id: str) -> RunInfo:
         """The run named ``run_id`` or by a unique prefix of it."""
-        with self._session() as s:
+        with self.session() as s:
             row = s.get(RunRow, run_id)
             if row is None:
                 like = list(s.scalars(select(RunRow).where(RunRow.id.startswith(run_id, autoescape=True))))
@@ -169,7 +168,7 @@ class Store:
     # episodes -----------------------------------------------------------------------------------
     def finished_keys(self, run_id: str, include_failed: bool = False) -> set[str]:
         statuses = ["done", "failed"] if include_failed else ["done"]
-        with self._session() as s:
+        with self.session() as s:
             return set(
                 s.scalars(select(EpisodeRow.key).where(EpisodeRow.run_id == run_id, EpisodeRow.status.in_(statuses)))
             )
@@ -181,7 +180,7 @@ class Store:
     def save_episodes(self, batch: Sequence[tuple[EpisodeRecord, Sequence[Event]]]) -> list[int]:
         """Write several ended episodes in one transaction (all or none); returns their ids."""
         ids = []
-        with self._session() as s, s.begin():
+        with self.session() as s, s.begin():
             for record, events in batch:
                 ids.append(self._write_episode(s, record, events))
         return ids
@@ -215,7 +214,7 @@ class Store:
         return row.id
 
     def episodes(self, run_id: str) -> list[EpisodeRecord]:
-        with self._session() as s:
+        with self.session() as s:
             rows = s.scalars(select(EpisodeRow).where(EpisodeRow.run_id == run_id).order_by(EpisodeRow.position))
             return [
                 EpisodeRecord.model_validate({c.name: getattr(r, c.name) for c in EpisodeRow.__table__.columns})
@@ -223,7 +222,7 @@ class Store:
             ]
 
     def events(self, episode_id: int) -> list[Event]:
-        with self._session() as s:
+        with self.session() as s:
             rows = s.scalars(select(EventRow.data).where(EventRow.episode_id == episode_id).order_by(EventRow.seq))
             return [event_from_dict(d) for d in rows]
 

@@ -6,6 +6,7 @@ import logging
 import secrets
 
 from lexicoord.errors import ConfigError
+from lexicoord.web.history import RoomRecord
 from lexicoord.web.room import Room, RoomError
 from lexicoord.web.services import Services
 from lexicoord.web.settings import RoomSettings
@@ -45,7 +46,8 @@ class Rooms:
         room = Room(self.services, room_id, code, run_id, settings)
         await self.services.rooms.create(room_id, code, run_id, config, room.saved_state())
         self.by_code[code] = room
-        await room.refresh_stats()
+        room.record = RoomRecord(settings.clarification_bound)  # a new run has no games to read
+        room.stats = room.record.stats()
         return room
 
     async def restore(self) -> int:
