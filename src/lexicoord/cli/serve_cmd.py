@@ -65,5 +65,8 @@ def serve(
     console.print(f"lexicoord live: http://{shown}:{port}/  (store {services.store.url}; Ctrl-C stops, rooms reopen)",
                   highlight=False, markup=False)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", ws_max_size=MAX_MESSAGE * 4,
-                            ws_ping_interval=20, ws_ping_timeout=20)
+                            ws_ping_interval=20, ws_ping_timeout=20,
+                            # Room states are a few kB: compressing every one cost a third of the event
+                            # loop under load (benchmarks/web_latency.py) for bytes no link here misses.
+                            ws_per_message_deflate=False)
     uvicorn.Server(config).run()

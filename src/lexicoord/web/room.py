@@ -73,6 +73,12 @@ class Room:
         self.code = code
         self.run_id = run_id
         self.settings = settings
+        #: The room's fixed facts, built once: every broadcast sends them.
+        self._fixed = {
+            "agents": [a.model_dump() for a in settings.agents],
+            "settings": {"clarification_bound": settings.clarification_bound, "seat_timeout": settings.seat_timeout,
+                         "agent_timeout": settings.agent_timeout, "dataset": settings.dataset},
+        }
         self.people: dict[str, Person] = {}
         self.phase = "lobby"
         self.cursor = 0
@@ -239,7 +245,9 @@ class Room:
         self.view = GameView(self.current["number"], spec.item, players)
         seats = {a.name: HumanSeat(a.name, timeout=self.settings.seat_timeout) for a in spec.lineup if a.kind == "human"}
         for seat in seats.values():
-            seat.listener = self.changed
+            # A request is shown as it opens; its end is shown by move_done once the journal has the
+            # move, so a vote costs one full-room broadcast, not two.
+            seat.listener = lambda seat=seat: self.changed() if seat.waiting else None
         self.game = LiveGame(self, seats, replay, self.settings.agent_timeout)
         self.task = asyncio.create_task(self._play(spec, self.current["number"], self.current["seed"]))
         self.task.add_done_callback(self._task_done)
@@ -393,10 +401,7 @@ class Room:
             "leader": leader.name if leader else None,
             "people": [{"name": p.name, "connected": bool(p.connections), "absent": p.absent}
                        for p in self.people.values()],
-            "agents": [a.model_dump() for a in self.settings.agents],
-            "settings": {"clarification_bound": self.settings.clarification_bound,
-                         "seat_timeout": self.settings.seat_timeout, "agent_timeout": self.settings.agent_timeout,
-                         "dataset": self.settings.dataset},
+            **self._fixed,
             "manual": self.manual if self.phase in ("sentence", "proposing", "confirm") else None,
             "game": self.view.public() if self.view is not None else None,
             "notice": self.notice,
