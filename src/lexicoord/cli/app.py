@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from lexicoord import __version__
-from lexicoord.cli import ask_cmd, coord_cmd, demo_cmd, models_cmd, runs_cmd, serve_cmd
+from lexicoord.cli import ask_cmd, coord_cmd, debate_cmd, demo_cmd, models_cmd, runs_cmd, serve_cmd
 from lexicoord.errors import LexicoordError
 
 app = typer.Typer(
@@ -24,6 +24,7 @@ app = typer.Typer(
 app.add_typer(models_cmd.app, name="models")
 app.add_typer(runs_cmd.app, name="runs")
 app.add_typer(coord_cmd.app, name="coord")
+app.add_typer(debate_cmd.app, name="debate")
 app.command("ask")(ask_cmd.ask)
 app.command("demo")(demo_cmd.demo)
 app.command("serve")(serve_cmd.serve)

@@ -2,21 +2,22 @@
 
 An item is a sentence, the ambiguous word (or short phrase) in it, the candidate
 meanings as short glosses, and the meaning the sentence settles, if it does.
-Loading never drops a line silently: every bad line is reported with its line
-number and the reason, and the load fails unless the caller asks to keep going.
+Files load through :mod:`lexicoord.tasks.jsonl`: every bad line is reported.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from importlib import resources
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from lexicoord.errors import ConfigError
+from lexicoord.tasks import jsonl
+from lexicoord.tasks.jsonl import DatasetError, LineError
+
+__all__ = ["AmbiguityItem", "DatasetError", "LineError", "builtin_items", "load_jsonl", "parse_jsonl", "word_span"]
 
 MAX_SENTENCE_CHARS = 2000
 MAX_GLOSS_CHARS = 120
@@ -82,78 +83,14 @@ def word_span(sentence: str, word: str) -> tuple[int, int] | None:
     return match.span() if match else None
 
 
-class LineError(BaseModel):
-    line: int
-    reason: str
-
-    def __str__(self) -> str:
-        return f"line {self.line}: {self.reason}"
-
-
-class DatasetError(ConfigError):
-    def __init__(self, source: str, errors: list[LineError]) -> None:
-        self.errors = errors
-        shown = "; ".join(str(e) for e in errors[:5])
-        more = f"; and {len(errors) - 5} more" if len(errors) > 5 else ""
-        super().__init__(f"{source} has {len(errors)} bad line(s): {shown}{more}.")
-
-
-def _reason(exc: ValidationError) -> str:
-    first = exc.errors()[0]
-    where = ".".join(str(p) for p in first["loc"])
-    message = first["msg"].removeprefix("Value error, ")
-    return f"{where}: {message}" if where else message
-
-
 def parse_jsonl(lines: list[str], source: str, *, keep_going: bool = False) -> tuple[list[AmbiguityItem], list[LineError]]:
     """Items and bad lines. Raises :class:`DatasetError` on any bad line unless ``keep_going``."""
-    items: list[AmbiguityItem] = []
-    errors: list[LineError] = []
-    seen: dict[str, int] = {}
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            errors.append(LineError(line=number, reason=f"not valid JSON ({exc.msg})"))
-            continue
-        if not isinstance(data, dict):
-            errors.append(LineError(line=number, reason="not a JSON object"))
-            continue
-        try:
-            item = AmbiguityItem.model_validate(data)
-        except ValidationError as exc:
-            errors.append(LineError(line=number, reason=_reason(exc)))
-            continue
-        if item.id in seen:
-            errors.append(LineError(line=number, reason=f"id {item.id!r} repeats line {seen[item.id]}"))
-            continue
-        seen[item.id] = number
-        items.append(item)
-    if errors and not keep_going:
-        raise DatasetError(source, errors)
-    if not items and not errors:
-        raise ConfigError(f"{source} holds no items.")
-    return items, errors
+    return jsonl.parse_jsonl(lines, source, AmbiguityItem, keep_going=keep_going)
 
 
 def load_jsonl(path: str | Path, *, keep_going: bool = False) -> tuple[list[AmbiguityItem], list[LineError]]:
     """Items from a JSONL file of :class:`AmbiguityItem` objects (see docs/dataset.md)."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"Cannot read the dataset {path}: {exc.strerror}.") from None
-    except UnicodeDecodeError as exc:
-        line = text_line_of(path, exc.start)
-        raise ConfigError(f"The dataset {path} is not UTF-8 text (line {line}: {exc.reason}).") from None
-    return parse_jsonl(text.splitlines(), str(path), keep_going=keep_going)
-
-
-def text_line_of(path: Path, offset: int) -> int:
-    """The 1-based line holding byte ``offset`` of ``path``."""
-    return path.read_bytes()[:offset].count(b"\n") + 1
+    return parse_jsonl(jsonl.read_lines(path), str(path), keep_going=keep_going)
 
 
 BUILTIN = "ambiguous_sentences.jsonl"

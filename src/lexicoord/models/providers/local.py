@@ -6,6 +6,16 @@ imported); ``local//abs/path.gguf`` or ``local/./rel.gguf`` load any GGUF.
 One loaded model is shared by every agent that names it; calls run in a worker
 thread, one at a time per loaded model, because a llama.cpp context is not
 safe to share between threads.
+
+Prompt-prefix reuse (``-o prompt_cache=...``): multi-round protocols send
+prompts that extend earlier ones (an agent's own conversation) or share a long
+head (the same scene and instruction for every agent). ``ram`` (the default)
+keeps llama.cpp's evaluated state after each call in a bounded RAM cache and
+restores the longest matching prefix, so only the new tail of a prompt is
+evaluated, whichever agent or episode made the call before; ``context`` reuses
+only the prefix shared with the call just before (llama.cpp's own behaviour);
+``off`` evaluates every prompt from its first token (for measuring). Outputs
+are the same computation either way, up to floating-point rounding.
 """
 
 from __future__ import annotations
@@ -26,6 +36,8 @@ from lexicoord.models.structured import requested_schema
 from lexicoord.models.types import ChatMessage, GenerateConfig, ProviderResponse, Usage
 
 DEFAULT_N_CTX = 4096
+PROMPT_CACHE_MODES = ("ram", "context", "off")
+DEFAULT_PROMPT_CACHE_MB = 1024
 
 
 def _smollm2_path() -> Path:
@@ -70,6 +82,21 @@ class _Loaded:
     #: Per event loop: held from the start of a generation until its thread really ends,
     #: even when the caller stopped waiting (a timeout), so abandoned generations never pile up.
     busy: dict[Any, asyncio.Lock] = field(default_factory=dict)
+    #: The RAM prompt cache, made on first use with the size its first user asks for.
+    ram_cache: Any = None
+
+    def use_cache(self, mode: str, megabytes: int) -> None:
+        """Set llama.cpp's prefix reuse for the next call (on the model's own thread, under ``lock``)."""
+        if mode == "ram":
+            if self.ram_cache is None:
+                from llama_cpp import LlamaRAMCache
+
+                self.ram_cache = LlamaRAMCache(capacity_bytes=megabytes << 20)
+            self.llama.set_cache(self.ram_cache)
+        else:
+            self.llama.cache = None
+            if mode == "off":
+                self.llama.reset()  # forget the evaluated tokens: the next prompt starts from nothing
 
     def busy_lock(self) -> asyncio.Lock:
         loop = asyncio.get_running_loop()
@@ -109,11 +136,25 @@ class LocalProvider(Provider):
     default_concurrency = 1
     retry_timeouts = False
 
-    def __init__(self, model_name: str, *, n_ctx: int = DEFAULT_N_CTX, n_threads: int | None = None) -> None:
+    def __init__(
+        self,
+        model_name: str,
+        *,
+        n_ctx: int = DEFAULT_N_CTX,
+        n_threads: int | None = None,
+        prompt_cache: str = "ram",
+        prompt_cache_mb: int = DEFAULT_PROMPT_CACHE_MB,
+    ) -> None:
         super().__init__("local", model_name)
+        if prompt_cache not in PROMPT_CACHE_MODES:
+            raise ConfigError(f"prompt_cache must be one of {', '.join(PROMPT_CACHE_MODES)}, not {prompt_cache!r}.")
+        if prompt_cache_mb < 1:
+            raise ConfigError("prompt_cache_mb must be at least 1.")
         self.path = resolve_path(model_name)
         self.n_ctx = n_ctx
         self.n_threads = n_threads
+        self.prompt_cache = prompt_cache
+        self.prompt_cache_mb = prompt_cache_mb
 
     @property
     def limit_key(self) -> str:
@@ -139,6 +180,7 @@ class LocalProvider(Provider):
         if schema is not None:
             kwargs["response_format"] = {"type": "json_object", "schema": schema}
         with loaded.lock:
+            loaded.use_cache(self.prompt_cache, self.prompt_cache_mb)
             try:
                 result = loaded.llama.create_chat_completion(**kwargs)
             except ValueError as exc:  # e.g. the prompt does not fit the context window
@@ -173,13 +215,22 @@ class LocalProvider(Provider):
 def register() -> None:
     from lexicoord.models.registry import register_provider
 
-    def factory(model_name: str, *, n_ctx: int = DEFAULT_N_CTX, n_threads: int | None = None) -> LocalProvider:
-        return LocalProvider(model_name, n_ctx=int(n_ctx), n_threads=n_threads)
+    def factory(
+        model_name: str,
+        *,
+        n_ctx: int = DEFAULT_N_CTX,
+        n_threads: int | None = None,
+        prompt_cache: str = "ram",
+        prompt_cache_mb: int = DEFAULT_PROMPT_CACHE_MB,
+    ) -> LocalProvider:
+        return LocalProvider(model_name, n_ctx=int(n_ctx), n_threads=n_threads, prompt_cache=str(prompt_cache),
+                             prompt_cache_mb=int(prompt_cache_mb))
 
     register_provider(
         "local",
         factory,
         description="embedded llama.cpp (no server, no key); any GGUF by path",
         examples=["local/smollm2-135m", "local//path/to/model.gguf"],
-        details={"models": "smollm2-135m (bundled), or a .gguf path"},
+        details={"models": "smollm2-135m (bundled), or a .gguf path",
+                 "options": "n_ctx, n_threads, prompt_cache=ram|context|off, prompt_cache_mb"},
     )

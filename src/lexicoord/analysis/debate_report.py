@@ -1,0 +1,148 @@
+"""An ambiguity study's report: terminal tables, figures, a self-contained HTML page, JSON and CSV."""
+
+from __future__ import annotations
+
+import csv
+import html
+import json
+from pathlib import Path
+from typing import Any
+
+from lexicoord.analysis.debate import Episode, StudyStats
+from lexicoord.analysis.debate_figures import study_figures
+from lexicoord.runs.records import RunInfo
+
+MAX_TRANSCRIPTS = 300
+
+
+def pct(x: float | None) -> str:
+    return "–" if x is None else f"{100 * x:.1f}%"
+
+
+def num(x: float | None, fmt: str = ".2f") -> str:
+    return "–" if x is None else format(x, fmt)
+
+
+def success_rows(stats: StudyStats) -> tuple[list[str], list[list[str]]]:
+    """Figure 2 to 5 and false alarms as one table: a row per configuration."""
+    head = ["configuration", "ambiguous", "success", *[f"{t}" for t in stats.types], "unambiguous", "false alarms",
+            "errors"]
+    rows = [[c.config, str(c.ambiguous), pct(c.success), *[pct(c.success_by_type.get(t)) for t in stats.types],
+             str(c.unambiguous), pct(c.false_alarms), str(c.errors)] for c in stats.configs]
+    return head, rows
+
+
+def consensus_rows(stats: StudyStats) -> tuple[list[str], list[list[str]]]:
+    """Table 1 (with the non-consensus rate of Figure 7) and the rounds distribution of Figure 6."""
+    head = ["leader", "consensus reached", "non-consensus", "avg rounds to consensus", "success of consensus outcomes",
+            "consensus in round 1/2/3/4/5+"]
+    rows = []
+    for c in stats.configs:
+        if c.condition != "debate":
+            continue
+        dist = c.rounds_to_consensus
+        spread = "/".join(str(dist.get(r, 0)) for r in range(1, 5)) + f"/{sum(v for k, v in dist.items() if k >= 5)}"
+        rows.append([c.config, pct(c.consensus_rate), pct(c.non_consensus_rate), num(c.mean_rounds_to_consensus),
+                     pct(c.consensus_success), spread])
+    return head, rows
+
+
+def time_rows(stats: StudyStats) -> tuple[list[str], list[list[str]]]:
+    """Table 2: mean wall time per episode, and the part of it spent in model calls."""
+    head = ["configuration", "mean time per instruction (s)", "of which model calls (s)"]
+    return head, [[c.config, num(c.mean_time), num(c.mean_model_time)] for c in stats.configs]
+
+
+def judge_rows(stats: StudyStats) -> tuple[list[str], list[list[str]]]:
+    j = stats.judge
+    if j is None:
+        return ["measure", "value"], [["LLM judge", "not used in this run (debate run --judge MODEL)"]]
+    return ["measure", "value"], [["answers judged by rule and judge", str(j.judged)],
+                                  ["agreement", pct(j.agree)], ["Cohen's kappa", num(j.kappa)]]
+
+
+def _table(head: list[str], rows: list[list[str]]) -> str:
+    h = "".join(f"<th>{html.escape(c)}</th>" for c in head)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in r) + "</tr>" for r in rows)
+    return f"<table><thead><tr>{h}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _inline_svg(path: Path) -> str:
+    text = path.read_text(encoding="utf-8")
+    return text[text.find("<svg"):]
+
+
+def _transcript(e: Episode) -> str:
+    lines = []
+    for m in e.moves:
+        who = html.escape(f"round {m.get('round', '?')} · {m.get('agent', '')}")
+        if m["type"] == "proposal":
+            said = f"{m.get('verdict') or 'unreadable'}" + (f": {m['question']}" if m.get("question") else "")
+        elif m["type"] == "feedback":
+            said = f"{m.get('stance') or 'unreadable'}" + (f" (alternative: {m['alternative']})" if m.get("alternative") else "")
+        else:
+            said = f"judge: {'asks about the ambiguity' if m.get('asks_slot') else 'does not ask about it'}"
+        why = m.get("reasoning") or m.get("failure") or ""
+        raw = f"<pre>{html.escape(m['raw'])}</pre>" if m.get("raw") else ""
+        lines.append(f"<li><b>{who}</b>: {html.escape(said)}<br><span class=muted>{html.escape(why)}</span>{raw}</li>")
+    verdict = "success" if e.success else "n/a" if e.success is None else "failure"
+    summary = html.escape(f"{e.item_id} · {e.config} · {e.termination} · {e.rounds} round(s) · {verdict}")
+    return (f"<details><summary>{summary}</summary><p>{html.escape(e.instruction)}</p>"
+            f"<ol>{''.join(lines)}</ol></details>")
+
+
+def write_report(run: RunInfo, stats: StudyStats, episodes: list[Episode], out_dir: Path) -> dict[str, Path]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    figs = study_figures(stats, out_dir)
+    (out_dir / "stats.json").write_text(json.dumps(stats.model_dump(mode="json"), indent=2), encoding="utf-8")
+    columns = ["item_id", "pair", "type", "subtype", "ambiguous", "condition", "config", "model", "termination",
+               "consensus", "rounds", "verdict", "question", "rule", "judge", "success", "false_alarm", "wall_time",
+               "model_time", "calls", "error"]
+    with (out_dir / "episodes.csv").open("w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(columns)
+        for e in episodes:
+            d: dict[str, Any] = e.model_dump()
+            writer.writerow([_cell(d[c]) for c in columns])
+    sections = [("Success by configuration (Figures 2 to 5) and false alarms", success_rows(stats)),
+                ("Debate dynamics (Table 1, Figures 6 and 7)", consensus_rows(stats)),
+                ("Time (Table 2)", time_rows(stats)),
+                ("Rule and LLM judge", judge_rows(stats))]
+    tables = "".join(f"<h2>{html.escape(t)}</h2>{_table(*rows)}" for t, rows in sections)
+    figures = "".join(f"<figure>{_inline_svg(paths[1])}</figure>" for paths in figs.values())
+    shown = episodes[:MAX_TRANSCRIPTS]
+    more = f"<p class=muted>{len(episodes) - len(shown)} more in episodes.csv and the store.</p>" if len(episodes) > len(shown) else ""
+    page = f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{html.escape(run.id)}: ambiguity study</title>
+<style>
+body {{ font-family: system-ui, sans-serif; max-width: 64rem; margin: 2rem auto; padding: 0 1rem; color: #222; }}
+table {{ border-collapse: collapse; margin: 1rem 0; font-size: 0.9rem; }}
+th, td {{ border: 1px solid #ccc; padding: 0.3rem 0.6rem; text-align: left; vertical-align: top; }}
+th {{ background: #f3f3f3; }} svg {{ max-width: 100%; height: auto; }} .muted {{ color: #666; }}
+figure {{ display: inline-block; width: 31rem; max-width: 100%; margin: 0.5rem; }} pre {{ white-space: pre-wrap; }}
+</style></head><body>
+<h1>Ambiguity study: {html.escape(run.id)}</h1>
+<p class="muted">{stats.episodes} finished episodes, {stats.failed} failed (see <code>lexicoord runs show</code>) ·
+settings {html.escape(json.dumps(run.config, ensure_ascii=False))}</p>
+<p class="muted">Success on an ambiguous instruction: the verdict is "ambiguous" and the question names the ambiguous
+slot (rule). On an unambiguous twin: the verdict is "clear"; a question there is a false alarm.</p>
+{tables}
+<h2>Figures</h2>
+{figures}
+<h2>Transcripts</h2>
+{''.join(_transcript(e) for e in shown)}{more}
+</body></html>
+"""
+    report = out_dir / "report.html"
+    report.write_text(page, encoding="utf-8")
+    out = {"html": report, "json": out_dir / "stats.json", "csv": out_dir / "episodes.csv"}
+    for name, paths in figs.items():
+        out[f"{name} (png)"] = paths[0]
+    return out
+
+
+def _cell(value: Any) -> Any:
+    """A CSV cell that a spreadsheet will not run as a formula (questions are model text)."""
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + value
+    return value

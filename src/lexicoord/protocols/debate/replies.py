@@ -1,0 +1,166 @@
+"""What the agents of an ambiguity debate answer, and the events that record it.
+
+A proposal (the leader, or a single agent) is reasoning, a verdict (``clear`` or
+``ambiguous``) and, when ambiguous, the one clarifying question to ask. A
+follower's feedback is a stance (``agree`` / ``disagree``), reasoning and,
+when disagreeing, an optional alternative question. Both are asked for as JSON
+under a schema, so backends that constrain decoding always return parseable
+replies; the rest are parsed, and a reply that still does not parse is kept
+with its raw text.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from lexicoord.agents.llm import LLMAgent
+from lexicoord.agents.prompting import fence
+from lexicoord.models.types import GenerateConfig
+from lexicoord.runs.events import Event, event_type
+
+MAX_REASONING = 700
+MAX_QUESTION = 240
+
+PROPOSAL_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "reasoning": {"type": "string", "minLength": 1, "maxLength": MAX_REASONING},
+        "verdict": {"type": "string", "enum": ["clear", "ambiguous"]},
+        "question": {"type": "string", "maxLength": MAX_QUESTION},
+    },
+    "required": ["reasoning", "verdict", "question"],
+    "additionalProperties": False,
+}
+
+FEEDBACK_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "stance": {"type": "string", "enum": ["agree", "disagree"]},
+        "reasoning": {"type": "string", "minLength": 1, "maxLength": MAX_REASONING},
+        "alternative": {"type": "string", "maxLength": MAX_QUESTION},
+    },
+    "required": ["stance", "reasoning", "alternative"],
+    "additionalProperties": False,
+}
+
+
+def sentences(text: str) -> int:
+    """How many sentences ``text`` has (a run of . ! ? ends one; a trailing fragment counts)."""
+    parts = [p for p in re.split(r"(?<=[.!?])\s+", text.strip()) if p.strip()]
+    return len(parts)
+
+
+class Proposal(BaseModel):
+    reasoning: str = ""
+    verdict: Literal["clear", "ambiguous"] | None = None
+    question: str = ""
+    failure: str | None = None
+    raw: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.failure is None
+
+    def shown(self) -> str:
+        """The proposal as others read it, fenced: it is model text."""
+        ask = f"\nQuestion: {self.question}" if self.verdict == "ambiguous" else ""
+        return fence(f"Reasoning: {self.reasoning}\nVerdict: {self.verdict}{ask}", "PROPOSAL")
+
+
+class Feedback(BaseModel):
+    stance: Literal["agree", "disagree"] | None = None
+    reasoning: str = ""
+    alternative: str = ""
+    failure: str | None = None
+    raw: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.failure is None
+
+
+@event_type
+class ProposalEvent(Event):
+    """A leader's (or a single agent's) proposal; ``failure`` with ``raw`` when it could not be read."""
+
+    type: str = "proposal"
+    role: str = "leader"
+    reasoning: str = ""
+    verdict: str | None = None
+    question: str = ""
+    sentences: int = 0
+    failure: str | None = None
+    raw: str | None = None
+
+
+@event_type
+class FeedbackEvent(Event):
+    type: str = "feedback"
+    stance: str | None = None
+    reasoning: str = ""
+    alternative: str = ""
+    failure: str | None = None
+    raw: str | None = None
+
+
+@event_type
+class JudgeEvent(Event):
+    """An LLM judge's opinion on whether the final question asks about the ambiguous slot."""
+
+    type: str = "judge"
+    model: str = ""
+    asks_slot: bool | None = None
+    raw: str | None = None
+    failure: str | None = None
+
+
+def _config(settings: ReplySettings, schema: dict[str, Any], agent: LLMAgent) -> GenerateConfig:
+    # A temperature set on the seat (--agent ... options) wins over the run's default.
+    temperature = None if agent.config.temperature is not None else settings.temperature
+    return GenerateConfig(json_schema=schema, max_tokens=settings.max_tokens, temperature=temperature)
+
+
+class ReplySettings(BaseModel):
+    """Generation settings of every debate call (the paper: temperature 0.5, 350 tokens)."""
+
+    temperature: float = Field(default=0.5, ge=0, le=2)
+    max_tokens: int = Field(default=350, ge=16, le=8192)
+    sentences: int = Field(default=4, ge=1, le=20)
+
+
+async def ask_proposal(agent: LLMAgent, prompt: str, settings: ReplySettings) -> Proposal:
+    """A proposal, remembered in the agent's conversation; model failures raise (the episode fails)."""
+    out = await agent.ask_structured(prompt, _config(settings, PROPOSAL_SCHEMA, agent), remember=True)
+    if not out.ok:
+        return Proposal(failure=out.parse_error or "unparseable reply", raw=out.text)
+    data = out.parsed
+    question = " ".join(str(data.get("question", "")).split())
+    verdict = data["verdict"]
+    return Proposal(reasoning=" ".join(data["reasoning"].split()), verdict=verdict,
+                    question=question if verdict == "ambiguous" else "", raw=out.text)
+
+
+async def ask_feedback(agent: LLMAgent, prompt: str, settings: ReplySettings) -> Feedback:
+    out = await agent.ask_structured(prompt, _config(settings, FEEDBACK_SCHEMA, agent), remember=True)
+    if not out.ok:
+        return Feedback(failure=out.parse_error or "unparseable reply", raw=out.text)
+    data = out.parsed
+    stance = data["stance"]
+    alternative = " ".join(str(data.get("alternative", "")).split())
+    return Feedback(stance=stance, reasoning=" ".join(data["reasoning"].split()),
+                    alternative=alternative if stance == "disagree" else "", raw=out.text)
+
+
+def proposal_event(agent: str, round_: int, proposal: Proposal, role: str) -> ProposalEvent:
+    return ProposalEvent(agent=agent, round=round_, role=role, reasoning=proposal.reasoning, verdict=proposal.verdict,
+                         question=proposal.question, sentences=sentences(proposal.reasoning),
+                         failure=proposal.failure, raw=proposal.raw)
+
+
+def feedback_event(agent: str, round_: int, feedback: Feedback) -> FeedbackEvent:
+    return FeedbackEvent(agent=agent, round=round_, stance=feedback.stance, reasoning=feedback.reasoning,
+                         alternative=feedback.alternative, failure=feedback.failure, raw=feedback.raw)
+

@@ -1,0 +1,133 @@
+"""The leader-follower ambiguity debate (Davila et al., section 3.3.2), and nothing else.
+
+- One leader and (by default) two followers; the line-up's first seat leads.
+- Round 1: the leader proposes (reasoning, then the verdict ``clear`` or one
+  clarifying question). Each follower, independently, answers ``agree`` or
+  ``disagree`` with reasoning and, when disagreeing, an optional alternative question.
+- Consensus when every follower agrees: the debate ends with the leader's proposal.
+- Otherwise the leader reads all the feedback and revises; the followers review
+  the revision; up to ``rounds`` rounds (default 5).
+- Termination: consensus; ``rounds`` rounds without consensus (recorded as
+  non-consensus, with the final proposal and feedback); or an unrecoverable
+  error: a reply that does not parse after one retry ends the debate, recorded
+  with its raw text. A model that cannot be reached fails the episode instead,
+  so a resumed run plays it again.
+
+Each agent keeps its own conversation: a later round's prompt extends the
+agent's earlier ones, which is what makes prompt-prefix reuse pay off.
+Rotation of the leader is a property of the line-ups a run builds
+(:func:`rotations`), not of one debate.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+from lexicoord.agents.base import AgentSpec
+from lexicoord.agents.prompting import fence, render_prompt
+from lexicoord.errors import ConfigError
+from lexicoord.protocols.base import EpisodeContext, Protocol
+from lexicoord.protocols.debate.common import DebateSettings, agent, head, judge
+from lexicoord.protocols.debate.replies import (
+    Feedback,
+    ask_feedback,
+    ask_proposal,
+    feedback_event,
+    proposal_event,
+)
+from lexicoord.runs.events import RoundClosedEvent
+
+
+def rotations(seats: Sequence[AgentSpec], followers: int = 2) -> list[list[AgentSpec]]:
+    """One line-up per seat, each seat leading once; followers are the next seats in turn.
+
+    Three models give the paper's three debates per instruction; one model gives
+    one debate among three copies of it.
+    """
+    if not seats:
+        raise ConfigError("A debate needs at least one model.")
+    n = len(seats)
+    lineups = []
+    for lead in range(n):
+        lineup = []
+        for j in range(followers + 1):
+            seat = seats[(lead + j) % n]
+            name = seat.name if j < n else f"{seat.name}-{j // n + 1}"
+            lineup.append(seat.model_copy(update={"name": name, "role": "leader" if j == 0 else "follower"}))
+        lineups.append(lineup)
+    return lineups
+
+
+def _feedback_text(feedback: dict[str, Feedback]) -> str:
+    lines = []
+    for name, f in feedback.items():
+        alt = f" Alternative question: {f.alternative}" if f.alternative else ""
+        lines.append(f"- {name}: {f.stance}. {f.reasoning}{alt}")
+    return fence("\n".join(lines), "FEEDBACK")
+
+
+class LeaderFollowerDebate(Protocol):
+    name = "ambiguity-debate"
+
+    async def play(self, ctx: EpisodeContext) -> dict[str, Any]:
+        settings = DebateSettings(**ctx.settings)
+        if len(ctx.spec.lineup) < 2:
+            raise ConfigError("A debate needs a leader and at least one follower.")
+        leader_spec, *follower_specs = ctx.spec.lineup
+        leader = agent(ctx, leader_spec)
+        followers = [agent(ctx, s) for s in follower_specs]
+        top = head(ctx.item)
+        n = str(settings.sentences)
+
+        proposal = None
+        feedback: dict[str, Feedback] = {}
+        termination, error = "max_rounds", None
+        rounds = 0
+        for round_ in range(1, settings.rounds + 1):
+            rounds = round_
+            ctx.recorder.round = round_
+            if round_ == 1:
+                prompt = render_prompt("debate_lead", head=top, followers=str(len(followers)), sentences=n)
+            else:
+                prompt = render_prompt("debate_revise", round=str(round_), feedback=_feedback_text(feedback), sentences=n)
+            proposal = await ask_proposal(leader, prompt, settings)
+            ctx.emit(proposal_event(leader.name, round_, proposal, role="leader"))
+            if not proposal.ok:
+                termination, error = "error", f"{leader.name}: {proposal.failure}"
+                break
+
+            def review(name: str) -> str:
+                if round_ == 1:
+                    return render_prompt("debate_follow", head=top, leader=leader.name, proposal=proposal.shown(),
+                                         sentences=n)
+                return render_prompt("debate_follow_next", round=str(round_), leader=leader.name,
+                                     proposal=proposal.shown(), sentences=n)
+
+            # Followers judge independently: every one reads the same proposal, none sees another's answer.
+            answers = await asyncio.gather(*(ask_feedback(f, review(f.name), settings) for f in followers))
+            feedback = {f.name: a for f, a in zip(followers, answers)}
+            for name, answer in feedback.items():
+                ctx.emit(feedback_event(name, round_, answer))
+            broken = [name for name, a in feedback.items() if not a.ok]
+            agree = sum(1 for a in feedback.values() if a.stance == "agree")
+            ctx.emit(RoundClosedEvent(summary={"agree": agree, "followers": len(followers),
+                                               "consensus": agree == len(followers) and not broken}))
+            if broken:
+                termination, error = "error", "; ".join(f"{b}: {feedback[b].failure}" for b in broken)
+                break
+            if agree == len(followers):
+                termination = "consensus"
+                break
+
+        assert proposal is not None
+        return {
+            "condition": "debate", "leader": leader.name, "leader_model": leader_spec.model,
+            "models": [s.model for s in ctx.spec.lineup],
+            "consensus": termination == "consensus", "termination": termination, "error": error, "rounds": rounds,
+            "verdict": proposal.verdict, "question": proposal.question, "reasoning": proposal.reasoning,
+            "final_feedback": [{"agent": k, **v.model_dump(include={"stance", "reasoning", "alternative"})}
+                               for k, v in feedback.items()],
+            "judge": await judge(ctx, settings, proposal.question) if termination != "error" else None,
+        }

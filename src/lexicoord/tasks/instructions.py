@@ -1,0 +1,87 @@
+"""Robot instructions to judge: one scene, one instruction, and whether (and where) it is ambiguous.
+
+A run plays single instructions. A file may hold generated pairs (one line
+with both twins, as ``lexicoord debate generate`` writes) or a user's own
+instructions, one per line::
+
+    {"id": "r1", "instruction": "Hand me the thing.", "ambiguous": true, "type": "attribute",
+     "context": "...", "slot": {"name": "noun", "vague": "thing", "ask_about": "which object", "cues": ["which"]}}
+
+``context`` defaults to the tabletop scene; ``slot`` is needed only to score an
+ambiguous instruction by rule (an LLM judge needs ``ask_about`` at least).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from lexicoord.tasks import jsonl
+from lexicoord.tasks.jsonl import LineError
+from lexicoord.tasks.tabletop import SCENE, InstructionPair, Slot, generate
+
+
+class Instruction(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(min_length=1, max_length=200)
+    instruction: str = Field(min_length=3, max_length=1000)
+    ambiguous: bool
+    type: str = Field(default="other", min_length=1, max_length=40)
+    subtype: str = Field(default="", max_length=40)
+    context: str = Field(default=SCENE, min_length=1, max_length=4000)
+    slot: Slot | None = None
+    pair: str | None = Field(default=None, max_length=200)
+
+    @model_validator(mode="after")
+    def _slot_only_when_ambiguous(self) -> Instruction:
+        if self.slot is not None and not self.ambiguous and self.pair is None:
+            raise ValueError("an unambiguous instruction has no ambiguous slot")
+        return self
+
+    def as_task(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+
+def twins(pair: InstructionPair, *, unambiguous: bool = True) -> list[Instruction]:
+    """The ambiguous instruction of a pair and, unless asked not to, its unambiguous twin."""
+    common = {"type": pair.type, "subtype": pair.subtype, "context": pair.context, "slot": pair.slot, "pair": pair.id}
+    out = [Instruction(id=f"{pair.id}/ambiguous", instruction=pair.ambiguous, ambiguous=True, **common)]
+    if unambiguous:
+        out.append(Instruction(id=f"{pair.id}/unambiguous", instruction=pair.unambiguous, ambiguous=False, **common))
+    return out
+
+
+def _line(data: dict[str, Any]) -> InstructionPair | Instruction:
+    if "instruction" in data:
+        return Instruction.model_validate(data)
+    if "unambiguous" in data and isinstance(data.get("ambiguous"), str):
+        return InstructionPair.model_validate(data)
+    raise ValidationError.from_exception_data(
+        "Instruction", [{"type": "missing", "loc": ("instruction",), "input": data}]
+    )
+
+
+def parse_instructions(
+    lines: list[str], source: str, *, unambiguous: bool = True, keep_going: bool = False
+) -> tuple[list[Instruction], list[LineError]]:
+    """Instructions from JSONL lines of pairs or single instructions (mixed is fine); ids stay unique."""
+    rows, errors = jsonl.parse_jsonl(lines, source, _line, keep_going=keep_going)
+    out: list[Instruction] = []
+    for row in rows:
+        out.extend(twins(row, unambiguous=unambiguous) if isinstance(row, InstructionPair) else [row])
+    ids = [i.id for i in out]
+    if len(set(ids)) != len(ids):
+        dup = next(i for i in ids if ids.count(i) > 1)
+        raise jsonl.DatasetError(source, [LineError(line=0, reason=f"instruction id {dup!r} occurs twice after expanding pairs")])
+    return out, errors
+
+
+def load_instructions(path: str | Path, *, unambiguous: bool = True) -> list[Instruction]:
+    return parse_instructions(jsonl.read_lines(path), str(path), unambiguous=unambiguous)[0]
+
+
+def generated_instructions(per_category: int, seed: int = 0, *, unambiguous: bool = True) -> list[Instruction]:
+    return [i for pair in generate(per_category, seed) for i in twins(pair, unambiguous=unambiguous)]
