@@ -41,4 +41,5 @@ bench: install
 	$(BIN)/python benchmarks/embedded_throughput.py
 	$(BIN)/python benchmarks/cache_speedup.py
 	$(BIN)/python benchmarks/coordination_games.py
+	$(BIN)/python benchmarks/debate_speed.py
 	$(BIN)/python benchmarks/web_latency.py

@@ -7,9 +7,10 @@ import pytest
 
 from jsonschema import validate
 
-from lexicoord.errors import ModelError, ModelTimeoutError
+from lexicoord.errors import ConfigError, ModelError, ModelTimeoutError
 from lexicoord.models import get_model
 from lexicoord.models.providers import local
+from lexicoord.models.types import assistant, user
 
 SCHEMA = {
     "type": "object",
@@ -94,3 +95,36 @@ async def test_a_prompt_longer_than_the_context_is_a_clear_error() -> None:
     model = get_model("local/smollm2-135m", cache=False, n_ctx=256)
     with pytest.raises(ModelError, match=r"n_ctx=\.\.\. \(now 256\)"):
         await model.generate("word " * 600, max_tokens=4)
+
+
+async def test_prompt_prefix_reuse_restores_an_earlier_conversation_and_keeps_the_answer() -> None:
+    """``ram`` resumes a conversation after another prompt ran in between; ``off`` and ``ram`` agree."""
+    head = "Scene: nine blocks and three bowls on a table. " * 20
+    first = [user(head + "Is 'put a few blocks in the bowl' clear? Answer yes or no.")]
+    other = [user("Name a colour. " * 30)]
+    answers = {}
+    for mode in ("off", "ram"):
+        model = get_model("local/smollm2-135m", cache=False, prompt_cache=mode)
+        for loaded in local._loaded.values():
+            loaded.ram_cache = None
+        await model.generate(first, max_tokens=4, temperature=0, seed=1)
+        await model.generate(other, max_tokens=4, temperature=0, seed=1)
+        again = [*first, assistant("yes"), user("Why? One sentence.")]
+        out = await model.generate(again, max_tokens=12, temperature=0, seed=1)
+        answers[mode] = out.text
+        [loaded] = [v for k, v in local._loaded.items() if k[0] == str(local.resolve_path("smollm2-135m"))]
+        if mode == "ram":
+            states = loaded.ram_cache.cache_state
+            assert len(states) == 3, "the state after every call is kept"
+            longest = max(len(k) for k in states)
+            assert longest >= out.usage.prompt_tokens, "the resumed conversation is cached with its answer"
+        else:
+            assert loaded.ram_cache is None and loaded.llama.cache is None
+    assert answers["off"] == answers["ram"], "reusing a prefix does not change greedy output"
+
+
+def test_a_bad_prompt_cache_setting_is_a_clear_error() -> None:
+    with pytest.raises(ConfigError, match="prompt_cache must be one of ram, context, off"):
+        get_model("local/smollm2-135m", prompt_cache="disk")
+    with pytest.raises(ConfigError, match="prompt_cache_mb"):
+        get_model("local/smollm2-135m", prompt_cache_mb=0)

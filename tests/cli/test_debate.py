@@ -1,0 +1,88 @@
+"""The debate commands as a user runs them: generate, run (scripted and the real embedded model), report."""
+
+import json
+
+from lexicoord.tasks.tabletop import generate
+from tests.cli.test_cli import lexicoord
+
+
+def test_generate_is_seeded_jsonl_of_pairs(tmp_path) -> None:
+    out = lexicoord("debate", "generate", "-n", "3", "--seed", "9").stdout
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert lines == [p.model_dump() for p in generate(3, seed=9)]
+    assert {line["type"] for line in lines} == {"numerical", "attribute", "spatial"} and len(lines) == 9
+    path = tmp_path / "sub" / "pairs.jsonl"
+    lexicoord("debate", "generate", "-n", "3", "--seed", "9", "-o", str(path))
+    assert path.read_text() == out
+
+
+def test_a_scripted_study_runs_resumes_and_reports(tmp_path) -> None:
+    db = str(tmp_path / "d.db")
+    args = ["debate", "run", "-m", "scripted/random", "-m", "scripted/first", "-n", "1", "--rounds", "3",
+            "--run", "s", "--db", db]
+    first = lexicoord(*args)
+    # 6 instructions x (2 single + 2 debates, each model leading once).
+    assert "24 done, 0 failed" in first.stderr
+    again = lexicoord(*args)
+    assert "0 done, 0 failed, 24 already done" in again.stderr, "re-running resumes instead of replaying"
+    out = tmp_path / "rep"
+    report = lexicoord("debate", "report", "s", "--out", str(out), "--db", db)
+    for needle in ("Single(random)", "Debate(first)", "false alarms", "Table 1", "Table 2"):
+        assert needle in report.stdout, needle
+    stats = json.loads((out / "stats.json").read_text())
+    assert stats["episodes"] == 24 and len(stats["configs"]) == 4
+    assert (out / "fig2_overall_success.png").is_file() and (out / "fig7_non_consensus.svg").is_file()
+    assert "Transcripts" in (out / "report.html").read_text()
+
+
+def test_a_users_own_instructions_and_one_condition(tmp_path) -> None:
+    own = tmp_path / "own.jsonl"
+    own.write_text(json.dumps({"id": "tea", "instruction": "Bring me the cup.", "ambiguous": True, "type": "referential",
+                               "context": "A kitchen with a red cup and a blue cup.",
+                               "slot": {"name": "object", "vague": "the cup", "ask_about": "which cup",
+                                        "cues": ["which cup", "red", "blue"]}}) + "\n")
+    db = str(tmp_path / "o.db")
+    run = lexicoord("debate", "run", "-m", "scripted/first", "--dataset", str(own), "--condition", "single",
+                    "--run", "own", "--db", db)
+    assert "1 done, 0 failed" in run.stderr
+    export = lexicoord("runs", "export", "own", "--db", db).stdout
+    [call] = [json.loads(line) for line in export.splitlines() if '"type": "model_call"' in line]
+    assert "A kitchen with a red cup and a blue cup." in call["messages"][-1]["content"]
+
+
+def test_bad_input_is_a_clear_error(tmp_path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "x", "instruction": "Go.", "ambiguous": "perhaps"}\nnot json\n')
+    db = ["--db", str(tmp_path / "x.db")]
+    cases = [
+        (["debate", "run", "--condition", "vote", *db], "Unknown condition(s) vote"),
+        (["debate", "run", "-m", "smollm2", *db], "not of the form provider/model"),
+        (["debate", "run", "-m", "scripted/first", "-m", "scripted/first", *db], "named twice"),
+        (["debate", "run", "--dataset", str(bad), *db], "has 2 bad line(s): line 1: ambiguous"),
+        (["debate", "run", "--dataset", str(tmp_path / "none.jsonl"), *db], "Cannot read the dataset"),
+        (["debate", "run", "-m", "nope/model", "-n", "1", *db], "nope"),
+        (["debate", "report", "missing", *db], "No run 'missing'"),
+        (["debate", "generate", "-n", "100000"], "ask for fewer"),
+    ]
+    for args, needle in cases:
+        result = lexicoord(*args, check=False)
+        assert result.returncode == 1 and needle in result.stderr, (args, result.stderr)
+
+
+def test_a_real_debate_on_the_embedded_model_end_to_end(tmp_path) -> None:
+    db = str(tmp_path / "e.db")
+    run = lexicoord("debate", "run", "-n", "1", "--items", "2", "--rounds", "2", "--max-tokens", "120",
+                    "--run", "emb", "--db", db, "--no-cache")
+    assert "4 done, 0 failed" in run.stderr
+    out = tmp_path / "rep"
+    lexicoord("debate", "report", "emb", "--out", str(out), "--db", db)
+    stats = json.loads((out / "stats.json").read_text())
+    assert [c["config"] for c in stats["configs"]] == ["Single(smollm2-135m)", "Debate(smollm2-135m)"]
+    export = [json.loads(line) for line in lexicoord("runs", "export", "emb", "--db", db).stdout.splitlines()]
+    calls = [e for e in export if e.get("type") == "model_call"]
+    assert len(calls) >= 2 + 2 * 3 and all(c["usage"]["completion_tokens"] > 0 for c in calls)
+    proposals = [e for e in export if e.get("type") == "proposal"]
+    assert proposals and all(p["verdict"] in ("clear", "ambiguous") and p["reasoning"] for p in proposals
+                             if not p.get("failure"))
+    assert {p["agent"] for p in proposals} >= {"smollm2-135m"}
+    assert "<svg" in (out / "report.html").read_text()
