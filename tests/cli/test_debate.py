@@ -33,6 +33,8 @@ def test_a_scripted_study_runs_resumes_and_reports(tmp_path) -> None:
     assert stats["episodes"] == 24 and len(stats["configs"]) == 4
     assert (out / "fig2_overall_success.png").is_file() and (out / "fig7_non_consensus.svg").is_file()
     assert "Transcripts" in (out / "report.html").read_text()
+    shown = lexicoord("runs", "show", "s", "--transcript", "--db", db).stdout
+    assert "leader proposes" in shown and ("agrees" in shown or "disagrees" in shown)
 
 
 def test_a_users_own_instructions_and_one_condition(tmp_path) -> None:

@@ -133,7 +133,7 @@ def run(
 def _print(title: str, head: list[str], rows: list[list[str]]) -> None:
     table = Table(title=title)
     for h in head:
-        table.add_column(h)
+        table.add_column(h, overflow="fold")
     for r in rows:
         table.add_row(*(escape(c) for c in r))
     console.print(table)

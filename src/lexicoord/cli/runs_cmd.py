@@ -59,6 +59,9 @@ def _event_line(e: Event) -> str:
         return f"[green]outcome[/green] {escape(json.dumps(e.outcome, ensure_ascii=False))}"
     if isinstance(e, ErrorEvent):
         return f"[red]error[/red] {escape(e.message)}"
+    own = e.line()
+    if own is not None:
+        return f"{rnd}{who}{escape(own)}"
     extra = {k: v for k, v in e.model_dump().items() if k not in {"type", "version", "seq", "ts", "round", "agent"}}
     return f"{rnd}{who}{escape(e.type)} {escape(json.dumps(extra, ensure_ascii=False, default=str)[:200])}"
 

@@ -27,6 +27,14 @@ class Event(BaseModel):
     round: int | None = None
     agent: str | None = None
 
+    def line(self) -> str | None:
+        """One readable line for transcripts (plain text), or ``None`` to show the fields as they are.
+
+        Protocols' own events override it, so a transcript reads well without the
+        command line knowing every protocol.
+        """
+        return None
+
 
 E = TypeVar("E", bound=type[Event])
 _types: dict[str, type[Event]] = {}

@@ -95,6 +95,12 @@ class ProposalEvent(Event):
     failure: str | None = None
     raw: str | None = None
 
+    def line(self) -> str:
+        if self.failure:
+            return f"unreadable proposal ({self.failure}); raw: {(self.raw or '')[:200]!r}"
+        ask = f": {self.question}" if self.question else ""
+        return f"{self.role} proposes {self.verdict}{ask} ({self.reasoning})"
+
 
 @event_type
 class FeedbackEvent(Event):
@@ -104,6 +110,12 @@ class FeedbackEvent(Event):
     alternative: str = ""
     failure: str | None = None
     raw: str | None = None
+
+    def line(self) -> str:
+        if self.failure:
+            return f"unreadable feedback ({self.failure}); raw: {(self.raw or '')[:200]!r}"
+        alt = f"; alternative: {self.alternative}" if self.alternative else ""
+        return f"{self.stance}s ({self.reasoning}){alt}"
 
 
 @event_type
@@ -115,6 +127,10 @@ class JudgeEvent(Event):
     asks_slot: bool | None = None
     raw: str | None = None
     failure: str | None = None
+
+    def line(self) -> str:
+        said = {True: "asks about the ambiguity", False: "does not ask about it", None: "no verdict"}[self.asks_slot]
+        return f"judge {self.model}: the question {said}"
 
 
 def _config(settings: ReplySettings, schema: dict[str, Any], agent: LLMAgent) -> GenerateConfig:
