@@ -112,7 +112,7 @@ async def test_prompt_prefix_reuse_restores_an_earlier_conversation_and_keeps_th
         again = [*first, assistant("yes"), user("Why? One sentence.")]
         out = await model.generate(again, max_tokens=12, temperature=0, seed=1)
         answers[mode] = out.text
-        [loaded] = [v for k, v in local._loaded.items() if k[0] == str(local.resolve_path("smollm2-135m"))]
+        loaded = local._loaded[(str(local.resolve_path("smollm2-135m")), local.DEFAULT_N_CTX)]
         if mode == "ram":
             states = loaded.ram_cache.cache_state
             assert len(states) == 3, "the state after every call is kept"
