@@ -121,8 +121,10 @@ def run(
     chosen = instructions_from(dataset, per_category, seed, twins, items)
     episodes = study_grid(chosen, seats, conditions, settings, followers)
     run_id = run_name or f"debate-{dt.datetime.now():%Y%m%d-%H%M%S}"
-    runner = Runner(Store(db), AmbiguityStudy(), models=ModelPool(cache=cache_setting(no_cache), **parse_options(option)),
-                    concurrency=concurrency, seed=seed)
+    pool = ModelPool(cache=cache_setting(no_cache), **parse_options(option))
+    for spec in dict.fromkeys([s.model for s in seats if s.model] + ([judge] if judge else [])):
+        pool.get(spec)  # a missing key or unknown model stops here, not once per episode
+    runner = Runner(Store(db), AmbiguityStudy(), models=pool, concurrency=concurrency, seed=seed)
     config = {"dataset": str(dataset) if dataset else f"generated:{per_category}/type seed {seed}",
               "instructions": len(chosen), "models": [s.model for s in seats], "conditions": conditions,
               "followers": followers, "settings": settings.model_dump(exclude={"condition"})}
