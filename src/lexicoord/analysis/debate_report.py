@@ -8,8 +8,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from lexicoord.analysis.cells import safe_cell
 from lexicoord.analysis.debate import Episode, StudyStats
 from lexicoord.analysis.debate_figures import study_figures
+from lexicoord.analysis.html import inline_svg, table
+from lexicoord.analysis.html import page as html_page
 from lexicoord.runs.records import RunInfo
 
 MAX_TRANSCRIPTS = 300
@@ -61,17 +64,6 @@ def judge_rows(stats: StudyStats) -> tuple[list[str], list[list[str]]]:
                                   ["agreement", pct(j.agree)], ["Cohen's kappa", num(j.kappa)]]
 
 
-def _table(head: list[str], rows: list[list[str]]) -> str:
-    h = "".join(f"<th>{html.escape(c)}</th>" for c in head)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in r) + "</tr>" for r in rows)
-    return f"<table><thead><tr>{h}</tr></thead><tbody>{body}</tbody></table>"
-
-
-def _inline_svg(path: Path) -> str:
-    text = path.read_text(encoding="utf-8")
-    return text[text.find("<svg"):]
-
-
 def _transcript(e: Episode) -> str:
     lines = []
     for m in e.moves:
@@ -103,25 +95,16 @@ def write_report(run: RunInfo, stats: StudyStats, episodes: list[Episode], out_d
         writer.writerow(columns)
         for e in episodes:
             d: dict[str, Any] = e.model_dump()
-            writer.writerow([_cell(d[c]) for c in columns])
+            writer.writerow([safe_cell(d[c]) for c in columns])
     sections = [("Success by configuration (Figures 2 to 5) and false alarms", success_rows(stats)),
                 ("Debate dynamics (Table 1, Figures 6 and 7)", consensus_rows(stats)),
                 ("Time (Table 2)", time_rows(stats)),
                 ("Rule and LLM judge", judge_rows(stats))]
-    tables = "".join(f"<h2>{html.escape(t)}</h2>{_table(*rows)}" for t, rows in sections)
-    figures = "".join(f"<figure>{_inline_svg(paths[1])}</figure>" for paths in figs.values())
+    tables = "".join(f"<h2>{html.escape(t)}</h2>{table(*rows)}" for t, rows in sections)
+    figures = "".join(f"<figure>{inline_svg(paths[1])}</figure>" for paths in figs.values())
     shown = episodes[:MAX_TRANSCRIPTS]
     more = f"<p class=muted>{len(episodes) - len(shown)} more in episodes.csv and the store.</p>" if len(episodes) > len(shown) else ""
-    page = f"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>{html.escape(run.id)}: ambiguity study</title>
-<style>
-body {{ font-family: system-ui, sans-serif; max-width: 64rem; margin: 2rem auto; padding: 0 1rem; color: #222; }}
-table {{ border-collapse: collapse; margin: 1rem 0; font-size: 0.9rem; }}
-th, td {{ border: 1px solid #ccc; padding: 0.3rem 0.6rem; text-align: left; vertical-align: top; }}
-th {{ background: #f3f3f3; }} svg {{ max-width: 100%; height: auto; }} .muted {{ color: #666; }}
-figure {{ display: inline-block; width: 31rem; max-width: 100%; margin: 0.5rem; }} pre {{ white-space: pre-wrap; }}
-</style></head><body>
-<h1>Ambiguity study: {html.escape(run.id)}</h1>
+    body = f"""<h1>Ambiguity study: {html.escape(run.id)}</h1>
 <p class="muted">{stats.episodes} finished episodes, {stats.failed} failed (see <code>lexicoord runs show</code>) ·
 settings {html.escape(json.dumps(run.config, ensure_ascii=False))}</p>
 <p class="muted">Success on an ambiguous instruction: the verdict is "ambiguous" and the question names the ambiguous
@@ -131,18 +114,11 @@ slot (rule). On an unambiguous twin: the verdict is "clear"; a question there is
 {figures}
 <h2>Transcripts</h2>
 {''.join(_transcript(e) for e in shown)}{more}
-</body></html>
 """
+    page = html_page(f"{run.id}: ambiguity study", body)
     report = out_dir / "report.html"
     report.write_text(page, encoding="utf-8")
     out = {"html": report, "json": out_dir / "stats.json", "csv": out_dir / "episodes.csv"}
     for name, paths in figs.items():
         out[f"{name} (png)"] = paths[0]
     return out
-
-
-def _cell(value: Any) -> Any:
-    """A CSV cell that a spreadsheet will not run as a formula (questions are model text)."""
-    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
-        return "'" + value
-    return value

@@ -10,6 +10,8 @@ from typing import Any
 
 from lexicoord.analysis.coordination import CoordinationStats, Game
 from lexicoord.analysis.figures import depth_distribution
+from lexicoord.analysis.html import inline_svg, table
+from lexicoord.analysis.html import page as html_page
 from lexicoord.runs.records import RunInfo
 
 
@@ -52,12 +54,6 @@ def _label_pair(pair: str, stats: CoordinationStats) -> str:
     return " / ".join(f"{n} (simulated)" if stats.revisions.get(n, {}).get("simulated") else n for n in names)
 
 
-def _table(headers: list[str], rows: list[list[str]]) -> str:
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row) + "</tr>" for row in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-
-
 def write_report(run: RunInfo, stats: CoordinationStats, games: list[Game], out_dir: Path) -> dict[str, Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     png, svg = depth_distribution(stats, out_dir / "depth_distribution")
@@ -72,33 +68,24 @@ def write_report(run: RunInfo, stats: CoordinationStats, games: list[Game], out_
                              g.correct, simulated])
 
     agents = agent_rows(stats)
-    svg_text = svg.read_text(encoding="utf-8")
-    svg_text = svg_text[svg_text.find("<svg"):]  # drop the XML prologue to inline it
-    page = f"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>{html.escape(run.id)}: coordination report</title>
-<style>
-body {{ font-family: system-ui, sans-serif; max-width: 60rem; margin: 2rem auto; padding: 0 1rem; color: #222; }}
-table {{ border-collapse: collapse; margin: 1rem 0; font-size: 0.9rem; }}
-th, td {{ border: 1px solid #ccc; padding: 0.3rem 0.6rem; text-align: left; vertical-align: top; }}
-th {{ background: #f3f3f3; }} svg {{ max-width: 100%; height: auto; }} .muted {{ color: #666; }}
-</style></head><body>
-<h1>Coordination report: {html.escape(run.id)}</h1>
+    svg_text = inline_svg(svg)
+    body = f"""<h1>Coordination report: {html.escape(run.id)}</h1>
 <p class="muted">protocol {html.escape(run.protocol)} · {run.done} episodes done, {run.failed} failed ·
 settings {html.escape(json.dumps(run.config, ensure_ascii=False))}</p>
 <h2>Outcomes</h2>
-{_table(["measure", "value"], [list(r) for r in summary_rows(stats)])}
+{table(["measure", "value"], [list(r) for r in summary_rows(stats)])}
 <h2>Clarification depth distribution</h2>
 {svg_text}
 <h2>Agents</h2>
-{_table(list(agents[0]) if agents else ["agent"], [list(a.values()) for a in agents])}
+{table(list(agents[0]) if agents else ["agent"], [list(a.values()) for a in agents])}
 <h2>Pairwise agreement (share of rounds with the same choice)</h2>
-{_table(["pair", "agreement"], [[_label_pair(k, stats), _pct(v)] for k, v in stats.pairwise_agreement.items()])}
+{table(["pair", "agreement"], [[_label_pair(k, stats), _pct(v)] for k, v in stats.pairwise_agreement.items()])}
 <h2>Games</h2>
-{_table(["item", "rep", "outcome", "depth", "agreed meaning", "intended"],
+{table(["item", "rep", "outcome", "depth", "agreed meaning", "intended"],
         [[g.item_id, str(g.repetition), "converged" if g.converged else g.reason,
           "" if g.depth is None else str(g.depth), g.interpretation or "", g.intended or "(open)"] for g in games])}
-</body></html>
 """
+    page = html_page(f"{run.id}: coordination report", body)
     report = out_dir / "report.html"
     report.write_text(page, encoding="utf-8")
     return {"html": report, "png": png, "svg": svg, "json": out_dir / "stats.json", "csv": out_dir / "games.csv"}

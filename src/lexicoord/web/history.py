@@ -6,6 +6,7 @@ import csv
 import io
 from typing import Any
 
+from lexicoord.analysis.cells import safe_cell
 from lexicoord.analysis.coordination import Game, compute, games_from
 from lexicoord.analysis.report import summary_rows
 from lexicoord.runs.events import ChoiceEvent, Event, MessageEvent
@@ -84,13 +85,6 @@ CSV_COLUMNS = ["game", "item", "sentence", "word", "outcome", "depth", "agreed",
                "kind", "choice", "justification", "failure"]
 
 
-def _cell(value: Any) -> Any:
-    """Text a spreadsheet would run as a formula is prefixed with an apostrophe (people typed it)."""
-    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
-        return "'" + value
-    return value
-
-
 def history_csv(history: list[dict[str, Any]]) -> str:
     """One row per decision, announcements included (round 0), with its game's outcome on every row."""
     out = io.StringIO()
@@ -104,5 +98,5 @@ def history_csv(history: list[dict[str, Any]]) -> str:
         for round_, clarification, d in moves:
             row = [*common, round_, clarification or "", d["agent"], d["kind"], d["choice"] or "", d["justification"],
                    d["failure"] or ""]
-            writer.writerow([_cell(v) for v in row])
+            writer.writerow([safe_cell(v) for v in row])
     return out.getvalue()
