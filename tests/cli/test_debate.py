@@ -89,3 +89,18 @@ def test_a_real_debate_on_the_embedded_model_end_to_end(tmp_path) -> None:
                              if not p.get("failure"))
     assert {p["agent"] for p in proposals} >= {"smollm2-135m"}
     assert "<svg" in (out / "report.html").read_text()
+
+
+def test_a_debate_mixing_the_embedded_model_and_a_real_openai_compatible_server(tmp_path, llama_server) -> None:
+    """Rotation across providers: each model leads once, the other two seats follow, over HTTP and in-process."""
+    db = str(tmp_path / "m.db")
+    run = lexicoord("debate", "run", "-m", "local/smollm2-135m", "-m", "llamacpp/smollm2", "-n", "1", "--items", "1",
+                    "--rounds", "1", "--max-tokens", "80", "--condition", "debate", "--run", "mix", "--db", db,
+                    "--no-cache", env={"LLAMACPP_BASE_URL": llama_server})
+    assert "2 done, 0 failed" in run.stderr
+    export = [json.loads(line) for line in lexicoord("runs", "export", "mix", "--db", db).stdout.splitlines()]
+    outcomes = [e["outcome"] for e in export if e.get("type") == "outcome"]
+    assert sorted(o["leader_model"] for o in outcomes) == ["llamacpp/smollm2", "local/smollm2-135m"]
+    calls = [e for e in export if e.get("type") == "model_call"]
+    assert {c["model"] for c in calls} == {"llamacpp/smollm2", "local/smollm2-135m"}
+    assert all(c["usage"]["completion_tokens"] for c in calls)
