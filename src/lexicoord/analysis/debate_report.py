@@ -51,8 +51,12 @@ def consensus_rows(stats: StudyStats) -> tuple[list[str], list[list[str]]]:
 
 
 def time_rows(stats: StudyStats) -> tuple[list[str], list[list[str]]]:
-    """Table 2: mean wall time per episode, and the part of it spent in model calls."""
-    head = ["configuration", "mean time per instruction (s)", "of which model calls (s)"]
+    """Table 2: mean wall time per episode, and its model calls' latencies summed.
+
+    The sum can exceed the wall time: followers are asked at once, and a call waiting for a busy
+    model counts its wait.
+    """
+    head = ["configuration", "mean time per instruction (s)", "model-call latency, summed (s)"]
     return head, [[c.config, num(c.mean_time), num(c.mean_model_time)] for c in stats.configs]
 
 
