@@ -21,15 +21,28 @@ ITEMS = generated_instructions(1, seed=0)  # one pair per type: 3 ambiguous, 3 u
 NUMERICAL = next(i.as_task() for i in ITEMS if i.type == "numerical" and i.ambiguous)
 
 
-@pytest.mark.parametrize("question, expected", [
-    ("How many red blocks should I move?", True),
-    (f"What do you mean by '{NUMERICAL['slot']['vague']}'?", True),
-    ("Should I move two or three of them?", True),
-    ("Which bowl do you mean?", False),
-    ("", False),
+BY_SUBTYPE = {i.subtype: i.as_task() for i in generated_instructions(2, seed=0) if i.ambiguous}
+
+
+@pytest.mark.parametrize("subtype, question, expected", [
+    ("quantity", "How many red blocks should I move?", True),
+    ("quantity", f"What do you mean by '{BY_SUBTYPE['quantity']['slot']['vague']}'?", True),
+    ("quantity", "Should I move two or three of them?", True),
+    ("quantity", "Should I move just one?", True),
+    ("quantity", "Which bowl do you mean?", False),
+    ("quantity", "Where exactly should I put them?", False),
+    ("quantity", f"Should I put the {BY_SUBTYPE['quantity']['slot']['vague']} blocks on the left?", False),
+    ("quantity", "", False),
+    ("noun", f"Do you mean a {BY_SUBTYPE['noun']['slot']['cues'][0]}?", True),
+    ("noun", "Do you want a block or the bowl?", True),
+    ("noun", "Which red block should I pick up first?", False),
+    ("colour", f"Which colour is {BY_SUBTYPE['colour']['slot']['vague']}: red, yellow or green?", True),
+    ("colour", f"Which {BY_SUBTYPE['colour']['slot']['vague']} block, the leftmost one?", False),
+    ("relation", "Where exactly should the blocks go: to the left or the right of the bowl?", True),
+    ("relation", "What colour are the blocks?", False),
 ])
-def test_the_rule_asks_whether_the_question_names_the_slot(question, expected) -> None:
-    assert rule_success(NUMERICAL, "ambiguous" if question else "clear", question) is expected
+def test_the_rule_asks_whether_the_question_names_the_slot(subtype, question, expected) -> None:
+    assert rule_success(BY_SUBTYPE[subtype], "ambiguous" if question else "clear", question) is expected
 
 
 def test_cues_match_whole_words_only() -> None:
@@ -94,6 +107,43 @@ async def test_statistics_by_configuration_type_consensus_and_false_alarms(tmp_p
     assert by["Debate(b)"].rounds_to_consensus == {}
     assert all(e.rounds == 3 for e in episodes if e.condition == "debate")
     assert stats.types == ["attribute", "numerical", "spatial"] and stats.judge is None
+
+
+async def test_consensus_statistics_when_debates_agree_in_round_two(tmp_path) -> None:
+    """Followers disagree in round 1 and agree in round 2: Table 1 and Figure 6 from real stored debates."""
+    def two_rounds(messages, config):
+        from lexicoord.models.observe import current_agent
+
+        schema = json.dumps(config.json_schema or {})
+        if "verdict" in schema:
+            return {"reasoning": "Vague.", "verdict": "ambiguous", "question": "How many blocks?"}
+        second = any("Round 2." in m.content for m in messages)
+        return {"stance": "agree" if second else "disagree", "reasoning": current_agent.get(), "alternative": ""}
+
+    pool = ModelPool(cache=False)
+    pool.add(Model(ScriptedProvider("t", two_rounds)), "scripted/t")
+    tasks = [i.as_task() for i in ITEMS]
+    store = Store(str(tmp_path / "c.db"))
+    episodes = grid(tasks, rotations([AgentSpec(name="t", model="scripted/t")]), settings=[{"condition": "debate"}])
+    await Runner(store, AmbiguityStudy(), models=pool, progress=False).run("c", episodes)
+    [debate] = compute(episodes_from(store.iter_run_events("c"))).configs
+    assert debate.consensus_rate == 1.0 and debate.non_consensus_rate == 0.0
+    assert debate.mean_rounds_to_consensus == 2.0 and debate.rounds_to_consensus == {2: 3}
+    assert debate.consensus_success == pytest.approx(1 / 3), "right on the numerical item only"
+    assert debate.ambiguous == 3 and debate.mean_time is not None
+
+
+def test_two_models_with_the_same_short_name_stay_apart() -> None:
+    from lexicoord.analysis.debate import Episode, _unique_labels
+
+    base = dict(episode_id=1, item_id="i", pair=None, type="numerical", subtype="quantity", ambiguous=True,
+                instruction="x", condition="single", termination="answered", consensus=None, rounds=1, verdict="clear",
+                question="", detected=False, rule=False, judge=None, success=False, false_alarm=None, wall_time=1.0,
+                model_time=1.0, calls=1)
+    eps = _unique_labels([Episode(**base, config="Single(llama3)", model="ollama/llama3"),
+                          Episode(**base, config="Single(llama3)", model="groq/llama3"),
+                          Episode(**base, config="Single(qwen)", model="ollama/qwen")])
+    assert [e.config for e in eps] == ["Single(ollama/llama3)", "Single(groq/llama3)", "Single(qwen)"]
 
 
 async def test_the_report_writes_figures_html_json_and_csv_with_text_escaped(tmp_path) -> None:

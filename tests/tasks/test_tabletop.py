@@ -65,7 +65,8 @@ def test_ambiguous_twins_hold_the_vague_term_and_unambiguous_ones_do_not() -> No
         assert contains(p.ambiguous, p.slot.vague), p
         assert not contains(p.unambiguous, p.slot.vague), p
         assert contains(p.unambiguous, p.slot.precise), p
-        assert p.slot.vague in p.slot.cues and p.slot.ask_about
+        assert p.slot.cues and p.slot.ask_about
+        assert p.slot.vague not in p.slot.cues, "repeating the vague term is not asking about it"
 
 
 def test_twins_differ_only_in_the_slot_and_the_reference_is_another_object() -> None:
@@ -75,8 +76,14 @@ def test_twins_differ_only_in_the_slot_and_the_reference_is_another_object() -> 
         assert referenced != moved, p
         amb, clear = words(p.ambiguous), words(p.unambiguous)
         assert amb.replace(f" {p.slot.vague} ", " ") != amb
-        if p.slot.name in ("colour", "relation"):  # a one-for-one swap: the rest of the sentence is identical
+        if p.slot.name in ("colour", "relation", "noun"):  # a one-for-one swap: the rest of the sentence is identical
             assert amb.replace(f" {p.slot.vague} ", f" {p.slot.precise} ") == clear
+
+
+def test_no_instruction_repeats_another_line_of_any_type() -> None:
+    pairs = generate(20, seed=0)
+    lines = [p.ambiguous for p in pairs] + [p.unambiguous for p in pairs]
+    assert len(set(lines)) == len(lines)
 
 
 def test_attribute_alternates_noun_and_colour_and_the_scene_is_the_papers() -> None:

@@ -2,8 +2,10 @@
 
 Scoring rule (the paper's success): on an ambiguous instruction, the final
 verdict is ``ambiguous`` and the question names the ambiguous slot: it contains
-one of the slot's cues (the vague term itself, or words such as "how many" for
-a quantity) as whole words. On an unambiguous twin, success is the verdict
+one of the slot's cues as whole words ("how many" for a quantity, "the red
+bowl" for a noun that fits a block and a bowl), or it asks what the vague term
+means ("what do you mean by a few?"). Repeating the vague term is not enough:
+"which golden block, the leftmost?" asks about position, not colour. On an unambiguous twin, success is the verdict
 ``clear``, and a question there is a false alarm, so a model that calls
 everything ambiguous cannot score well. An LLM judge, when the run had one,
 gives a second opinion on the ambiguous instructions; its agreement with the
@@ -38,16 +40,28 @@ def asks_about(question: str, cues: Iterable[str]) -> bool:
     return any(f" {_norm(c)} " in q for c in cues if _norm(c))
 
 
+def asks_meaning(question: str, term: str) -> bool:
+    """Whether ``question`` asks what ``term`` means ("what do you mean by T", "does T mean", "is T red")."""
+    t = _norm(term)
+    if not t:
+        return False
+    forms = [f"by {t}", f"{t} mean", f"{t} means", f"{t} refer", f"{t} refers", f"is {t}", f"does {t}",
+             f"meant by {t}", f"interpret {t}", f"definition of {t}"]
+    return asks_about(question, forms)
+
+
 def rule_success(item: dict[str, Any], verdict: str | None, question: str) -> bool | None:
     """The rule's verdict on one final answer; ``None`` when the item gives nothing to judge by."""
     if verdict is None:
         return False
     if not item.get("ambiguous"):
         return verdict == "clear"
-    cues = (item.get("slot") or {}).get("cues") or []
+    slot = item.get("slot") or {}
+    cues = slot.get("cues") or []
     if not cues:
         return None
-    return verdict == "ambiguous" and bool(question) and asks_about(question, cues)
+    named = asks_about(question, cues) or asks_meaning(question, slot.get("vague", ""))
+    return verdict == "ambiguous" and bool(question) and named
 
 
 class Episode(BaseModel):
@@ -101,6 +115,7 @@ def episodes_from(rows: Iterable[tuple[EpisodeRecord, list[Event]]]) -> list[Epi
         ambiguous = bool(item.get("ambiguous"))
         # The judge scores the episode; its call is not part of the debate's time.
         calls = [e for e in events if (isinstance(e, ModelCallEvent) or e.type == "model_call") and e.agent != "judge"]
+        judging = sum(float(getattr(e, "latency", 0.0) or 0.0) for e in events if e.type == "model_call" and e.agent == "judge")
         out.append(Episode(
             episode_id=record.id, item_id=record.item_id, pair=item.get("pair"), type=item.get("type", "other"),
             subtype=item.get("subtype", ""), ambiguous=ambiguous, instruction=item.get("instruction", ""),
@@ -109,11 +124,33 @@ def episodes_from(rows: Iterable[tuple[EpisodeRecord, list[Event]]]) -> list[Epi
             rounds=int(o.get("rounds") or 0), verdict=verdict, question=question,
             detected=verdict == "ambiguous", rule=rule, judge=judge,
             success=rule, false_alarm=(verdict == "ambiguous") if not ambiguous and verdict else None,
-            wall_time=max(0.0, (record.finished_at or 0) - (record.started_at or 0)),
+            wall_time=max(0.0, (record.finished_at or 0) - (record.started_at or 0) - judging),
             model_time=sum(float(getattr(c, "latency", 0.0) or 0.0) for c in calls), calls=len(calls),
             error=o.get("error"), moves=[_move(e) for e in events if e.type in ("proposal", "feedback", "judge")],
         ))
+    return _unique_labels(out)
+
+
+def failed_by_config(rows: Iterable[tuple[EpisodeRecord, list[Event]]]) -> Counter[str]:
+    """Failed episodes (a model that could not be reached, a prompt too long) by configuration label."""
+    out: Counter[str] = Counter()
+    for record, _ in rows:
+        if record.status == "failed":
+            settings, lineup = record.spec.get("settings", {}), record.spec.get("lineup", [])
+            condition = settings.get("condition", "debate")
+            out[config_label(condition, (lineup[0].get("model") if lineup else "") or "")] += 1
     return out
+
+
+def _unique_labels(episodes: list[Episode]) -> list[Episode]:
+    """Configurations are labelled by short model name unless two different models share it."""
+    by_short: dict[str, set[str]] = defaultdict(set)
+    for e in episodes:
+        by_short[e.model.split("/", 1)[-1]].add(e.model)
+    for e in episodes:
+        if len(by_short[e.model.split("/", 1)[-1]]) > 1:
+            e.config = ("Single" if e.condition == "single" else "Debate") + f"({e.model})"
+    return episodes
 
 
 def _move(e: Event) -> dict[str, Any]:
@@ -139,6 +176,8 @@ class ConfigStats(BaseModel):
     unambiguous: int
     false_alarms: float | None
     errors: int
+    #: Episodes that failed outright (not in any rate above; a resumed run plays them again).
+    failed: int = 0
     mean_time: float | None
     mean_model_time: float | None
     # debates only
@@ -177,7 +216,7 @@ def _config_order(label: str) -> tuple[int, str]:
     return (0 if label.startswith("Single") else 1, label)
 
 
-def compute(episodes: list[Episode], failed: int = 0) -> StudyStats:
+def compute(episodes: list[Episode], failed: int = 0, failed_configs: dict[str, int] | None = None) -> StudyStats:
     types = sorted({e.type for e in episodes if e.ambiguous}, key=lambda t: (t not in TYPES, t))
     by_config: dict[str, list[Episode]] = defaultdict(list)
     for e in episodes:
@@ -192,9 +231,10 @@ def compute(episodes: list[Episode], failed: int = 0) -> StudyStats:
             success=_rate(e.success for e in amb),
             success_by_type={t: _rate(e.success for e in amb if e.type == t) for t in types},
             unambiguous=len(clear), false_alarms=_rate(e.false_alarm for e in clear),
-            errors=sum(1 for e in eps if e.termination == "error"),
-            mean_time=mean(e.wall_time for e in eps) if eps else None,
-            mean_model_time=mean(e.model_time for e in eps) if eps else None,
+            errors=sum(1 for e in eps if e.termination == "error"), failed=(failed_configs or {}).get(label, 0),
+            # Table 2 is over the ambiguous instructions, like the paper's, when there are any.
+            mean_time=mean(e.wall_time for e in (amb or eps)),
+            mean_model_time=mean(e.model_time for e in (amb or eps)),
         )
         if stats.condition == "debate":
             # The paper's Figures 6-7 and Table 1 are over the ambiguous instructions debated.

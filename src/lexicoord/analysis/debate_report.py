@@ -29,9 +29,9 @@ def num(x: float | None, fmt: str = ".2f") -> str:
 def success_rows(stats: StudyStats) -> tuple[list[str], list[list[str]]]:
     """Figure 2 to 5 and false alarms as one table: a row per configuration."""
     head = ["configuration", "ambiguous", "success", *[f"{t}" for t in stats.types], "unambiguous", "false alarms",
-            "errors"]
+            "ended in error", "failed episodes"]
     rows = [[c.config, str(c.ambiguous), pct(c.success), *[pct(c.success_by_type.get(t)) for t in stats.types],
-             str(c.unambiguous), pct(c.false_alarms), str(c.errors)] for c in stats.configs]
+             str(c.unambiguous), pct(c.false_alarms), str(c.errors), str(c.failed)] for c in stats.configs]
     return head, rows
 
 
@@ -56,7 +56,7 @@ def time_rows(stats: StudyStats) -> tuple[list[str], list[list[str]]]:
     The sum can exceed the wall time: followers are asked at once, and a call waiting for a busy
     model counts its wait.
     """
-    head = ["configuration", "mean time per instruction (s)", "model-call latency, summed (s)"]
+    head = ["configuration", "mean time per ambiguous instruction (s)", "model-call latency, summed (s)"]
     return head, [[c.config, num(c.mean_time), num(c.mean_model_time)] for c in stats.configs]
 
 

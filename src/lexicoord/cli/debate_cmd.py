@@ -13,7 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from lexicoord.agents.base import AgentSpec
-from lexicoord.analysis.debate import compute, episodes_from
+from lexicoord.analysis.debate import compute, episodes_from, failed_by_config
 from lexicoord.analysis.debate_report import consensus_rows, judge_rows, success_rows, time_rows, write_report
 from lexicoord.cli.options import DbOption, ModelOptions, NoCacheOption, cache_setting, parse_options, run_async
 from lexicoord.errors import ConfigError, LexicoordError
@@ -155,7 +155,7 @@ def report(
     if not episodes:
         raise LexicoordError(f"Run '{info.id}' has no finished ambiguity episodes yet.")
     failed = sum(1 for r, _ in rows if r.status == "failed")
-    stats = compute(episodes, failed=failed)
+    stats = compute(episodes, failed=failed, failed_configs=dict(failed_by_config(rows)))
     _print(f"{escape(info.id)}: success ({stats.episodes} episodes, {failed} failed)", *success_rows(stats))
     head, consensus = consensus_rows(stats)
     if consensus:

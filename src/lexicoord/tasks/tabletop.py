@@ -10,9 +10,11 @@ swaps exactly one slot for a vague term from a vocabulary:
 - spatial: a precise relation ("to the left of") becomes a vague one ("near").
 
 Every line also says what a good clarifying question must ask about, as
-``ask_about`` in words and ``cues`` for the scoring rule (a question succeeds
-when it names one of them). The referenced bowl is always of another colour
-than the blocks moved, so a cue never matches the reference by accident.
+``ask_about`` in words and ``cues`` for the scoring rule: a question succeeds
+when it names one of them, or asks what the vague term means ("what do you
+mean by a few?"); repeating the vague term alone is not enough. The referenced
+bowl is always of another colour than the blocks moved, so a cue never matches
+the reference by accident.
 
 Coverage is by design, not by luck: each vocabulary is dealt from a shuffled
 deck, so every item of a vocabulary appears once N per category reaches its size.
@@ -54,8 +56,10 @@ CATEGORIES: tuple[Category, ...] = ("numerical", "attribute", "spatial")
 #: What each slot's clarifying question must ask about, and the cue words the rule looks for
 #: (besides the vague term itself).
 SLOT_CUES = {
-    "quantity": ("how many", "number", "quantity", "count", "amount", "exactly", "two", "three", "all", "both"),
-    "noun": ("block", "object", "type", "kind", "which item", "what item"),
+    "quantity": ("how many", "number", "quantity", "count", "amount", "two", "three", "all", "both", "just one",
+                 "only one", "one or", "single"),
+    "noun": ("block or", "or a block", "or the block", "bowl or", "or the bowl", "or a bowl", "type of object",
+             "kind of object", "which object", "what object", "which item", "what item"),
     "colour": ("colour", "color", "shade", "hue"),
     "relation": ("where", "side", "left", "right", "front", "behind", "inside", "into", "position", "location",
                  "how close", "how far", "distance", "exact spot", "on top"),
@@ -102,18 +106,22 @@ class _Deck:
                 return self.pile.pop(i)
         return self.rng.choice([i for i in self.items if i not in avoid])
 
+    def put_back(self, item: str) -> None:
+        """Return a drawn item to the top of the pile (its pair was a repeat), so coverage holds."""
+        self.pile.insert(0, item)
+
 
 def _blocks(quantity: str, colour: str, noun: str = NOUN) -> str:
     plural = quantity not in ("one", "a single") and not quantity.startswith("one ")
     return f"{quantity} {colour} {noun}s" if plural else f"{quantity} {colour} {noun}"
 
 
-def _cues(slot: str, vague: str, extra: Sequence[str] = ()) -> list[str]:
-    words = [vague, *extra, *SLOT_CUES[slot]]
-    return list(dict.fromkeys(w.lower() for w in words))
+def _cues(slot: str, extra: Sequence[str] = ()) -> list[str]:
+    return list(dict.fromkeys(w.lower() for w in [*extra, *SLOT_CUES[slot]]))
 
 
-def _pairs(category: Category, rng: random.Random, decks: dict[str, _Deck], number: int) -> InstructionPair:
+def _pairs(category: Category, rng: random.Random, decks: dict[str, _Deck], number: int) -> tuple[InstructionPair, str]:
+    """A pair, and the deck its vague term came from."""
     action = decks["action"].draw().capitalize()
     colour = decks["colour"].draw()
     ref = decks["ref"].draw(avoid=[colour])
@@ -125,34 +133,35 @@ def _pairs(category: Category, rng: random.Random, decks: dict[str, _Deck], numb
         amb = f"{action} {_blocks(vague, colour)} {target}."
         clear = f"{action} {_blocks(precise, colour)} {target}."
         slot = Slot(name="quantity", vague=vague, precise=precise,
-                    ask_about=f"how many {colour} blocks to move (the scene has three)", cues=_cues("quantity", vague))
-        subtype = "quantity"
+                    ask_about=f"how many {colour} blocks to move (the scene has three)", cues=_cues("quantity"))
+        subtype, deck = "quantity", "vague_quantity"
     elif category == "attribute" and number % 2 == 0:
         vague = decks["vague_noun"].draw()
-        amb = f"{action} the {colour} {vague} {target}."
+        amb = f"{action} one {colour} {vague} {target}."
         clear = f"{action} one {colour} {NOUN} {target}."
         slot = Slot(name="noun", vague=vague, precise=NOUN,
                     ask_about=f"which kind of {colour} object is meant: a {colour} block or the {colour} bowl",
-                    cues=_cues("noun", vague, [f"{colour} bowl"]))
-        subtype = "noun"
+                    cues=_cues("noun", [f"{colour} bowl"]))
+        subtype, deck = "noun", "vague_noun"
     elif category == "attribute":
         vague = decks[f"synonym_{colour}"].draw()
         amb = f"{action} one {vague} {NOUN} {target}."
         clear = f"{action} one {colour} {NOUN} {target}."
         slot = Slot(name="colour", vague=vague, precise=colour,
                     ask_about=f"which colour of block '{vague}' means (red, yellow or green)",
-                    cues=_cues("colour", vague, [colour]))
-        subtype = "colour"
+                    cues=_cues("colour", [colour]))
+        subtype, deck = "colour", f"synonym_{colour}"
     else:
         quantity = decks["quantity"].draw()
         vague = decks["vague_relation"].draw()
         amb = f"{action} {_blocks(quantity, colour)} {vague} the {ref} bowl."
         clear = f"{action} {_blocks(quantity, colour)} {target}."
         slot = Slot(name="relation", vague=vague, precise=relation,
-                    ask_about=f"where exactly relative to the {ref} bowl the blocks should go", cues=_cues("relation", vague))
-        subtype = "relation"
-    return InstructionPair(id=f"{category}-{number:03d}", type=category, subtype=subtype, context=SCENE,
+                    ask_about=f"where exactly relative to the {ref} bowl the blocks should go", cues=_cues("relation"))
+        subtype, deck = "relation", "vague_relation"
+    pair = InstructionPair(id=f"{category}-{number:03d}", type=category, subtype=subtype, context=SCENE,
                            ambiguous=amb, unambiguous=clear, slot=slot)
+    return pair, deck
 
 
 def generate(per_category: int, seed: int = 0, categories: Sequence[str] = CATEGORIES) -> list[InstructionPair]:
@@ -163,6 +172,7 @@ def generate(per_category: int, seed: int = 0, categories: Sequence[str] = CATEG
     if per_category < 1:
         raise ConfigError("Generate at least one pair per category.")
     out: list[InstructionPair] = []
+    taken: set[str] = set()  # every instruction so far, of any type: a twin never repeats another line's
     for category in categories:
         rng = random.Random(f"{seed}:{category}")
         decks = {
@@ -175,8 +185,9 @@ def generate(per_category: int, seed: int = 0, categories: Sequence[str] = CATEG
         seen: set[str] = set()
         misses = 0  # draws in a row that repeated an earlier pair: the vocabularies are used up
         while len(seen) < per_category:
-            pair = _pairs(category, rng, decks, len(seen))
-            if pair.ambiguous in seen:
+            pair, deck = _pairs(category, rng, decks, len(seen))
+            if pair.ambiguous in taken or pair.unambiguous in taken:
+                decks[deck].put_back(pair.slot.vague)
                 misses += 1
                 if misses > 2000:
                     raise ConfigError(f"The vocabularies hold only about {len(seen)} distinct {category} pairs; "
@@ -184,6 +195,7 @@ def generate(per_category: int, seed: int = 0, categories: Sequence[str] = CATEG
                 continue
             misses = 0
             seen.add(pair.ambiguous)
+            taken.update((pair.ambiguous, pair.unambiguous))
             out.append(pair)
     return out
 

@@ -160,3 +160,18 @@ async def test_the_judge_gives_its_opinion_on_the_final_question(tmp_path) -> No
     assert j.agent == "judge" and j.raw == "yes"
     judge_prompt = provider.calls[-1][1][-1].content
     assert HOW_MANY in judge_prompt and PAIR.slot.ask_about in judge_prompt
+
+
+async def test_a_judge_that_fails_leaves_the_debate_recorded(tmp_path) -> None:
+    from lexicoord.errors import ModelError
+
+    def debate(messages, config):
+        if config.choices:
+            raise ModelError("judge unreachable")
+        return proposal() if "verdict" in json.dumps(config.json_schema) else feedback("agree")
+
+    outcome, events, _ = await play(tmp_path, debate, settings={"condition": "debate", "judge": "scripted/debate"})
+    assert outcome["consensus"] and outcome["judge"]["asks_slot"] is None
+    assert "judge unreachable" in outcome["judge"]["failure"]
+    [j] = [e for e in events if e.type == "judge"]
+    assert j.failure and j.asks_slot is None

@@ -82,16 +82,15 @@ class _Loaded:
     #: Per event loop: held from the start of a generation until its thread really ends,
     #: even when the caller stopped waiting (a timeout), so abandoned generations never pile up.
     busy: dict[Any, asyncio.Lock] = field(default_factory=dict)
-    #: The RAM prompt cache, made on first use with the size its first user asks for.
+    #: The RAM prompt cache, made on first use with the size its first user asks for (one loaded
+    #: model has one cache; a later, different ``prompt_cache_mb`` for the same model is not applied).
     ram_cache: Any = None
 
     def use_cache(self, mode: str, megabytes: int) -> None:
         """Set llama.cpp's prefix reuse for the next call (on the model's own thread, under ``lock``)."""
         if mode == "ram":
             if self.ram_cache is None:
-                from llama_cpp import LlamaRAMCache
-
-                self.ram_cache = LlamaRAMCache(capacity_bytes=megabytes << 20)
+                self.ram_cache = _sized_ram_cache(megabytes << 20)
             self.llama.set_cache(self.ram_cache)
         else:
             self.llama.cache = None
@@ -103,6 +102,22 @@ class _Loaded:
         if loop not in self.busy:
             self.busy = {loop: asyncio.Lock()}  # a new loop: locks of finished loops are dropped
         return self.busy[loop]
+
+
+def _sized_ram_cache(capacity_bytes: int) -> Any:
+    """llama-cpp-python's RAM cache, counting all it keeps per entry against its capacity.
+
+    Its own count is the model state only; every entry also holds the token ids and a copy of the
+    logits (up to a batch of tokens x the vocabulary), which can be larger than the state.
+    """
+    from llama_cpp import LlamaRAMCache
+
+    class SizedRAMCache(LlamaRAMCache):
+        @property
+        def cache_size(self) -> int:
+            return sum(s.llama_state_size + s.scores.nbytes + s.input_ids.nbytes for s in self.cache_state.values())
+
+    return SizedRAMCache(capacity_bytes=capacity_bytes)
 
 
 _loaded: dict[tuple[str, int], _Loaded] = {}

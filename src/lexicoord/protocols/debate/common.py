@@ -14,7 +14,7 @@ from pydantic import Field
 from lexicoord.agents.base import AgentSpec
 from lexicoord.agents.llm import LLMAgent
 from lexicoord.agents.prompting import fence, render_prompt
-from lexicoord.errors import ConfigError
+from lexicoord.errors import ConfigError, LexicoordError
 from lexicoord.models.types import GenerateConfig
 from lexicoord.protocols.base import EpisodeContext
 from lexicoord.protocols.debate.replies import JudgeEvent, ReplySettings
@@ -44,10 +44,15 @@ async def judge(ctx: EpisodeContext, settings: DebateSettings, question: str) ->
     slot = item.get("slot") or {}
     if not settings.judge or not item.get("ambiguous") or not question or not slot.get("ask_about"):
         return None
-    judge_agent = ctx.llm_agent(AgentSpec(name="judge", model=settings.judge))
+    judge_agent = ctx.llm_agent(AgentSpec(name="judge", model=settings.judge),
+                                system_prompt=render_prompt("debate_judge_system"))
     prompt = render_prompt("debate_judge", head=head(item), ask_about=fence(slot["ask_about"], "AMBIGUITY"),
                            question=fence(question, "QUESTION"))
-    out = await judge_agent.ask_structured(prompt, GenerateConfig(choices=("yes", "no"), temperature=0.0, max_tokens=4))
+    try:
+        out = await judge_agent.ask_structured(prompt, GenerateConfig(choices=("yes", "no"), temperature=0.0, max_tokens=4))
+    except LexicoordError as exc:  # a second opinion that failed never costs the debate it was to judge
+        ctx.emit(JudgeEvent(agent="judge", model=settings.judge, asks_slot=None, failure=str(exc)))
+        return {"model": settings.judge, "asks_slot": None, "failure": str(exc)}
     verdict = (out.choice == "yes") if out.ok else None
     ctx.emit(JudgeEvent(agent="judge", model=settings.judge, asks_slot=verdict, raw=out.text,
                         failure=None if out.ok else out.parse_error))
