@@ -37,7 +37,7 @@ from lexicoord.models.types import ChatMessage, GenerateConfig, ProviderResponse
 
 DEFAULT_N_CTX = 4096
 PROMPT_CACHE_MODES = ("ram", "context", "off")
-DEFAULT_PROMPT_CACHE_MB = 1024
+DEFAULT_PROMPT_CACHE_MB = 2048
 
 
 def _smollm2_path() -> Path:
