@@ -136,3 +136,35 @@ def test_tokens_are_stored_only_as_hashes(client, db) -> None:
     with sqlite3.connect(db) as conn:
         [(state,)] = conn.execute("SELECT state FROM rooms").fetchall()
     assert token not in state and "token_hash" in state
+
+
+def test_the_lead_is_handed_over_or_taken_when_the_leader_is_away(client) -> None:
+    code = create_room(client)
+    tokens = {n: join(client, code, n) for n in ("Ann", "Bob", "Cyd")}
+    room = client.app.state.rooms.get(code)
+    with client.websocket_connect(f"/ws/{code}") as wb, client.websocket_connect(f"/ws/{code}") as wc:
+        bob, cyd = Browser(wb).hello(tokens["Bob"]), Browser(wc).hello(tokens["Cyd"])
+        bob.send(type="hand_over", name="Cyd")
+        assert bob.error()["code"] == "not_leader", "only the leader hands the lead over"
+        # Ann leads but has no page open; the lead can be taken only after she has been away long enough.
+        bob.send(type="take_lead")
+        assert bob.error()["code"] == "leader_present"
+        room.lead_after = 0.0
+        bob.send(type="take_lead")
+        s = bob.until(lambda s: s["room"]["leader"] == "Bob")
+        assert s["you"]["leader"] and "Bob took the lead from Ann" in s["room"]["notice"]
+        bob.send(type="take_lead")
+        assert bob.error()["code"] == "already_leader"
+        bob.send(type="hand_over", name="Nobody")
+        assert bob.error()["code"] == "no_such_person"
+        bob.send(type="hand_over", name="Cyd")
+        cyd.until(lambda s: s["room"]["leader"] == "Cyd" and s["you"]["leader"])
+        cyd.send(type="start")
+        cyd.request("announce")
+        assert [p["name"] for p in cyd.state["room"]["game"]["players"]][0] == "Cyd", "the new leader is Player 1"
+    with client.websocket_connect(f"/ws/{code}") as wa:
+        ann = Browser(wa).hello(tokens["Ann"])
+        assert ann.state["room"]["leader"] == "Cyd" and not ann.state["you"]["leader"]
+        ann.send(type="start")
+        assert ann.error()["code"] == "not_leader"
+    assert room.saved_state()["leader"] == "Cyd", "the lead is saved, so a restart keeps it"

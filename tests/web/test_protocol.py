@@ -20,6 +20,8 @@ GOOD = [
     {"type": "manual_sentence", "sentence": "I sat by the bank.", "word": "bank"},
     {"type": "manual_confirm", "options": ["a", "b"]},
     {"type": "drop", "name": "Bob"},
+    {"type": "hand_over", "name": "Bob"},
+    {"type": "take_lead"},
     {"type": "ping"},
 ]
 
@@ -40,6 +42,9 @@ BAD = [
     ('{"type": "manual_confirm", "options": ["a", "b", "c", "d", "e", "f"]}', "bad_message"),
     ('{"type": "hello", "token": "short"}', "bad_message"),
     ('{"type": "ping", "extra": 1}', "bad_message"),
+    ('{"type": "hand_over"}', "bad_message"),  # to whom?
+    ('{"type": "hand_over", "name": "' + "x" * 41 + '"}', "bad_message"),
+    ('{"type": "take_lead", "name": "Bob"}', "bad_message"),  # the lead is taken for oneself only
     ('{"type": "ping", "pad": "' + "x" * MAX_MESSAGE + '"}', "too_large"),
 ]
 

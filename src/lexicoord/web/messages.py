@@ -76,12 +76,25 @@ class Drop(Inbound):
     name: str = Field(min_length=1, max_length=40)
 
 
+class HandOver(Inbound):
+    """The leader passes the lead to another person in the room."""
+
+    type: Literal["hand_over"]
+    name: str = Field(min_length=1, max_length=40)
+
+
+class TakeLead(Inbound):
+    """Anyone may take the lead when the leader has left or been away long enough (see ``Room.lead_after``)."""
+
+    type: Literal["take_lead"]
+
+
 class Ping(Inbound):
     type: Literal["ping"]
 
 
 Message = Annotated[
-    Hello | Choose | Clarify | Start | EndGame | ManualSentence | ManualConfirm | Drop | Ping,
+    Hello | Choose | Clarify | Start | EndGame | ManualSentence | ManualConfirm | Drop | HandOver | TakeLead | Ping,
     Field(discriminator="type"),
 ]
 _adapter: TypeAdapter[Message] = TypeAdapter(Message)

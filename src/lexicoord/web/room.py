@@ -8,7 +8,11 @@ propose meanings) and ``confirm`` (the leader edits the option set), then
 Everything a person may do arrives through :meth:`Room.handle` and is checked
 there: who may do it (only the leader starts, ends, clarifies, lets people go),
 when (a choice only for the request that person was given, in that round), and
-what (a choice must be one of the options). Every change is saved before it is
+what (a choice must be one of the options). The lead: the first to join leads;
+the leader may hand it over; when the leader has been away (no open page) for
+``LEAD_AFTER`` seconds, anyone still playing may take it. A new leader is
+Player 1 from the next game on; the game in progress keeps its seats, and the
+new leader may end it or let the old leader go. Every change is saved before it is
 shown, and each game is stored as an episode of the room's run, so it appears
 in ``lexicoord coord report`` like any campaign.
 """
@@ -44,6 +48,8 @@ if TYPE_CHECKING:
     from lexicoord.web.services import Services
 
 log = logging.getLogger(__name__)
+#: Seconds a leader may be away (no open page) before another person may take the lead.
+LEAD_AFTER = 60.0
 
 
 class RoomError(Exception):
@@ -61,6 +67,8 @@ class Person:
     joined_at: float = field(default_factory=time.time)
     absent: bool = False
     connections: set[Connection] = field(default_factory=set)
+    #: Since when the person has had no open page (not saved: after a restart everyone starts away).
+    away_since: float | None = field(default_factory=time.time)
 
     def saved(self) -> dict[str, Any]:
         return {"name": self.name, "token_hash": self.token_hash, "joined_at": self.joined_at, "absent": self.absent}
@@ -94,12 +102,16 @@ class Room:
         self.record: RoomRecord | None = None
         self._dirty = False
         self._lock = asyncio.Lock()
+        #: Who leads: the first to join, until the lead is handed over or taken.
+        self.leader_name: str | None = None
+        #: Seconds the leader must be away before someone else may take the lead.
+        self.lead_after = LEAD_AFTER
 
     # ---------------------------------------------------------------------------------- saved state
     def saved_state(self) -> dict[str, Any]:
         return {
             "people": [p.saved() for p in self.people.values()], "phase": self.phase, "cursor": self.cursor,
-            "games": self.games, "current": self.current, "manual": self.manual,
+            "games": self.games, "current": self.current, "manual": self.manual, "leader": self.leader_name,
         }
 
     def restore(self, state: dict[str, Any]) -> None:
@@ -107,6 +119,7 @@ class Room:
             self.people[p["name"]] = Person(p["name"], p["token_hash"], p.get("joined_at", 0.0), p.get("absent", False))
         self.phase, self.cursor, self.games = state.get("phase", "lobby"), state.get("cursor", 0), state.get("games", 0)
         self.current, self.manual = state.get("current"), state.get("manual")
+        self.leader_name = state.get("leader")
         if self.phase == "proposing":  # the proposals were lost with the server: ask for them again
             self.phase = "sentence"
         if self.phase == "playing" and not self.current:
@@ -118,6 +131,8 @@ class Room:
     # ------------------------------------------------------------------------------------- people
     @property
     def leader(self) -> Person | None:
+        if self.leader_name in self.people:
+            return self.people[self.leader_name]
         return next(iter(self.people.values()), None)
 
     async def join(self, name: str) -> tuple[Person, str]:
@@ -135,6 +150,8 @@ class Room:
         person = Person(name, hash_token(token))
         async with self._lock:
             self.people[name] = person
+            if self.leader_name is None:
+                self.leader_name = name
             await self.save()
         self.changed()
         return person, token
@@ -147,10 +164,13 @@ class Room:
 
     def connect(self, person: Person, conn: Connection) -> None:
         person.connections.add(conn)
+        person.away_since = None
         self.changed()
 
     def disconnect(self, person: Person, conn: Connection) -> None:
         person.connections.discard(conn)
+        if not person.connections:
+            person.away_since = time.time()
         self.changed()
 
     # ------------------------------------------------------------------------------------ handling
@@ -160,6 +180,10 @@ class Room:
             return self._choose(person, msg)
         if isinstance(msg, m.Clarify):
             return self._clarify(person, msg)
+        if isinstance(msg, m.TakeLead):
+            async with self._lock:
+                await self._take_lead(person)
+            return self.changed()
         if person is not self.leader:
             raise RoomError("not_leader", "Only the leader (Player 1) can do that.")
         async with self._lock:
@@ -173,6 +197,8 @@ class Room:
                 await self._manual_confirm(msg.options)
             elif isinstance(msg, m.Drop):
                 await self._drop(msg.name)
+            elif isinstance(msg, m.HandOver):
+                await self._hand_over(msg.name)
         self.changed()
 
     def _seat_request(self, person: Person) -> tuple[HumanSeat, dict[str, Any]] | None:
@@ -218,7 +244,9 @@ class Room:
         await self._begin(item)
 
     def lineup(self) -> list[AgentSpec]:
-        people = [AgentSpec(name=p.name, kind="human") for p in self.people.values() if not p.absent]
+        """The leader first (Player 1), then the other people present, then the agents."""
+        present = sorted((p for p in self.people.values() if not p.absent), key=lambda p: p is not self.leader)
+        people = [AgentSpec(name=p.name, kind="human") for p in present]
         agents = [AgentSpec(name=a.name, model=a.model, options={"temperature": self.settings.temperature})
                   for a in self.settings.agents]
         return people + agents
@@ -307,6 +335,31 @@ class Room:
         if self.game is not None and name in self.game.players:
             self.game.players[name].interrupt(f"{name} left the room", leave=True)
         self.notice = f"The game goes on without {name}."
+        await self.save()
+
+    async def _hand_over(self, name: str) -> None:
+        person = self.people.get(name)
+        if person is None or person.absent or person is self.leader:
+            raise RoomError("no_such_person", "Hand the lead to another person who is in the room, by name.")
+        self.leader_name = name
+        self.notice = f"{name} now leads; from the next game on, {name} is Player 1."
+        await self.save()
+
+    async def _take_lead(self, person: Person) -> None:
+        """The way out of a room whose leader has gone: anyone present may lead once the leader is away."""
+        leader = self.leader
+        if person.absent:
+            raise RoomError("absent", "You left this room's games; only people still playing can lead.")
+        if leader is person:
+            raise RoomError("already_leader", "You already lead this room.")
+        if leader is not None and not leader.absent:
+            away = 0.0 if leader.away_since is None else time.time() - leader.away_since
+            if away < self.lead_after:
+                raise RoomError("leader_present", f"{leader.name} leads and has been away for {away:.0f} s; the lead "
+                                                  f"can be taken after {self.lead_after:.0f} s away.")
+        before = leader.name if leader else "nobody"
+        self.leader_name = person.name
+        self.notice = f"{person.name} took the lead from {before}; from the next game on, {person.name} is Player 1."
         await self.save()
 
     # ---------------------------------------------------------------------------------- manual mode

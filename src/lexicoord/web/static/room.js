@@ -214,7 +214,9 @@ function renderPeople() {
   const link = `${location.origin}/r/${state.code}`;
   const people = state.people.map((p) => h("li", { class: p.absent ? "absent" : "" },
     h("span", { class: p.connected ? "dot on" : "dot" }), p.name, p.name === state.leader ? " (leader)" : "", p.absent ? " — left" : "",
-    isLeader() && p.name !== state.leader && !p.absent ? h("button", { class: "secondary small", onclick: () => send({ type: "drop", name: p.name }) }, "continue without") : null));
+    isLeader() && p.name !== state.leader && !p.absent ? h("button", { class: "secondary small", onclick: () => send({ type: "drop", name: p.name }) }, "continue without") : null,
+    isLeader() && p.name !== state.leader && !p.absent ? h("button", { class: "secondary small", onclick: () => send({ type: "hand_over", name: p.name }) }, "make leader") : null,
+    !isLeader() && you && !you.absent && p.name === state.leader && !p.connected ? h("button", { class: "secondary small", id: "take-lead", onclick: () => send({ type: "take_lead" }) }, "take the lead") : null));
   const agents = state.agents.map((a) => h("li", {}, h("span", { class: "dot on" }), a.name, h("span", { class: "muted" }, ` ${a.model}`)));
   fill($("#people-box"), h("h2", {}, "People"), h("ul", { class: "people" }, people), h("h2", {}, "Agents"),
     h("ul", { class: "people" }, agents.length ? agents : h("li", { class: "muted" }, "none")),
