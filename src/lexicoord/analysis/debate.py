@@ -114,8 +114,8 @@ def episodes_from(rows: Iterable[tuple[EpisodeRecord, list[Event]]]) -> list[Epi
         judge = (o.get("judge") or {}).get("asks_slot")
         ambiguous = bool(item.get("ambiguous"))
         # The judge scores the episode; its call is not part of the debate's time.
-        calls = [e for e in events if (isinstance(e, ModelCallEvent) or e.type == "model_call") and e.agent != "judge"]
-        judging = sum(float(getattr(e, "latency", 0.0) or 0.0) for e in events if e.type == "model_call" and e.agent == "judge")
+        calls = [e for e in events if isinstance(e, ModelCallEvent) and e.agent != "judge"]
+        judging = sum(e.latency for e in events if isinstance(e, ModelCallEvent) and e.agent == "judge")
         out.append(Episode(
             episode_id=record.id, item_id=record.item_id, pair=item.get("pair"), type=item.get("type", "other"),
             subtype=item.get("subtype", ""), ambiguous=ambiguous, instruction=item.get("instruction", ""),
@@ -125,7 +125,7 @@ def episodes_from(rows: Iterable[tuple[EpisodeRecord, list[Event]]]) -> list[Epi
             detected=verdict == "ambiguous", rule=rule, judge=judge,
             success=rule, false_alarm=(verdict == "ambiguous") if not ambiguous and verdict else None,
             wall_time=max(0.0, (record.finished_at or 0) - (record.started_at or 0) - judging),
-            model_time=sum(float(getattr(c, "latency", 0.0) or 0.0) for c in calls), calls=len(calls),
+            model_time=sum(c.latency for c in calls), calls=len(calls),
             error=o.get("error"), moves=[_move(e) for e in events if e.type in ("proposal", "feedback", "judge")],
         ))
     return _unique_labels(out)

@@ -28,7 +28,7 @@ def num(x: float | None, fmt: str = ".2f") -> str:
 
 def success_rows(stats: StudyStats) -> tuple[list[str], list[list[str]]]:
     """Figure 2 to 5 and false alarms as one table: a row per configuration."""
-    head = ["configuration", "ambiguous", "success", *[f"{t}" for t in stats.types], "unambiguous", "false alarms",
+    head = ["configuration", "ambiguous", "success", *stats.types, "unambiguous", "false alarms",
             "ended in error", "failed episodes"]
     rows = [[c.config, str(c.ambiguous), pct(c.success), *[pct(c.success_by_type.get(t)) for t in stats.types],
              str(c.unambiguous), pct(c.false_alarms), str(c.errors), str(c.failed)] for c in stats.configs]

@@ -57,6 +57,14 @@ def _error(status: int, code: str, message: str) -> JSONResponse:
     return JSONResponse({"code": code, "message": message}, status_code=status)
 
 
+class Refused(Exception):
+    """An HTTP request turned down with a status, a code and a sentence (answered as JSON)."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message = status, code, message
+
+
 def _error_text(code: str, message: str) -> str:
     return json.dumps({"type": "error", "code": code, "message": message}, ensure_ascii=False)
 
@@ -88,6 +96,10 @@ def create_app(services: Services, *, http_rate: float = 2.0, http_burst: float 
     app.state.services = services
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
+    @app.exception_handler(Refused)
+    async def refused(_: Request, exc: Refused) -> JSONResponse:
+        return _error(exc.status, exc.code, exc.message)
+
     @app.middleware("http")
     async def security_headers(request: Request, call_next: Any) -> Response:
         response: Response = await call_next(request)
@@ -102,12 +114,13 @@ def create_app(services: Services, *, http_rate: float = 2.0, http_burst: float 
     def client(request: Request | WebSocket) -> str:
         return request.client.host if request.client else "unknown"
 
-    def find(request: Request, code: str) -> Room | JSONResponse:
+    def find(request: Request, code: str) -> Room:
+        """The room with ``code``, for a client within its request rate; :class:`Refused` otherwise."""
         if not limiter.allow(client(request)):
-            return _error(429, "rate_limited", "Too many requests; wait a little.")
+            raise Refused(429, "rate_limited", "Too many requests; wait a little.")
         room = rooms.get(code)
         if room is None:
-            return _error(404, "no_room", "No room has this code; check it with whoever invited you.")
+            raise Refused(404, "no_room", "No room has this code; check it with whoever invited you.")
         return room
 
     @app.get("/", include_in_schema=False)
@@ -141,16 +154,12 @@ def create_app(services: Services, *, http_rate: float = 2.0, http_burst: float 
     @app.get("/api/rooms/{code}")
     async def describe(code: str, request: Request) -> Any:
         room = find(request, code)
-        if isinstance(room, JSONResponse):
-            return room
         public = room.public()
         return {k: public[k] for k in ("code", "mode", "phase", "leader", "people", "agents", "games")}
 
     @app.post("/api/rooms/{code}/join")
     async def join(code: str, body: JoinRequest, request: Request) -> Any:
         room = find(request, code)
-        if isinstance(room, JSONResponse):
-            return room
         try:
             person, token = await room.join(body.name)
         except RoomError as exc:
@@ -160,8 +169,6 @@ def create_app(services: Services, *, http_rate: float = 2.0, http_burst: float 
     @app.get("/api/rooms/{code}/export.json")
     async def export_json(code: str, request: Request) -> Any:
         room = find(request, code)
-        if isinstance(room, JSONResponse):
-            return room
         stats = await full_stats(room)
         body = {"room": {"code": room.code, "run": room.run_id, "mode": room.settings.mode,
                          "settings": room.settings.model_dump(mode="json")}, **stats}
@@ -170,8 +177,6 @@ def create_app(services: Services, *, http_rate: float = 2.0, http_burst: float 
     @app.get("/api/rooms/{code}/export.csv")
     async def export_csv(code: str, request: Request) -> Any:
         room = find(request, code)
-        if isinstance(room, JSONResponse):
-            return room
         stats = await full_stats(room)
         return Response(history_csv(stats["history"]), media_type="text/csv; charset=utf-8",
                         headers={"Content-Disposition": f'attachment; filename="{room.run_id}.csv"'})
