@@ -12,14 +12,14 @@ import os
 import tempfile
 import time
 
+from lexicoord.core.spec import AgentSpec
 from lexicoord.models.cache import ResponseCache
 from lexicoord.models.pool import ModelPool
-from lexicoord.agents.base import AgentSpec
 from lexicoord.protocols.coordination import CoordinationGame
-from lexicoord.tasks.ambiguous import builtin_items
 from lexicoord.runs.grid import grid
 from lexicoord.runs.runner import Runner, RunSummary
 from lexicoord.runs.store import Store
+from lexicoord.tasks.ambiguous import builtin_items
 
 ITEMS = [i.as_task() for i in builtin_items() if i.id in {"bank-01", "bat-01", "release-01", "light-01"}]
 LINEUP = [AgentSpec(name=f"a{i}", model="local/smollm2-135m", options={"temperature": 0.7}) for i in (1, 2, 3)]

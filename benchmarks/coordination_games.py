@@ -14,7 +14,7 @@ import os
 import tempfile
 import time
 
-from lexicoord.agents.base import AgentSpec
+from lexicoord.core.spec import AgentSpec
 from lexicoord.models.pool import ModelPool
 from lexicoord.models.providers import local
 from lexicoord.protocols.coordination import CoordinationGame

@@ -32,11 +32,10 @@ from pathlib import Path
 from statistics import mean
 from typing import Any
 
-from lexicoord.agents.base import AgentSpec
+from lexicoord.core.spec import AgentSpec
 from lexicoord.models.pool import ModelPool
 from lexicoord.models.providers import local
-from lexicoord.protocols.debate import AmbiguityStudy, rotations
-from lexicoord.protocols.debate import rules
+from lexicoord.protocols.debate import AmbiguityStudy, rotations, rules
 from lexicoord.runs.grid import grid
 from lexicoord.runs.runner import Runner
 from lexicoord.runs.store import Store

@@ -14,16 +14,18 @@ import os
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
-from lexicoord.agents.base import AgentSpec
+from pydantic import BaseModel
+
+from lexicoord.core import EpisodeContext, Protocol
+from lexicoord.core.spec import AgentSpec
 from lexicoord.models import get_model
 from lexicoord.models.pool import ModelPool
 from lexicoord.models.providers.local import resolve_path
-from lexicoord.protocols.base import EpisodeContext, Protocol
 from lexicoord.runs.grid import grid
 from lexicoord.runs.runner import Runner
 from lexicoord.runs.store import Store
+from lexicoord.seats.llm import LLMSeat
 
 TOPICS = ["rivers", "banks", "robots", "factories", "bats", "pitchers", "light", "paper", "safety lines", "cranes"]
 SETTINGS = {"temperature": 0.0, "max_tokens": 64, "seed": 1}
@@ -33,13 +35,19 @@ def prompt(topic: str) -> str:
     return f"Write three sentences about {topic}."
 
 
+class Tokens(BaseModel):
+    tokens: int | None
+
+
 class OneCall(Protocol):
     name = "bench-one-call"
+    outcome_model = Tokens
 
-    async def play(self, ctx: EpisodeContext) -> dict[str, Any]:
-        agent = ctx.llm_agent(ctx.spec.lineup[0])
-        out = await agent.ask(prompt(ctx.item["topic"]), **SETTINGS)
-        return {"tokens": out.usage.completion_tokens}
+    async def play(self, ctx: EpisodeContext) -> Tokens:
+        seat = ctx.seat(ctx.spec.lineup[0])
+        assert isinstance(seat, LLMSeat)
+        out = await seat.ask(prompt(ctx.item["topic"]), **SETTINGS)
+        return Tokens(tokens=out.usage.completion_tokens)
 
 
 def raw(n: int) -> tuple[int, float]:

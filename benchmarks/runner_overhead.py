@@ -14,12 +14,13 @@ import os
 import statistics
 import tempfile
 import time
-from typing import Any
 
-from lexicoord.agents.base import AgentSpec
+from pydantic import BaseModel
+
+from lexicoord.core import EpisodeContext, Protocol, Request
+from lexicoord.core.events import ChoiceEvent, RoundClosedEvent
+from lexicoord.core.spec import AgentSpec
 from lexicoord.models.pool import ModelPool
-from lexicoord.protocols.base import EpisodeContext, Protocol
-from lexicoord.runs.events import ChoiceEvent, RoundClosedEvent
 from lexicoord.runs.grid import grid
 from lexicoord.runs.runner import Runner
 from lexicoord.runs.store import Store
@@ -27,18 +28,25 @@ from lexicoord.runs.store import Store
 ROUNDS = 2
 
 
+class Rounds(BaseModel):
+    rounds: int
+
+
 class TwoRounds(Protocol):
     name = "bench-two-rounds"
+    outcome_model = Rounds
 
-    async def play(self, ctx: EpisodeContext) -> dict[str, Any]:
-        agents = [ctx.llm_agent(s) for s in ctx.spec.lineup]
+    async def play(self, ctx: EpisodeContext) -> Rounds:
+        seats = [ctx.seat(s) for s in ctx.spec.lineup]
+        request = Request(kind="choose", prompt="choose", choices=("x", "y"))
         for r in range(1, ROUNDS + 1):
             ctx.recorder.round = r
-            outs = await asyncio.gather(*(a.ask("choose", choices=("x", "y")) for a in agents))
-            for agent, out in zip(agents, outs):
-                ctx.emit(ChoiceEvent(agent=agent.name, choice=out.choice, options=["x", "y"], raw=out.text))
+            answers = await asyncio.gather(*(s.answer(request) for s in seats))
+            for seat, answer in zip(seats, answers):
+                choice = answer.value["choice"] if answer.value else None
+                ctx.emit(ChoiceEvent(agent=seat.name, choice=choice, options=["x", "y"], raw=answer.raw))
             ctx.emit(RoundClosedEvent(summary={"round": r}))
-        return {"rounds": ROUNDS}
+        return Rounds(rounds=ROUNDS)
 
 
 async def floor(episodes: int, latency: float, concurrency: int) -> float:

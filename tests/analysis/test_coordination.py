@@ -3,10 +3,11 @@
 import html
 from pathlib import Path
 
-from lexicoord.agents.base import AgentSpec
 from lexicoord.analysis.coordination import compute, games_from
-from lexicoord.analysis.report import write_report
+from lexicoord.analysis.coordination_report import write_report
+from lexicoord.core.spec import AgentSpec
 from lexicoord.models import Model
+from lexicoord.models.observe import current_agent
 from lexicoord.models.pool import ModelPool
 from lexicoord.models.providers.scripted import ScriptedProvider
 from lexicoord.protocols.coordination import CoordinationGame
@@ -41,7 +42,7 @@ SCRIPTS = {
 def script(messages, config):
     text = " ".join(m.content for m in messages)
     game = next(g for g in SCRIPTS if f"The word {g} here." in text)
-    agent = messages[0].content.split()[2].rstrip(",")
+    agent = current_agent.get()
     key = (game, agent)
     script.counters[key] = script.counters.get(key, 0) + 1
     return SCRIPTS[game][agent][script.counters[key] - 1]

@@ -5,9 +5,9 @@ import json
 
 import pytest
 
-from lexicoord.agents.base import AgentSpec
-from lexicoord.analysis.debate import asks_about, cohen_kappa, compute, episodes_from, rule_success
+from lexicoord.analysis.debate import cohen_kappa, compute, episodes_from
 from lexicoord.analysis.debate_report import write_report
+from lexicoord.core.spec import AgentSpec
 from lexicoord.models import Model
 from lexicoord.models.pool import ModelPool
 from lexicoord.models.providers.scripted import ScriptedProvider
@@ -15,7 +15,7 @@ from lexicoord.protocols.debate import AmbiguityStudy, rotations
 from lexicoord.runs.grid import grid
 from lexicoord.runs.runner import Runner
 from lexicoord.runs.store import Store
-from lexicoord.tasks.instructions import generated_instructions
+from lexicoord.tasks.instructions import asks_about, generated_instructions, rule_success
 
 ITEMS = generated_instructions(1, seed=0)  # one pair per type: 3 ambiguous, 3 unambiguous
 NUMERICAL = next(i.as_task() for i in ITEMS if i.type == "numerical" and i.ambiguous)

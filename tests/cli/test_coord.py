@@ -38,9 +38,9 @@ def test_bad_lineups_and_datasets_are_clear(tmp_path) -> None:
 
 
 def test_play_in_the_terminal_as_leader(tmp_path) -> None:
+    import os
     import subprocess
     import sys
-    import os
 
     db = str(tmp_path / "p.db")
     result = subprocess.run(

@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from lexicoord.tasks.tabletop import generate
 from tests.cli.test_cli import lexicoord
 
@@ -104,3 +106,62 @@ def test_a_debate_mixing_the_embedded_model_and_a_real_openai_compatible_server(
     calls = [e for e in export if e.get("type") == "model_call"]
     assert {c["model"] for c in calls} == {"llamacpp/smollm2", "local/smollm2-135m"}
     assert all(c["usage"]["completion_tokens"] for c in calls)
+
+
+def _play(tmp_path, *args: str, answers: str) -> "subprocess.CompletedProcess[str]":
+    import os
+    import subprocess
+    import sys
+
+    return subprocess.run(
+        [sys.executable, "-m", "lexicoord.cli.app", "debate", "play", *args, "--seed", "1", "--timeout", "10",
+         "--db", str(tmp_path / "p.db")],
+        input=answers, capture_output=True, text=True, timeout=240, env={**os.environ, "COLUMNS": "200"},
+    )
+
+
+def test_a_person_leads_a_debate_in_the_terminal(tmp_path) -> None:
+    # reasoning, verdict (2 = ambiguous), question; the scripted followers agree (their first stance).
+    result = _play(tmp_path, "--model", "scripted/first",
+                   answers="The quantity is vague.\n2\nHow many blocks do you mean?\n")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "Instruction:" in out and "your proposal" in out
+    assert "Debate ended: consensus after 1 round(s); final verdict ambiguous, question: How many blocks" in out
+    export = lexicoord("runs", "export", "play-debate-", "--db", str(tmp_path / "p.db")).stdout
+    [proposal] = [json.loads(line) for line in export.splitlines() if '"type": "proposal"' in line]
+    assert proposal["agent"] == "you" and proposal["question"] == "How many blocks do you mean?"
+    assert not [line for line in export.splitlines() if '"type": "model_call"' in line and '"agent": "you"' in line]
+
+
+def test_a_person_follows_and_too_long_text_is_asked_again(tmp_path) -> None:
+    long = "x" * 701
+    # stance 2 (disagree), a reasoning over the 700-character limit (refused, asked again), then a short one.
+    result = _play(tmp_path, "--role", "follower", "--model", "scripted/first", "--rounds", "1",
+                   answers=f"2\n{long}\nToo vague.\nWhich blocks?\n")
+    assert result.returncode == 0, result.stderr
+    assert "the limit is 700" in result.stdout
+    export = lexicoord("runs", "export", "play-debate-", "--db", str(tmp_path / "p.db")).stdout
+    mine = [json.loads(line) for line in export.splitlines() if '"type": "feedback"' in line and '"agent": "you"' in line]
+    assert [(f["stance"], f["reasoning"], f["alternative"]) for f in mine] == [("disagree", "Too vague.", "Which blocks?")]
+    assert mine[0]["audience"]["agents"] == ["m1", "you"], "feedback goes to the leader, and stays with its author"
+
+
+def test_every_run_reports_through_one_command(tmp_path) -> None:
+    db = str(tmp_path / "r.db")
+    lexicoord("debate", "run", "-m", "scripted/first", "-n", "1", "--condition", "single", "--run", "amb", "--db", db)
+    lexicoord("coord", "run", "-a", "l=sim:first", "-a", "p=sim:first", "--items", "2", "--run", "crd", "--db", db)
+    amb = lexicoord("report", "amb", "--out", str(tmp_path / "amb"), "--db", db).stdout
+    crd = lexicoord("report", "crd", "--out", str(tmp_path / "crd"), "--db", db).stdout
+    assert "Single(first)" in amb and (tmp_path / "amb" / "fig2_overall_success.png").is_file()
+    assert "first-round convergence" in crd and (tmp_path / "crd" / "depth_distribution.svg").is_file()
+    listed = lexicoord("protocols").stdout
+    assert "coordination" in listed and "ambiguity" in listed
+
+
+@pytest.mark.embedded
+def test_a_person_follows_an_embedded_leader(tmp_path) -> None:
+    result = _play(tmp_path, "--role", "follower", "--followers", "1", "--rounds", "1",
+                   answers="1\nI agree with the proposal.\n\n")
+    assert result.returncode == 0, result.stderr
+    assert "m1 proposes" in result.stdout and "Debate ended:" in result.stdout

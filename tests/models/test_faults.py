@@ -7,7 +7,13 @@ import time
 
 import pytest
 
-from lexicoord.errors import ConfigError, ModelNotFoundError, ModelTimeoutError, ProviderHTTPError, ServerUnreachableError
+from lexicoord.errors import (
+    ConfigError,
+    ModelNotFoundError,
+    ModelTimeoutError,
+    ProviderHTTPError,
+    ServerUnreachableError,
+)
 from lexicoord.models import get_model
 from tests.conftest import free_port
 from tests.models.fault_server import FaultServer, Reply, completion

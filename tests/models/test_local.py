@@ -4,7 +4,6 @@ import asyncio
 import time
 
 import pytest
-
 from jsonschema import validate
 
 from lexicoord.errors import ConfigError, ModelError, ModelTimeoutError

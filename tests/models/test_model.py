@@ -6,8 +6,8 @@ import pytest
 
 from lexicoord.errors import ModelError
 from lexicoord.models import GenerateConfig, Model, ModelCallRecord, ResponseCache, acting_as, observing
-from lexicoord.models.providers.scripted import ScriptedProvider
 from lexicoord.models.provider import Provider, TransientError
+from lexicoord.models.providers.scripted import ScriptedProvider
 
 
 def counting_model(cache: ResponseCache | None, latency: float = 0.0) -> tuple[Model, list]:

@@ -1,14 +1,23 @@
 import asyncio
 
 import pytest
+from pydantic import BaseModel, ConfigDict
 
+from lexicoord.core.audience import Audience
+from lexicoord.core.events import ErrorEvent, MessageEvent, OutcomeEvent
 from lexicoord.errors import LexicoordError
+from lexicoord.models.observe import ModelCallEvent
 from lexicoord.models.pool import ModelPool
-from lexicoord.runs.events import ErrorEvent, MessageEvent, ModelCallEvent, OutcomeEvent
 from lexicoord.runs.grid import grid
 from lexicoord.runs.runner import Runner
 from lexicoord.runs.store import Store
 from tests.runs.toy import Toy, lineup
+
+
+class Loose(BaseModel):
+    """An outcome model that takes any field, for protocols whose outcome is the point of the test."""
+
+    model_config = ConfigDict(extra="allow", arbitrary_types_allowed=True)
 
 
 def make_runner(tmp_path, **kw) -> Runner:
@@ -38,6 +47,7 @@ async def test_run_records_events_and_outcomes(tmp_path) -> None:
     assert types.count(ModelCallEvent) == 2 and types.count(MessageEvent) == 2 and types[-1] is OutcomeEvent
     calls = [e for e in events if isinstance(e, ModelCallEvent)]
     assert {c.agent for c in calls} == {"a0", "a1"} and all(c.round == 1 for c in calls)
+    assert all(c.audience == Audience.only(c.agent) for c in calls), "a model call is seen by its caller only"
     assert episodes[0].outcome == {"texts": ["item x", "item x"]}
 
 
@@ -70,13 +80,15 @@ async def test_concurrency_is_bounded(tmp_path) -> None:
     peak = 0
 
     class Counting(Toy):
+        outcome_model = Loose
+
         async def play(self, ctx):
             nonlocal active, peak
             active += 1
             peak = max(peak, active)
             await asyncio.sleep(0.02)
             active -= 1
-            return {}
+            return Loose()
 
     runner = Runner(Store(str(tmp_path / "c.db")), Counting(), concurrency=3, progress=False)
     summary = await runner.run("c", grid([{"id": str(i)} for i in range(12)], [lineup()]))
@@ -128,7 +140,7 @@ async def test_progress_bar_and_summary(tmp_path) -> None:
 
 
 async def test_missing_key_fails_before_any_episode(tmp_path) -> None:
-    from lexicoord.agents.base import AgentSpec
+    from lexicoord.core.spec import AgentSpec
     from lexicoord.errors import MissingKeyError
 
     runner = make_runner(tmp_path)
@@ -139,15 +151,18 @@ async def test_missing_key_fails_before_any_episode(tmp_path) -> None:
 @pytest.mark.parametrize(
     "bad,expected",
     [
-        ({"tags": {"a"}}, None),  # a set: stored as a list
-        ({"obj": object()}, "Unable to serialize"),
-        (["not", "a", "dict"], "returned list, not a dict"),
+        (Loose(tags={"a"}), None),  # a set: stored as a list
+        (Loose(obj=object()), "Unable to serialize"),
+        (["not", "a", "dict"], "returned list, not its outcome model Loose"),
+        ({"ok": True}, "returned dict, not its outcome model Loose"),
     ],
 )
 async def test_an_outcome_that_cannot_be_stored_fails_only_its_episode(tmp_path, bad, expected) -> None:
     class Odd(Toy):
+        outcome_model = Loose
+
         async def play(self, ctx):
-            return bad if ctx.spec.item_id == "3" else {"ok": True}
+            return bad if ctx.spec.item_id == "3" else Loose(ok=True)
 
     runner = Runner(Store(str(tmp_path / "o.db")), Odd(), progress=False)
     summary = await runner.run("o", grid([{"id": str(i)} for i in range(8)], [lineup()]))
@@ -162,13 +177,15 @@ async def test_an_outcome_that_cannot_be_stored_fails_only_its_episode(tmp_path,
 
 
 async def test_an_event_that_cannot_be_stored_fails_its_episode_with_the_reason(tmp_path) -> None:
-    from lexicoord.runs.events import Event
+    from lexicoord.core.events import Event
 
     class Leaky(Toy):
+        outcome_model = Loose
+
         async def play(self, ctx):
             if ctx.spec.item_id == "bad":
                 ctx.emit(Event(type="custom", thing=object()))
-            return {"ok": True}
+            return Loose(ok=True)
 
     runner = Runner(Store(str(tmp_path / "l.db")), Leaky(), progress=False)
     summary = await runner.run("l", grid([{"id": "a"}, {"id": "bad"}, {"id": "c"}], [lineup()]))

@@ -7,9 +7,10 @@ import time
 
 import pytest
 
+from lexicoord.core.events import ChoiceEvent, Event, OutcomeEvent
 from lexicoord.errors import LexicoordError
+from lexicoord.models.observe import ModelCallEvent
 from lexicoord.models.types import ChatMessage, Usage
-from lexicoord.runs.events import ChoiceEvent, Event, ModelCallEvent, OutcomeEvent
 from lexicoord.runs.records import EpisodeRecord
 from lexicoord.runs.store import Store
 

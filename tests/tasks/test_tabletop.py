@@ -7,8 +7,8 @@ import pytest
 from lexicoord.errors import ConfigError
 from lexicoord.tasks.tabletop import (
     CATEGORIES,
-    COLOURS,
     COLOUR_SYNONYMS,
+    COLOURS,
     QUANTITIES,
     VAGUE_NOUNS,
     VAGUE_QUANTIFIERS,

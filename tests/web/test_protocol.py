@@ -7,9 +7,16 @@ import json
 import pytest
 from starlette.websockets import WebSocketDisconnect
 
-from lexicoord.web.messages import MAX_MESSAGE, BadMessage, parse
+from lexicoord.web.adapters.coordination import CoordinationRoom
+from lexicoord.web.messages import MAX_MESSAGE, BadMessage
+from lexicoord.web.messages import parse as parse_any
 from lexicoord.web.tokens import ALPHABET, new_room_code, normalize_code
 from tests.web.conftest import Browser, create_room, join
+
+
+def parse(text: str):
+    """A frame as a coordination room reads it: every room's messages and the game's moves."""
+    return parse_any(text, CoordinationRoom.messages)
 
 GOOD = [
     {"type": "hello", "token": "x" * 32},
@@ -181,7 +188,11 @@ def test_votes_are_checked_against_the_request_round_and_options(client) -> None
         assert bob.error()["code"] == "not_an_option"
         bob.send(type="choose", round=req["round"] + 1, choice=bob.options()[0])
         assert bob.error()["code"] == "round_closed"
-        bob.send(type="choose", round=req["round"], choice=bob.options()[0])
+        bob.send(type="choose", round=req["round"], choice=bob.options()[0])  # no justification: the schema wants one
+        assert bob.error()["code"] == "bad_answer"
+        bob.send(type="choose", round=req["round"], choice=bob.options()[0], justification="x" * 161)
+        assert "160" in bob.error()["message"], "a person's justification has a model's limit, and is told so"
+        bob.send(type="choose", round=req["round"], choice=bob.options()[0], justification="mine")
         bob.phase("over")
         bob.send(type="choose", round=req["round"], choice=bob.options()[0])  # after the round closed
         assert bob.error()["code"] == "not_your_turn"

@@ -16,7 +16,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from lexicoord.runs.events import ChoiceEvent, Event
+from lexicoord.core.events import ChoiceEvent, Event
+from lexicoord.protocols.coordination.rules import CoordinationOutcome
 from lexicoord.runs.records import EpisodeRecord
 
 PEOPLE = {"human", "simulated"}
@@ -45,8 +46,8 @@ def games_from(episodes: Iterable[tuple[EpisodeRecord, list[Event]]]) -> list[Ga
     for episode, events in episodes:
         if episode.status != "done" or not episode.outcome or "converged" not in episode.outcome:
             continue
-        out = episode.outcome
-        agents = {a["name"]: a for a in out.get("agents", [])}
+        out = CoordinationOutcome.model_validate(episode.outcome)
+        agents = {a["name"]: a for a in out.agents}
         rounds: dict[int, dict[str, str | None]] = defaultdict(dict)
         for e in events:
             if isinstance(e, ChoiceEvent) and e.round is not None and e.round >= 1:
@@ -54,10 +55,9 @@ def games_from(episodes: Iterable[tuple[EpisodeRecord, list[Event]]]) -> list[Ga
         games.append(
             Game(
                 episode_id=episode.id, item_id=episode.item_id, repetition=episode.repetition,
-                converged=out["converged"], reason=out.get("reason", ""), depth=out.get("depth"),
-                interpretation=out.get("interpretation"), intended=out.get("intended"), correct=out.get("correct"),
-                announcement=out.get("announcement"), leader=next(iter(agents), ""), agents=agents,
-                rounds=dict(rounds),
+                converged=out.converged, reason=out.reason, depth=out.depth, interpretation=out.interpretation,
+                intended=out.intended, correct=out.correct, announcement=out.announcement,
+                leader=next(iter(agents), ""), agents=agents, rounds=dict(rounds),
             )
         )
     return games

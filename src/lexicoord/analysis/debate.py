@@ -16,7 +16,6 @@ The rule is re-applied at report time, so improving the cues needs no re-run.
 
 from __future__ import annotations
 
-import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from statistics import mean
@@ -24,44 +23,13 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from lexicoord.runs.events import Event, ModelCallEvent
+from lexicoord.core.events import Event
+from lexicoord.models.observe import ModelCallEvent
+from lexicoord.protocols.debate.common import AmbiguityOutcome
 from lexicoord.runs.records import EpisodeRecord
+from lexicoord.tasks.instructions import rule_success
 
 TYPES = ("attribute", "numerical", "spatial")
-
-
-def _norm(text: str) -> str:
-    return " ".join(re.sub(r"[^\w\s-]", " ", text.lower()).split())
-
-
-def asks_about(question: str, cues: Iterable[str]) -> bool:
-    """Whether ``question`` contains one of ``cues`` as whole words (case and punctuation ignored)."""
-    q = f" {_norm(question)} "
-    return any(f" {_norm(c)} " in q for c in cues if _norm(c))
-
-
-def asks_meaning(question: str, term: str) -> bool:
-    """Whether ``question`` asks what ``term`` means ("what do you mean by T", "does T mean", "is T red")."""
-    t = _norm(term)
-    if not t:
-        return False
-    forms = [f"by {t}", f"{t} mean", f"{t} means", f"{t} refer", f"{t} refers", f"is {t}", f"does {t}",
-             f"meant by {t}", f"interpret {t}", f"definition of {t}"]
-    return asks_about(question, forms)
-
-
-def rule_success(item: dict[str, Any], verdict: str | None, question: str) -> bool | None:
-    """The rule's verdict on one final answer; ``None`` when the item gives nothing to judge by."""
-    if verdict is None:
-        return False
-    if not item.get("ambiguous"):
-        return verdict == "clear"
-    slot = item.get("slot") or {}
-    cues = slot.get("cues") or []
-    if not cues:
-        return None
-    named = asks_about(question, cues) or asks_meaning(question, slot.get("vague", ""))
-    return verdict == "ambiguous" and bool(question) and named
 
 
 class Episode(BaseModel):
@@ -106,12 +74,10 @@ def episodes_from(rows: Iterable[tuple[EpisodeRecord, list[Event]]]) -> list[Epi
     for record, events in rows:
         if record.status != "done" or not record.outcome:
             continue
-        o, item = record.outcome, record.spec.get("item", {})
-        condition = o.get("condition", "debate")
-        model = o.get("model") if condition == "single" else o.get("leader_model")
-        verdict, question = o.get("verdict"), o.get("question") or ""
-        rule = rule_success(item, verdict, question) if o.get("termination") != "error" else False
-        judge = (o.get("judge") or {}).get("asks_slot")
+        o, item = AmbiguityOutcome.model_validate(record.outcome), record.spec.get("item", {})
+        condition, model, verdict, question = o.condition, o.config_model, o.verdict, o.question
+        rule = rule_success(item, verdict, question) if o.termination != "error" else False
+        judge = o.judge.asks_slot if o.judge else None
         ambiguous = bool(item.get("ambiguous"))
         # The judge scores the episode; its call is not part of the debate's time.
         calls = [e for e in events if isinstance(e, ModelCallEvent) and e.agent != "judge"]
@@ -119,14 +85,14 @@ def episodes_from(rows: Iterable[tuple[EpisodeRecord, list[Event]]]) -> list[Epi
         out.append(Episode(
             episode_id=record.id, item_id=record.item_id, pair=item.get("pair"), type=item.get("type", "other"),
             subtype=item.get("subtype", ""), ambiguous=ambiguous, instruction=item.get("instruction", ""),
-            condition=condition, config=config_label(condition, model or ""), model=model or "",
-            termination=o.get("termination", ""), consensus=o.get("consensus") if condition == "debate" else None,
-            rounds=int(o.get("rounds") or 0), verdict=verdict, question=question,
+            condition=condition, config=config_label(condition, model), model=model,
+            termination=o.termination, consensus=o.consensus if condition == "debate" else None,
+            rounds=o.rounds, verdict=verdict, question=question,
             detected=verdict == "ambiguous", rule=rule, judge=judge,
             success=rule, false_alarm=(verdict == "ambiguous") if not ambiguous and verdict else None,
             wall_time=max(0.0, (record.finished_at or 0) - (record.started_at or 0) - judging),
             model_time=sum(c.latency for c in calls), calls=len(calls),
-            error=o.get("error"), moves=[_move(e) for e in events if e.type in ("proposal", "feedback", "judge")],
+            error=o.error, moves=[_move(e) for e in events if e.type in ("proposal", "feedback", "judge")],
         ))
     return _unique_labels(out)
 

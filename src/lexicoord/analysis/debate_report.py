@@ -9,11 +9,14 @@ from pathlib import Path
 from typing import Any
 
 from lexicoord.analysis.cells import safe_cell
-from lexicoord.analysis.debate import Episode, StudyStats
+from lexicoord.analysis.debate import Episode, StudyStats, compute, episodes_from, failed_by_config
 from lexicoord.analysis.debate_figures import study_figures
 from lexicoord.analysis.html import inline_svg, table
 from lexicoord.analysis.html import page as html_page
+from lexicoord.analysis.report import Report, ReportTable
+from lexicoord.errors import LexicoordError
 from lexicoord.runs.records import RunInfo
+from lexicoord.runs.store import Store
 
 MAX_TRANSCRIPTS = 300
 
@@ -126,3 +129,21 @@ slot (rule). On an unambiguous twin: the verdict is "clear"; a question there is
     for name, paths in figs.items():
         out[f"{name} (png)"] = paths[0]
     return out
+
+
+def report(store: Store, run: RunInfo, out_dir: Path) -> Report:
+    """The ambiguity study's report of a stored run (registered for ``lexicoord report``)."""
+    rows = list(store.iter_run_events(run.id))
+    episodes = episodes_from(rows)
+    if not episodes:
+        raise LexicoordError(f"Run '{run.id}' has no finished ambiguity episodes yet.")
+    failed = sum(1 for r, _ in rows if r.status == "failed")
+    stats = compute(episodes, failed=failed, failed_configs=dict(failed_by_config(rows)))
+    tables = [ReportTable(title=f"{run.id}: success ({stats.episodes} episodes, {failed} failed)",
+                          head=success_rows(stats)[0], rows=success_rows(stats)[1])]
+    head, consensus = consensus_rows(stats)
+    if consensus:
+        tables.append(ReportTable(title="debates (Table 1, Figures 6-7)", head=head, rows=consensus))
+    tables.append(ReportTable(title="time (Table 2)", head=time_rows(stats)[0], rows=time_rows(stats)[1]))
+    tables.append(ReportTable(title="rule and LLM judge", head=judge_rows(stats)[0], rows=judge_rows(stats)[1]))
+    return Report(tables=tables, files=write_report(run, stats, episodes, out_dir))

@@ -11,7 +11,17 @@ from rich.console import Console
 from rich.markup import escape
 
 from lexicoord import __version__
-from lexicoord.cli import ask_cmd, coord_cmd, debate_cmd, demo_cmd, models_cmd, runs_cmd, serve_cmd
+from lexicoord.cli import (
+    ask_cmd,
+    coord_cmd,
+    debate_cmd,
+    demo_cmd,
+    models_cmd,
+    protocols_cmd,
+    report_cmd,
+    runs_cmd,
+    serve_cmd,
+)
 from lexicoord.errors import LexicoordError
 
 app = typer.Typer(
@@ -26,6 +36,8 @@ app.add_typer(runs_cmd.app, name="runs")
 app.add_typer(coord_cmd.app, name="coord")
 app.add_typer(debate_cmd.app, name="debate")
 app.command("ask")(ask_cmd.ask)
+app.command("report")(report_cmd.report)
+app.command("protocols")(protocols_cmd.protocols)
 app.command("demo")(demo_cmd.demo)
 app.command("serve")(serve_cmd.serve)
 

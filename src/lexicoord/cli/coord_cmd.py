@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
-from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
-from lexicoord.analysis.coordination import compute, games_from
-from lexicoord.analysis.report import agent_rows, summary_rows, write_report
-from lexicoord.cli import coord_play
+from lexicoord.cli import coord_play, report_cmd
 from lexicoord.cli.lineup import dataset_from, lineup_from
 from lexicoord.cli.options import DbOption, ModelOptions, NoCacheOption, cache_setting, parse_options, run_async
 from lexicoord.errors import LexicoordError
@@ -71,43 +67,7 @@ def run(
     config = {"dataset": dataset, "items": len(chosen), "lineup": [a.model_dump(exclude_defaults=True) for a in lineup],
               "settings": settings, "repetitions": repetitions}
     run_async(runner.run(run_id, episodes, config))
-    console.print(f"report: lexicoord coord report {escape(run_id)}", highlight=False)
+    console.print(f"report: lexicoord report {escape(run_id)}", highlight=False)
 
 
-@app.command("report")
-def report(
-    run_id: Annotated[str, typer.Argument(help="Run name (or a unique prefix).")],
-    out: Annotated[Path | None, typer.Option(help="Folder for the files (default: reports/RUN).")] = None,
-    db: DbOption = None,
-) -> None:
-    """Tables in the terminal; depth figure (PNG, SVG), HTML report, JSON and CSV on disk."""
-    store = Store(db)
-    info = store.run(run_id)
-    games = games_from(store.iter_run_events(info.id))
-    if not games:
-        raise LexicoordError(f"Run '{info.id}' has no finished coordination games yet.")
-    bound = (info.config.get("settings") or {}).get("clarification_bound", info.config.get("bound"))
-    stats = compute(games, bound=bound)
-    table = Table(title=f"{escape(info.id)}: {stats.games} games")
-    table.add_column("measure")
-    table.add_column("value")
-    for k, v in summary_rows(stats):
-        table.add_row(k, escape(v))
-    console.print(table)
-    depth = Table(title="clarification depth")
-    depth.add_column("depth")
-    depth.add_column("games")
-    for d, n in stats.depth_distribution.items():
-        depth.add_row(str(d), str(n))
-    depth.add_row("failed", str(stats.failed))
-    console.print(depth)
-    rows = agent_rows(stats)
-    agents = Table(title="agents")
-    for col in rows[0]:
-        agents.add_column(col)
-    for r in rows:
-        agents.add_row(*(escape(str(v)) for v in r.values()))
-    console.print(agents)
-    paths = write_report(info, stats, games, out or Path("reports") / info.id)
-    for kind, path in paths.items():
-        console.print(f"{kind}: {escape(str(path))}", highlight=False)
+app.command("report", help="Alias of 'lexicoord report RUN' for a coordination run.")(report_cmd.report)

@@ -5,96 +5,68 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import random
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
-from lexicoord.agents.base import AgentSpec
-from lexicoord.agents.human import HumanSeat
 from lexicoord.cli.demo_cmd import print_game
 from lexicoord.cli.options import DbOption, NoCacheOption, cache_setting, run_async
+from lexicoord.cli.terminal import NoMoreInput, ask_line, keyboard
+from lexicoord.core.context import EpisodeContext
+from lexicoord.core.seat import Request
+from lexicoord.core.spec import AgentSpec, EpisodeSpec
 from lexicoord.errors import ConfigError
 from lexicoord.models.pool import ModelPool
 from lexicoord.protocols.coordination import CoordinationGame
 from lexicoord.protocols.coordination.manual import gather_proposals, manual_item, merge_proposals, validate_manual
-from lexicoord.protocols.coordination.players import LLMPlayer
-from lexicoord.protocols.base import EpisodeContext
-from lexicoord.runs.grid import EpisodeSpec, grid
+from lexicoord.runs.grid import grid
 from lexicoord.runs.runner import Runner
 from lexicoord.runs.store import Store
+from lexicoord.seats.factory import SeatFactory
+from lexicoord.seats.human import HumanSeat
 from lexicoord.tasks.ambiguous import builtin_items
 
 console = Console()
 YOU = "you"
 
 
-async def _ask(text: str) -> str:
-    try:
-        return (await asyncio.to_thread(input, text)).strip()
-    except EOFError:
-        return ""
+class GameScreen:
+    """What the person at the keyboard sees of a coordination game: rounds as they close, then the request."""
 
+    def __init__(self) -> None:
+        self.shown: set[int] = set()
 
-async def _pick(options: list[str]) -> int:
-    while True:
-        answer = await _ask(f"your choice (1-{len(options)}): ")
-        if answer.isdigit() and 1 <= int(answer) <= len(options):
-            return int(answer) - 1
-        if answer == "":
-            raise EOFError
-        console.print(f"type a number from 1 to {len(options)}")
-
-
-def _show_state(view: dict[str, Any], shown: set[int]) -> None:
-    """The announcement and every round not shown yet, with the clarification before it."""
-    if -1 not in shown and view.get("announcement") and view["announcement"].get("choice"):
-        a = view["announcement"]
-        console.print(f"[bold]{escape(view['leader'])}[/bold] (leader) announced: {escape(a['choice'])} — {escape(a['justification'])}")
-        shown.add(-1)
-    for past in view.get("history") or []:
-        if past["round"] in shown:
-            continue
-        if past.get("clarification"):
-            console.print(f"  leader clarified: [italic]{escape(past['clarification'])}[/italic]")
-        console.print(f"[bold]Round {past['round']}[/bold] choices:")
-        for name, d in past["decisions"].items():
-            console.print(f"  {escape(name)}: {escape(d['choice'] or '(no valid choice)')} — {escape(d['justification'])}")
-        shown.add(past["round"])
-
-
-async def terminal_person(seat: HumanSeat, done: asyncio.Event) -> None:
-    """Answers the seat's requests from the keyboard until the game is over."""
-    shown: set[int] = set()
-    while not done.is_set():
-        if not seat.waiting or seat.pending is None:
-            await asyncio.sleep(0.05)
-            continue
-        view: dict[str, Any] = seat.pending
-        kind = view["kind"]
-        _show_state(view, shown)
-        if kind == "clarify":
-            text = await _ask("clarifying statement (empty: none, 'end': end the game): ")
-            seat.submit({"end": True} if text.lower() == "end" else {"statement": text})
-            continue
+    def __call__(self, request: Request) -> None:
+        view = request.view
+        if -1 not in self.shown and view.get("announcement") and view["announcement"].get("choice"):
+            a = view["announcement"]
+            console.print(f"[bold]{escape(view['leader'])}[/bold] (leader) announced: {escape(a['choice'])} — "
+                          f"{escape(a['justification'])}")
+            self.shown.add(-1)
+        for past in view.get("history") or []:
+            if past["round"] in self.shown:
+                continue
+            if past.get("clarification"):
+                console.print(f"  leader clarified: [italic]{escape(past['clarification'])}[/italic]")
+            console.print(f"[bold]Round {past['round']}[/bold] choices:")
+            for name, d in past["decisions"].items():
+                console.print(f"  {escape(name)}: {escape(d['choice'] or '(no valid choice)')} — "
+                              f"{escape(d['justification'])}")
+            self.shown.add(past["round"])
+        if request.kind == "clarify":
+            console.print("\n[bold]Clarify[/bold] your meaning for the next round ('end' ends the game).")
+            return
         if view.get("clarification"):
             console.print(f"  leader clarifies: [italic]{escape(view['clarification'])}[/italic]")
-        title = "Announce your meaning" if kind == "announce" else f"Round {view['round']}: choose"
+        title = "Announce your meaning" if request.kind == "announce" else f"Round {view['round']}: choose"
         console.print(f"\n[bold]{title}[/bold] for '{escape(view['word'])}' in: {escape(view['sentence'])}")
-        for i, option in enumerate(view["options"], start=1):
-            console.print(f"  {i}. {escape(option)}")
-        try:
-            index = await _pick(view["options"])
-        except EOFError:
-            return  # no more input: the seat times out and the game records it
-        why = await _ask("why (one sentence): ")
-        seat.submit({"choice": view["options"][index], "justification": why})
 
 
 async def _manual_options(models: ModelPool, lineup: list[AgentSpec], sentence: str, word: str, seed: int) -> list[str]:
-    ctx = EpisodeContext(spec=EpisodeSpec(item_id="manual"), seed=seed, models=models)
-    players = [LLMPlayer(ctx.llm_agent(s)) for s in lineup if s.kind == "llm"]
+    ctx = EpisodeContext(spec=EpisodeSpec(item_id="manual"), seed=seed, make_seat=SeatFactory(models))
+    players = [ctx.seat(s) for s in lineup if s.kind == "llm"]
     proposals = await gather_proposals(players, sentence, word)
     merged = merge_proposals(proposals)
     console.print("The agents propose:")
@@ -105,7 +77,10 @@ async def _manual_options(models: ModelPool, lineup: list[AgentSpec], sentence: 
         console.print(f"[yellow]no usable proposal from: {', '.join(silent)}[/yellow]")
     options = [o.text for o in merged]
     while True:
-        text = await _ask("'+ meaning' adds, '= N meaning' edits, '- N' removes, empty line plays: ")
+        try:
+            text = await ask_line("'+ meaning' adds, '= N meaning' edits, '- N' removes, empty line plays: ")
+        except NoMoreInput:
+            text = ""
         if not text:
             return options
         number, _, rest = text[1:].strip().partition(" ")
@@ -118,8 +93,8 @@ async def _manual_options(models: ModelPool, lineup: list[AgentSpec], sentence: 
         else:
             console.print("not understood: use '+ meaning', '= N meaning', '- N' or an empty line")
             continue
-        for i, o in enumerate(options, start=1):
-            console.print(f"  {i}. {escape(o)}")
+        for i, shown in enumerate(options, start=1):
+            console.print(f"  {i}. {escape(shown)}")
 
 
 def play(
@@ -151,19 +126,20 @@ def play(
         chosen = manual_item(sentence, word, options, item_id=f"manual-{dt.datetime.now():%H%M%S}")
     else:
         items = {i.id: i for i in builtin_items()}
-        chosen = items.get(item) if item else random.Random(base_seed).choice(list(items.values()))
-        if chosen is None:
+        found = items.get(item) if item else random.Random(base_seed).choice(list(items.values()))
+        if found is None:
             raise ConfigError(f"No built-in item '{item}'.")
+        chosen = found
     seat = HumanSeat(YOU, timeout=timeout)
-    game = CoordinationGame(seats={YOU: seat})
     store = Store(db)
     run_id = f"play-{dt.datetime.now():%Y%m%d-%H%M%S}"
-    runner = Runner(store, game, models=models, concurrency=1, seed=base_seed, progress=False)
+    runner = Runner(store, CoordinationGame(), models=models, concurrency=1, seed=base_seed, progress=False,
+                    people={YOU: seat})
     episodes = grid([chosen.as_task()], [lineup], settings=[{"clarification_bound": bound, "seat_timeout": timeout}])
 
     async def both() -> None:
         done = asyncio.Event()
-        person = asyncio.create_task(terminal_person(seat, done))
+        person = asyncio.create_task(keyboard(seat, done, GameScreen()))
         try:
             await runner.run(run_id, episodes, {"role": role, "model": model, "item": chosen.id})
         finally:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
+import random
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -10,25 +12,28 @@ from typing import Annotated
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
-from lexicoord.agents.base import AgentSpec
-from lexicoord.analysis.debate import compute, episodes_from, failed_by_config
-from lexicoord.analysis.debate_report import consensus_rows, judge_rows, success_rows, time_rows, write_report
+from lexicoord.cli import report_cmd
 from lexicoord.cli.options import DbOption, ModelOptions, NoCacheOption, cache_setting, parse_options, run_async
-from lexicoord.errors import ConfigError, LexicoordError
+from lexicoord.cli.terminal import keyboard
+from lexicoord.core.seat import Request
+from lexicoord.core.spec import AgentSpec, EpisodeSpec
+from lexicoord.errors import ConfigError
 from lexicoord.models.pool import ModelPool
-from lexicoord.protocols.debate import AmbiguityStudy, DebateSettings, rotations
-from lexicoord.runs.grid import EpisodeSpec, grid
+from lexicoord.protocols.debate import AmbiguityOutcome, AmbiguityStudy, DebateSettings, rotations
+from lexicoord.runs.grid import grid
 from lexicoord.runs.runner import Runner
 from lexicoord.runs.store import Store
-from lexicoord.tasks.instructions import Instruction, generated_instructions, load_instructions
-from lexicoord.tasks.tabletop import CATEGORIES, generate as generate_pairs
+from lexicoord.seats.human import HumanSeat
+from lexicoord.tasks.instructions import Instruction, RobotInstructions, generated_instructions
+from lexicoord.tasks.tabletop import CATEGORIES
+from lexicoord.tasks.tabletop import generate as generate_pairs
 
 app = typer.Typer(help="Ambiguous robot instructions: a single-agent baseline and a leader-follower debate.",
                   no_args_is_help=True)
 console = Console()
 CONDITIONS = ("single", "debate")
+YOU = "you"
 
 
 @app.command("generate")
@@ -66,8 +71,10 @@ def seats_from(models: list[str]) -> list[AgentSpec]:
     return seats
 
 
-def instructions_from(dataset: Path | None, per_category: int, seed: int, twins: bool, items: int | None) -> list[Instruction]:
-    chosen = load_instructions(dataset, unambiguous=twins) if dataset else generated_instructions(per_category, seed, unambiguous=twins)
+def instructions_from(dataset: str | None, per_category: int, seed: int, twins: bool, items: int | None) -> list[Instruction]:
+    """A JSONL file (or ``hf:NAME``) of pairs and single instructions, or generated pairs."""
+    task = RobotInstructions(unambiguous=twins)
+    chosen = task.load(dataset) if dataset else generated_instructions(per_category, seed, unambiguous=twins)
     if items:
         chosen = chosen[:items]
     if not chosen:
@@ -92,7 +99,7 @@ def study_grid(instructions: list[Instruction], seats: list[AgentSpec], conditio
 @app.command("run")
 def run(
     model: Annotated[list[str] | None, typer.Option("--model", "-m", help="A debater (repeat for several; each leads once).")] = None,
-    dataset: Annotated[Path | None, typer.Option(help="JSONL of pairs (debate generate) or of single instructions.")] = None,
+    dataset: Annotated[str | None, typer.Option(help="JSONL of pairs (debate generate) or of single instructions; or hf:NAME.")] = None,
     per_category: Annotated[int, typer.Option("--per-category", "-n", min=1, help="Generated pairs per type when no --dataset.")] = 5,
     seed: Annotated[int, typer.Option(help="Seed of the generated instructions and of the run.")] = 0,
     items: Annotated[int | None, typer.Option(min=1, help="Use the first N instructions.")] = None,
@@ -129,39 +136,98 @@ def run(
               "instructions": len(chosen), "models": [s.model for s in seats], "conditions": conditions,
               "followers": followers, "settings": settings.model_dump(exclude={"condition"})}
     run_async(runner.run(run_id, episodes, config))
-    console.print(f"report: lexicoord debate report {escape(run_id)}", highlight=False)
+    console.print(f"report: lexicoord report {escape(run_id)}", highlight=False)
 
 
-def _print(title: str, head: list[str], rows: list[list[str]]) -> None:
-    table = Table(title=title)
-    for h in head:
-        table.add_column(h, overflow="fold")
-    for r in rows:
-        table.add_row(*(escape(c) for c in r))
-    console.print(table)
+app.command("report", help="Alias of 'lexicoord report RUN' for an ambiguity run.")(report_cmd.report)
 
 
-@app.command("report")
-def report(
-    run_id: Annotated[str, typer.Argument(help="Run name (or a unique prefix).")],
-    out: Annotated[Path | None, typer.Option(help="Folder for the files (default: reports/RUN).")] = None,
+class DebateScreen:
+    """What a person in a debate seat sees: the scene and instruction once, then each proposal or the feedback."""
+
+    def __init__(self) -> None:
+        self.scene_shown = False
+
+    def __call__(self, request: Request) -> None:
+        view = request.view
+        if not self.scene_shown:
+            console.print(f"[bold]Scene:[/bold] {escape(view.get('scene', ''))}")
+            console.print(f"[bold]Instruction:[/bold] [italic]{escape(view.get('instruction', ''))}[/italic]")
+            self.scene_shown = True
+        limit = view.get("sentences")
+        if request.kind == "propose":
+            for f in view.get("feedback") or []:
+                alt = f" Alternative question: {f['alternative']}" if f.get("alternative") else ""
+                console.print(f"  {escape(f['agent'])}: {escape(str(f['stance']))}. {escape(f['reasoning'])}{escape(alt)}")
+            console.print(f"\n[bold]Round {view.get('round')}: your proposal[/bold] as leader. Reason in at most "
+                          f"{limit} sentences, then say whether the instruction is clear or ambiguous; if ambiguous, "
+                          "give the one clarifying question to ask (leave it empty when clear).")
+        elif request.kind == "review":
+            p = view.get("proposal") or {}
+            ask = f" Question: {p.get('question')}" if p.get("verdict") == "ambiguous" else ""
+            console.print(f"\n[bold]Round {view.get('round')}: {escape(str(view.get('leader')))} proposes[/bold] "
+                          f"{escape(str(p.get('verdict')))}.{escape(ask)}\n  Reasoning: {escape(p.get('reasoning', ''))}")
+            console.print(f"Do you agree? Reason in at most {limit} sentences; if you disagree you may give a "
+                          "better question (or leave it empty).")
+
+
+@app.command("play")
+def play(
+    role: Annotated[str, typer.Option(help="leader or follower.")] = "leader",
+    model: Annotated[str, typer.Option(help="Model for the other seats.")] = "local/smollm2-135m",
+    followers: Annotated[int, typer.Option(min=1, max=8, help="Followers in the debate.")] = 2,
+    dataset: Annotated[str | None, typer.Option(help="JSONL of instructions (default: generated ones).")] = None,
+    item: Annotated[str | None, typer.Option(help="Instruction id (default: a random ambiguous one).")] = None,
+    rounds: Annotated[int, typer.Option(min=1, max=20, help="Most rounds of the debate (R).")] = 5,
+    timeout: Annotated[float, typer.Option(min=1, help="Seconds you have for each move.")] = 600.0,
+    seed: Annotated[int | None, typer.Option(help="Seed of the generated instructions and of the game.")] = None,
     db: DbOption = None,
+    no_cache: NoCacheOption = False,
 ) -> None:
-    """Success by configuration and type, consensus, rounds and time; figures, HTML, JSON and CSV on disk."""
+    """Sit in a leader-follower debate at the keyboard: you lead, or you follow a model's lead."""
+    if role not in ("leader", "follower"):
+        raise ConfigError("--role is leader or follower.")
+    base_seed = seed if seed is not None else random.randrange(2**31)
+    pool = instructions_from(dataset, 3, base_seed if seed is not None else 0, True, None)
+    if item:
+        chosen = next((i for i in pool if i.id == item), None)
+        if chosen is None:
+            raise ConfigError(f"No instruction '{item}'" + (f" in {dataset}." if dataset else " among the generated ones."))
+    else:
+        chosen = random.Random(base_seed).choice([i for i in pool if i.ambiguous] or pool)
+    others = [AgentSpec(name=f"m{i + 1}", model=model) for i in range(followers)]
+    you = AgentSpec(name=YOU, kind="human")
+    lineup = [you, *others] if role == "leader" else [others[0], you, *others[1:]]
+    lineup = [s.model_copy(update={"role": "leader" if i == 0 else "follower"}) for i, s in enumerate(lineup)]
+    settings = DebateSettings(rounds=rounds).model_dump(exclude_none=True)
+    seat = HumanSeat(YOU, timeout=timeout)
     store = Store(db)
-    info = store.run(run_id)
-    rows = list(store.iter_run_events(info.id))
-    episodes = episodes_from(rows)
-    if not episodes:
-        raise LexicoordError(f"Run '{info.id}' has no finished ambiguity episodes yet.")
-    failed = sum(1 for r, _ in rows if r.status == "failed")
-    stats = compute(episodes, failed=failed, failed_configs=dict(failed_by_config(rows)))
-    _print(f"{escape(info.id)}: success ({stats.episodes} episodes, {failed} failed)", *success_rows(stats))
-    head, consensus = consensus_rows(stats)
-    if consensus:
-        _print("debates (Table 1, Figures 6-7)", head, consensus)
-    _print("time (Table 2)", *time_rows(stats))
-    _print("rule and LLM judge", *judge_rows(stats))
-    paths = write_report(info, stats, episodes, out or Path("reports") / info.id)
-    for kind, path in paths.items():
-        console.print(f"{kind}: {escape(str(path))}", highlight=False)
+    run_id = f"play-debate-{dt.datetime.now():%Y%m%d-%H%M%S}"
+    runner = Runner(store, AmbiguityStudy(), models=ModelPool(cache=cache_setting(no_cache)), concurrency=1,
+                    seed=base_seed, progress=False, people={YOU: seat})
+    episodes = grid([chosen.as_task()], [lineup], settings=[settings])
+
+    async def both() -> None:
+        done = asyncio.Event()
+        person = asyncio.create_task(keyboard(seat, done, DebateScreen()))
+        try:
+            await runner.run(run_id, episodes, {"role": role, "model": model, "item": chosen.id})
+        finally:
+            done.set()
+            await person
+
+    console.print(f"You are the {role} of a debate with {followers + 1 - (role == 'leader')} model seat(s) on {model}.")
+    run_async(both())
+    for episode, events in store.iter_run_events(run_id):
+        if episode.status != "done":
+            console.print(f"[red]The debate failed to run:[/red] {escape(episode.error or '')}")
+            raise typer.Exit(1)
+        for e in events:
+            line = e.line()
+            if line and e.type in ("proposal", "feedback"):
+                console.print(f"r{e.round} [bold]{escape(e.agent or '')}[/bold] {escape(line)}", highlight=False)
+        outcome = AmbiguityOutcome.model_validate(episode.outcome or {})
+        ended = "consensus" if outcome.consensus else outcome.termination
+        console.print(f"Debate ended: {ended} after {outcome.rounds} round(s); final verdict {outcome.verdict}"
+                      + (f", question: {escape(outcome.question)}" if outcome.question else "") + ".", highlight=False)
+    console.print(f"[dim]Recorded as run {run_id}: lexicoord runs show {run_id} --transcript[/dim]")

@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import datetime as dt
 import random
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from lexicoord.cli.options import DbOption, NoCacheOption, cache_setting, run_async
 from lexicoord.cli.lineup import lineup_from
+from lexicoord.cli.options import DbOption, NoCacheOption, cache_setting, run_async
+from lexicoord.core.events import ChoiceEvent, Event
 from lexicoord.errors import ConfigError
 from lexicoord.models.pool import ModelPool
 from lexicoord.protocols.coordination import CoordinationGame
-from lexicoord.runs.events import ChoiceEvent, Event
 from lexicoord.runs.grid import grid
 from lexicoord.runs.runner import Runner
 from lexicoord.runs.store import Store
@@ -26,7 +26,7 @@ console = Console()
 DEFAULT_ITEM = "release-01"
 
 
-def print_game(events: list[Event], outcome: dict) -> None:
+def print_game(events: list[Event], outcome: dict[str, Any]) -> None:
     """Round by round, in the order things happened: who chose what and why, then the outcome."""
     this_round: list[ChoiceEvent] = []
     for e in events:

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
-from lexicoord.agents.base import AgentSpec
+from lexicoord.core.spec import AgentSpec
 from lexicoord.errors import ConfigError
-from lexicoord.protocols.coordination.players import POLICIES
-from lexicoord.tasks.ambiguous import AmbiguityItem, builtin_items, load_jsonl
-from lexicoord.tasks.coarsewsd import load_coarsewsd
+from lexicoord.protocols.coordination.simulated import POLICIES
+from lexicoord.tasks.ambiguous import TASK, AmbiguityItem
 
 
 def parse_agent(text: str, index: int) -> AgentSpec:
@@ -55,13 +53,8 @@ def lineup_from(agents: list[str] | None, model: str, count: int, temperature: f
 
 
 def dataset_from(source: str, limit: int | None, sample_seed: int | None, category: str | None) -> list[AmbiguityItem]:
-    """``builtin``, a JSONL path, or ``coarsewsd:FOLDER``; optionally shuffled, filtered and cut."""
-    if source == "builtin":
-        items = builtin_items()
-    elif source.startswith("coarsewsd:"):
-        items = load_coarsewsd(Path(source.removeprefix("coarsewsd:")))
-    else:
-        items = load_jsonl(source)[0]
+    """``builtin``, a JSONL path, ``coarsewsd:FOLDER`` or ``hf:NAME``; optionally shuffled, filtered and cut."""
+    items = TASK.load(source)
     if category:
         items = [i for i in items if i.category == category]
         if not items:

@@ -14,7 +14,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from lexicoord.cli.options import DbOption
-from lexicoord.runs.events import ChoiceEvent, ErrorEvent, Event, MessageEvent, ModelCallEvent, OutcomeEvent
+from lexicoord.core.events import ChoiceEvent, ErrorEvent, Event, MessageEvent, OutcomeEvent
+from lexicoord.models.observe import ModelCallEvent
 from lexicoord.runs.store import Store
 
 app = typer.Typer(help="Inspect and export stored runs.", no_args_is_help=True)

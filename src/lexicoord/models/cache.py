@@ -73,7 +73,7 @@ class ResponseCache:
 
     def __len__(self) -> int:
         with self._lock:
-            return self._conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+            return int(self._conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
 
     def clear(self) -> int:
         with self._lock:

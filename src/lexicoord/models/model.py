@@ -141,7 +141,7 @@ class Model:
         jitter = random.uniform(0, self.backoff_initial)
         if exc.retry_after is not None:
             return min(max(exc.retry_after, 0.0), MAX_RETRY_AFTER) + jitter
-        return min(self.backoff_max, self.backoff_initial * 2 ** (failures - 1)) + jitter
+        return min(self.backoff_max, self.backoff_initial * 2.0 ** (failures - 1)) + jitter
 
     async def _attempt(self, msgs: list[ChatMessage], cfg: GenerateConfig, timeout: float) -> ProviderResponse:
         async with limiter(self.provider.limit_key, self.max_concurrency):

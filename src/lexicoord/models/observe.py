@@ -16,6 +16,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from lexicoord.core.audience import Audience
+from lexicoord.core.events import Event, event_type
 from lexicoord.models.types import ChatMessage, Usage
 
 
@@ -65,3 +67,19 @@ def report(record: ModelCallRecord) -> None:
     observer = current_observer.get()
     if observer is not None:
         observer(record)
+
+
+class ModelCallEvent(Event, ModelCallRecord):
+    """A model call with everything needed to audit it: prompt, raw reply, parse result, cost.
+
+    Its prompt is the calling seat's own, so only that seat may see it.
+    """
+
+    type: str = "model_call"
+
+    @classmethod
+    def of(cls, record: ModelCallRecord) -> ModelCallEvent:
+        return cls(**dict(record), audience=Audience.only(record.agent))
+
+
+event_type(ModelCallEvent)

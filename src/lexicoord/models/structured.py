@@ -148,6 +148,7 @@ def parse_reply(text: str, config: GenerateConfig) -> tuple[Any, str | None, str
     if schema is None:
         return None, None, None
     closed = config.json_schema is None and config.choices is not None
+    error: str | None
     try:
         value = extract_json(text)
     except ValueError as exc:

@@ -1,5 +1,5 @@
-"""Protocols: the rules of play, one module each."""
+"""Protocols: the rules of play, one package each, registered through the ``lexicoord.protocols`` entry points.
 
-from lexicoord.protocols.base import EpisodeContext, Protocol
-
-__all__ = ["EpisodeContext", "Protocol"]
+The contract they implement (``Protocol``, ``EpisodeContext``, requests and seats,
+events and audiences) is :mod:`lexicoord.core`.
+"""

@@ -14,10 +14,11 @@ from typing import Any
 
 from pydantic_core import to_jsonable_python
 
+from lexicoord.core.context import EpisodeContext
+from lexicoord.core.events import ErrorEvent, Event, OutcomeEvent
+from lexicoord.core.protocol import Protocol
 from lexicoord.errors import LexicoordError
-from lexicoord.models.observe import observing
-from lexicoord.protocols.base import EpisodeContext, Protocol
-from lexicoord.runs.events import ErrorEvent, Event, OutcomeEvent
+from lexicoord.models.observe import ModelCallEvent, ModelCallRecord, observing
 from lexicoord.runs.records import EpisodeRecord
 
 
@@ -38,12 +39,17 @@ async def play_episode(
     started = time.time()
     outcome: dict[str, Any] | None = None
     error: str | None = None
-    with observing(ctx.recorder.on_model_call):
+
+    def record_call(call: ModelCallRecord) -> None:
+        ctx.emit(ModelCallEvent.of(call))
+
+    with observing(record_call):
         try:
             result = await protocol.play(ctx)
-            if not isinstance(result, dict):
-                raise TypeError(f"protocol '{protocol.name}' returned {type(result).__name__}, not a dict")
-            outcome = to_jsonable_python(result)  # sets become lists; an object that cannot be stored fails here
+            if not isinstance(result, protocol.outcome_model):
+                raise TypeError(f"protocol '{protocol.name}' returned {type(result).__name__}, "
+                                f"not its outcome model {protocol.outcome_model.__name__}")
+            outcome = to_jsonable_python(result.model_dump(mode="json"))
             ctx.emit(OutcomeEvent(outcome=outcome))
         except asyncio.CancelledError:
             raise
@@ -60,7 +66,7 @@ async def play_episode(
     # An event that cannot be stored is caught by the writer, which then records the
     # episode as failed with the reason (checking here would serialise every event twice).
     events = ctx.recorder.events
-    calls = ctx.recorder.model_calls()
+    calls = [e for e in events if isinstance(e, ModelCallEvent)]
     record = EpisodeRecord(
         run_id=run_id,
         key=spec.key,

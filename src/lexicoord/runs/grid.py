@@ -1,37 +1,11 @@
-"""Episodes of a run: task items x protocol settings x line-ups x repetitions.
-
-Each episode has a stable key computed from its content, so re-running the
-same grid finds the episodes already done whatever order they are listed in,
-and a seed derived from the key and the run's base seed, so a resumed episode
-samples exactly as the first try would have (and hits the response cache).
-"""
+"""Episodes of a run: task items x protocol settings x line-ups x repetitions."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from pydantic import BaseModel, Field
-
-from lexicoord.agents.base import AgentSpec
-
-
-class EpisodeSpec(BaseModel):
-    item_id: str
-    item: dict[str, Any] = Field(default_factory=dict)
-    settings: dict[str, Any] = Field(default_factory=dict)
-    lineup: list[AgentSpec] = Field(default_factory=list)
-    repetition: int = 0
-
-    @property
-    def key(self) -> str:
-        blob = json.dumps(self.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
-        return hashlib.sha256(blob.encode()).hexdigest()[:24]
-
-    def seed(self, base_seed: int = 0) -> int:
-        return int(hashlib.sha256(f"{base_seed}:{self.key}".encode()).hexdigest()[:8], 16) & 0x7FFFFFFF
+from lexicoord.core.spec import AgentSpec, EpisodeSpec
 
 
 def grid(

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import sys
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -21,15 +20,17 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+from lexicoord.core.context import EpisodeContext
+from lexicoord.core.events import ErrorEvent, Event
+from lexicoord.core.protocol import Protocol
+from lexicoord.core.spec import EpisodeSpec
 from lexicoord.errors import LexicoordError
 from lexicoord.models.pool import ModelPool
-from lexicoord.protocols.base import EpisodeContext, Protocol
 from lexicoord.runs.episode import play_episode, short_error
-from lexicoord.runs.events import ErrorEvent, Event
-from lexicoord.runs.grid import EpisodeSpec
 from lexicoord.runs.records import EpisodeRecord
 from lexicoord.runs.store import Store
-
+from lexicoord.seats.factory import SeatFactory
+from lexicoord.seats.human import HumanSeat
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +77,7 @@ class Runner:
         retry_failed: bool = True,
         progress: bool = True,
         console: Console | None = None,
+        people: dict[str, HumanSeat] | None = None,
     ) -> None:
         self.store = store
         self.protocol = protocol
@@ -85,6 +87,8 @@ class Runner:
         self.retry_failed = retry_failed
         self.progress = progress
         self.console = console or Console(stderr=True)
+        #: Seats people fill (a terminal game binds one); every other seat is made for its episode.
+        self.seats = SeatFactory(self.models, people=people, own_kinds=protocol.seat_kinds)
 
     async def run(
         self, run_id: str, episodes: Sequence[EpisodeSpec], config: dict[str, Any] | None = None
@@ -98,8 +102,8 @@ class Runner:
             self.models.get(spec)
         run_config = {"seed": self.seed, **(config or {})}
         await asyncio.to_thread(self.store.open_run, run_id, self.protocol.name, run_config, len(episodes))
-        finished = await asyncio.to_thread(self.store.finished_keys, run_id, not self.retry_failed)
-        todo = [(i, e) for i, e in enumerate(episodes) if e.key not in finished]
+        done_keys = await asyncio.to_thread(self.store.finished_keys, run_id, not self.retry_failed)
+        todo = [(i, e) for i, e in enumerate(episodes) if e.key not in done_keys]
         summary = RunSummary(run_id=run_id, total=len(episodes), skipped=len(episodes) - len(todo))
         started = time.perf_counter()
         queue: asyncio.Queue[tuple[int, EpisodeSpec]] = asyncio.Queue()
@@ -148,13 +152,13 @@ class Runner:
         async def save(entries: list[tuple[EpisodeRecord, list[Event]]]) -> None:
             try:
                 await asyncio.to_thread(self.store.save_episodes, entries)
-            except Exception:
+            except Exception as exc:
                 if len(entries) > 1:  # save the good ones; find the one that cannot be saved
                     for entry in entries:
                         await save([entry])
                     return
                 record, _ = entries[0]
-                failure = f"the episode could not be saved: {short_error(sys.exc_info()[1])}"
+                failure = f"the episode could not be saved: {short_error(exc)}"
                 log.exception("run %s: %s", run_id, failure)
                 record = record.model_copy(update={"status": "failed", "error": failure, "outcome": None})
                 entries = [(record, [ErrorEvent(message=failure, error_type="StoreError")])]
@@ -185,7 +189,7 @@ class Runner:
         workers = [asyncio.create_task(worker()) for _ in range(min(self.concurrency, len(todo)) or 1)]
         writing = asyncio.create_task(writer())
         # If saving fails for good (the database is gone), stop playing episodes nobody can keep.
-        writing.add_done_callback(lambda t: [w.cancel() for w in workers] if t.exception() else None)
+        writing.add_done_callback(lambda t: [w.cancel() for w in workers] if not t.cancelled() and t.exception() else None)
         status = "interrupted"
         try:
             with progress:
@@ -213,5 +217,5 @@ class Runner:
         return summary
 
     async def _play(self, run_id: str, position: int, spec: EpisodeSpec) -> tuple[EpisodeRecord, list[Event]]:
-        ctx = EpisodeContext(spec=spec, seed=spec.seed(self.seed), models=self.models)
+        ctx = EpisodeContext(spec=spec, seed=spec.seed(self.seed), make_seat=self.seats)
         return await play_episode(self.protocol, ctx, run_id, position)

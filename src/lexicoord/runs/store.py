@@ -10,21 +10,20 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any, TextIO
 
 from alembic import command
 from alembic.config import Config as AlembicConfig
 from sqlalchemy import create_engine, delete, event, func, insert, select
-from sqlalchemy.engine import Engine
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 
 from lexicoord import paths
+from lexicoord.core.events import Event, event_from_dict
 from lexicoord.errors import ConfigError, LexicoordError
-from lexicoord.runs.events import Event, event_from_dict
 from lexicoord.runs.records import EpisodeRecord, RunInfo
 from lexicoord.runs.schema import EpisodeRow, EventRow, RunRow
 

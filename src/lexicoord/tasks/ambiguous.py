@@ -8,16 +8,19 @@ Files load through :mod:`lexicoord.tasks.jsonl`: every bad line is reported.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from lexicoord.tasks import jsonl
+from lexicoord.tasks.base import Task
 from lexicoord.tasks.jsonl import DatasetError, LineError
 
-__all__ = ["AmbiguityItem", "DatasetError", "LineError", "builtin_items", "load_jsonl", "parse_jsonl", "word_span"]
+__all__ = ["TASK", "AmbiguityItem", "AmbiguousWords", "DatasetError", "LineError", "builtin_items", "load_jsonl",
+           "parse_jsonl", "word_span"]
 
 MAX_SENTENCE_CHARS = 2000
 MAX_GLOSS_CHARS = 120
@@ -73,7 +76,7 @@ class AmbiguityItem(BaseModel):
             raise ValueError("'open' must be true exactly when 'intended' is null")
         return self
 
-    def as_task(self) -> dict:
+    def as_task(self) -> dict[str, Any]:
         return self.model_dump()
 
 
@@ -100,3 +103,32 @@ def builtin_items() -> list[AmbiguityItem]:
     """The dataset written for this project (docs/dataset.md)."""
     text = (resources.files("lexicoord") / "data" / BUILTIN).read_text(encoding="utf-8")
     return parse_jsonl(text.splitlines(), f"built-in {BUILTIN}")[0]
+
+
+class AmbiguousWords(Task[AmbiguityItem]):
+    """Ambiguous words in context, for the coordination game.
+
+    Sources: ``builtin`` (the project's own 285 items), ``coarsewsd:FOLDER``
+    (CoarseWSD-20's word-sense format), a JSONL file, or ``hf:...``. Score: the
+    converged meaning is the one the sentence settles; ``None`` for open items.
+    """
+
+    name = "ambiguous-words"
+    item_model = AmbiguityItem
+
+    def load(self, source: str) -> list[AmbiguityItem]:
+        if source == "builtin":
+            return builtin_items()
+        if source.startswith("coarsewsd:"):
+            from lexicoord.tasks.coarsewsd import load_coarsewsd
+
+            return load_coarsewsd(Path(source.removeprefix("coarsewsd:")))
+        return super().load(source)
+
+    def score(self, item: dict[str, Any], outcome: Mapping[str, Any]) -> bool | None:
+        if not item.get("intended"):
+            return None
+        return bool(outcome.get("converged")) and outcome.get("interpretation") == item["intended"]
+
+
+TASK = AmbiguousWords()

@@ -13,12 +13,15 @@ ambiguous instruction by rule (an LLM judge needs ``ask_about`` at least).
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from lexicoord.tasks import jsonl
+from lexicoord.tasks.base import Task
 from lexicoord.tasks.jsonl import LineError
 from lexicoord.tasks.tabletop import SCENE, InstructionPair, Slot, generate
 
@@ -80,7 +83,67 @@ def parse_instructions(
 
 
 def load_instructions(path: str | Path, *, unambiguous: bool = True) -> list[Instruction]:
-    return parse_instructions(jsonl.read_lines(path), str(path), unambiguous=unambiguous)[0]
+    return RobotInstructions(unambiguous=unambiguous).load(str(path))
+
+
+def _norm(text: str) -> str:
+    return " ".join(re.sub(r"[^\w\s-]", " ", text.lower()).split())
+
+
+def asks_about(question: str, cues: Iterable[str]) -> bool:
+    """Whether ``question`` contains one of ``cues`` as whole words (case and punctuation ignored)."""
+    q = f" {_norm(question)} "
+    return any(f" {_norm(c)} " in q for c in cues if _norm(c))
+
+
+def asks_meaning(question: str, term: str) -> bool:
+    """Whether ``question`` asks what ``term`` means ("what do you mean by T", "does T mean", "is T red")."""
+    t = _norm(term)
+    if not t:
+        return False
+    forms = [f"by {t}", f"{t} mean", f"{t} means", f"{t} refer", f"{t} refers", f"is {t}", f"does {t}",
+             f"meant by {t}", f"interpret {t}", f"definition of {t}"]
+    return asks_about(question, forms)
+
+
+def rule_success(item: dict[str, Any], verdict: str | None, question: str) -> bool | None:
+    """The rule's verdict on one final answer; ``None`` when the item gives nothing to judge by."""
+    if verdict is None:
+        return False
+    if not item.get("ambiguous"):
+        return verdict == "clear"
+    slot = item.get("slot") or {}
+    cues = slot.get("cues") or []
+    if not cues:
+        return None
+    named = asks_about(question, cues) or asks_meaning(question, slot.get("vague", ""))
+    return verdict == "ambiguous" and bool(question) and named
+
+
+class RobotInstructions(Task[Instruction]):
+    """Robot instructions on a scene, for the ambiguity study.
+
+    Sources: a JSONL file of generated pairs (both twins, unless
+    ``unambiguous=False``) and/or single instructions, or ``hf:...``. Score: the
+    paper's success by rule (:func:`rule_success`) on the final verdict and question.
+    """
+
+    name = "robot-instructions"
+    item_model = Instruction
+
+    def __init__(self, *, unambiguous: bool = True) -> None:
+        self.unambiguous = unambiguous
+
+    def parse(self, lines: list[str], source: str) -> list[Instruction]:
+        return parse_instructions(lines, source, unambiguous=self.unambiguous)[0]
+
+    def score(self, item: dict[str, Any], outcome: Mapping[str, Any]) -> bool | None:
+        if outcome.get("termination") == "error":
+            return False
+        return rule_success(item, outcome.get("verdict"), outcome.get("question") or "")
+
+
+TASK = RobotInstructions()
 
 
 def generated_instructions(per_category: int, seed: int = 0, *, unambiguous: bool = True) -> list[Instruction]:

@@ -9,13 +9,16 @@ through here, so they all fail the same readable way.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from collections.abc import Callable
-from typing import Any, TypeVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from lexicoord.errors import ConfigError
+
+if TYPE_CHECKING:
+    from typing_extensions import TypeIs  # typing.TypeIs needs Python 3.13
 
 
 class LineError(BaseModel):
@@ -37,6 +40,11 @@ class DatasetError(ConfigError):
 M = TypeVar("M", bound=BaseModel)
 
 
+def _is_model_class(model: type[M] | Callable[[dict[str, Any]], M]) -> TypeIs[type[M]]:
+    """Whether ``model`` is a pydantic model class (validated with ``model_validate``), not a function."""
+    return isinstance(model, type) and issubclass(model, BaseModel)
+
+
 def validation_reason(exc: ValidationError) -> str:
     """The first problem of a validation error, as one line a person can act on."""
     first = exc.errors()[0]
@@ -52,7 +60,7 @@ def parse_jsonl(
 
     ``model`` is a pydantic model, or a function that validates one line's object into one.
     """
-    validate = model.model_validate if isinstance(model, type) and issubclass(model, BaseModel) else model
+    validate = model.model_validate if _is_model_class(model) else model
     items: list[M] = []
     errors: list[LineError] = []
     seen: dict[str, int] = {}

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator, Sequence
-from typing import Literal
+from typing import Literal, TypeGuard
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -96,7 +96,8 @@ class _Deck:
     """Deals a vocabulary in shuffled rounds, so N draws cover min(N, size) distinct items."""
 
     def __init__(self, items: Sequence[str], rng: random.Random) -> None:
-        self.items, self.rng, self.pile = list(items), rng, []  # type: ignore[var-annotated]
+        self.items, self.rng = list(items), rng
+        self.pile: list[str] = []
 
     def draw(self, avoid: Sequence[str] = ()) -> str:
         if not self.pile:
@@ -164,16 +165,21 @@ def _pairs(category: Category, rng: random.Random, decks: dict[str, _Deck], numb
     return pair, deck
 
 
+def _is_category(name: str) -> TypeGuard[Category]:
+    return name in CATEGORIES
+
+
 def generate(per_category: int, seed: int = 0, categories: Sequence[str] = CATEGORIES) -> list[InstructionPair]:
     """``per_category`` distinct pairs of each category, the same for the same seed."""
-    unknown = [c for c in categories if c not in CATEGORIES]
+    unknown = [c for c in categories if not _is_category(c)]
     if unknown:
         raise ConfigError(f"Unknown ambiguity type(s) {', '.join(unknown)}; use {', '.join(CATEGORIES)}.")
+    chosen = [c for c in categories if _is_category(c)]  # all of them, in the order given
     if per_category < 1:
         raise ConfigError("Generate at least one pair per category.")
     out: list[InstructionPair] = []
     taken: set[str] = set()  # every instruction so far, of any type: a twin never repeats another line's
-    for category in categories:
+    for category in chosen:
         rng = random.Random(f"{seed}:{category}")
         decks = {
             "action": _Deck(ACTIONS, rng), "colour": _Deck(COLOURS, rng), "ref": _Deck(COLOURS, rng),

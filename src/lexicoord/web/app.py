@@ -19,18 +19,16 @@ from typing import Any
 from fastapi import FastAPI, Request, WebSocket
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 from starlette.websockets import WebSocketDisconnect
 
 from lexicoord.errors import LexicoordError
 from lexicoord.web import messages as m
 from lexicoord.web.connection import Connection
-from lexicoord.web.history import history_csv, room_stats
 from lexicoord.web.ratelimit import AddressLimiter, TokenBucket
 from lexicoord.web.registry import Rooms
 from lexicoord.web.room import Room, RoomError
 from lexicoord.web.services import Services
-from lexicoord.web.settings import RoomSettings
 
 log = logging.getLogger(__name__)
 STATIC = Path(__file__).parent / "static"
@@ -69,6 +67,15 @@ def _error_text(code: str, message: str) -> str:
     return json.dumps({"type": "error", "code": code, "message": message}, ensure_ascii=False)
 
 
+def tune_gc_for_serving() -> None:
+    """For a long-running server only (never for apps built in tests): keep what exists at start-up out of the
+    collector's full passes, which otherwise stop every room for 100 ms and more, and collect young objects
+    less often."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(50_000, 20, 100)
+
+
 def create_app(services: Services, *, http_rate: float = 2.0, http_burst: float = 30.0) -> FastAPI:
     """The app for ``services``; ``http_rate`` limits room look-ups and joins per client address."""
     rooms = Rooms(services)
@@ -79,11 +86,6 @@ def create_app(services: Services, *, http_rate: float = 2.0, http_burst: float 
         count = await rooms.restore()
         if count:
             log.info("reopened %d rooms", count)
-        # What exists now lives as long as the server: keep it out of the collector's full passes,
-        # which otherwise stop every room for 100 ms and more, and collect young objects less often.
-        gc.collect()
-        gc.freeze()
-        gc.set_threshold(50_000, 20, 100)
         try:
             yield
         finally:
@@ -105,11 +107,6 @@ def create_app(services: Services, *, http_rate: float = 2.0, http_burst: float 
         response: Response = await call_next(request)
         response.headers.update(SECURITY_HEADERS)
         return response
-
-    async def full_stats(room: Room) -> dict[str, Any]:
-        """Statistics with every game of the room (pages get only the latest games)."""
-        return await services.rooms.call(room_stats, services.store, room.run_id,
-                                         room.settings.clarification_bound, None)
 
     def client(request: Request | WebSocket) -> str:
         return request.client.host if request.client else "unknown"
@@ -140,11 +137,18 @@ def create_app(services: Services, *, http_rate: float = 2.0, http_burst: float 
         return services.offer().model_dump()
 
     @app.post("/api/rooms")
-    async def create(settings: RoomSettings, request: Request) -> JSONResponse:
+    async def create(body: dict[str, Any], request: Request) -> JSONResponse:
+        """A room for any offered protocol; its settings are checked against that protocol's own model."""
         if not limiter.allow(client(request)):
             return _error(429, "rate_limited", "Too many requests; wait a little.")
         try:
-            room = await rooms.create(settings)
+            room = await rooms.create(body)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first.get("loc", ())) or "settings"
+            return JSONResponse({"code": "bad_settings", "message": f"{where}: {first.get('msg', 'invalid')}",
+                                 "detail": exc.errors(include_url=False, include_context=False, include_input=False)},
+                                status_code=422)
         except RoomError as exc:
             return _error(503, exc.code, str(exc))
         except LexicoordError as exc:
@@ -155,7 +159,7 @@ def create_app(services: Services, *, http_rate: float = 2.0, http_burst: float 
     async def describe(code: str, request: Request) -> Any:
         room = find(request, code)
         public = room.public()
-        return {k: public[k] for k in ("code", "mode", "phase", "leader", "people", "agents", "games")}
+        return {k: public.get(k) for k in ("code", "protocol", "mode", "phase", "leader", "people", "agents", "games")}
 
     @app.post("/api/rooms/{code}/join")
     async def join(code: str, body: JoinRequest, request: Request) -> Any:
@@ -169,16 +173,13 @@ def create_app(services: Services, *, http_rate: float = 2.0, http_burst: float 
     @app.get("/api/rooms/{code}/export.json")
     async def export_json(code: str, request: Request) -> Any:
         room = find(request, code)
-        stats = await full_stats(room)
-        body = {"room": {"code": room.code, "run": room.run_id, "mode": room.settings.mode,
-                         "settings": room.settings.model_dump(mode="json")}, **stats}
+        body = await room.adapter.export_json()
         return JSONResponse(body, headers={"Content-Disposition": f'attachment; filename="{room.run_id}.json"'})
 
     @app.get("/api/rooms/{code}/export.csv")
     async def export_csv(code: str, request: Request) -> Any:
         room = find(request, code)
-        stats = await full_stats(room)
-        return Response(history_csv(stats["history"]), media_type="text/csv; charset=utf-8",
+        return Response(await room.adapter.export_csv(), media_type="text/csv; charset=utf-8",
                         headers={"Content-Disposition": f'attachment; filename="{room.run_id}.csv"'})
 
     @app.websocket("/ws/{code}")
@@ -223,7 +224,7 @@ async def serve_connection(room: Room, websocket: WebSocket) -> None:
                 conn.send(_error_text("bad_message", "Send JSON text, not binary frames."))
                 continue
             try:
-                msg = m.parse(text)
+                msg = m.parse(text, room.adapter.messages)
             except m.BadMessage as exc:
                 conn.send(_error_text(exc.code, str(exc)))
                 if exc.code == "too_large":

@@ -3,7 +3,9 @@
 A message is one JSON object of at most :data:`MAX_MESSAGE` characters with a
 ``type``; unknown types, unknown fields and over-long text are refused with an
 ``error`` reply that names the problem. The seat a message acts for comes only
-from the token given in ``hello``: no message can name another player.
+from the token given in ``hello``: no message can name another player. The
+messages here are every room's; a protocol's room adapter adds its own moves
+(:attr:`lexicoord.web.adapters.base.RoomAdapter.messages`), parsed the same way.
 
 Server to browser: ``welcome`` (your seat), ``state`` (the room as you may see
 it, after every change), ``stats`` (statistics and history, after every game),
@@ -12,14 +14,12 @@ it, after every change), ``stats`` (statistics and history, after every game),
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from functools import lru_cache
+from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 MAX_MESSAGE = 4096
-MAX_JUSTIFICATION = 300
-MAX_STATEMENT = 400
-MAX_OPTION = 80
 
 
 class Inbound(BaseModel):
@@ -31,42 +31,14 @@ class Hello(Inbound):
     token: str = Field(min_length=8, max_length=64)
 
 
-class Choose(Inbound):
-    """A choice for the request you were given (the announcement in round 0, then every round)."""
-
-    type: Literal["choose"]
-    round: int = Field(ge=0, le=100)
-    choice: str = Field(min_length=1, max_length=MAX_OPTION * 2)
-    justification: str = Field(default="", max_length=MAX_JUSTIFICATION)
-
-
-class Clarify(Inbound):
-    """The leader's clarifying statement between rounds; empty for none."""
-
-    type: Literal["clarify"]
-    round: int = Field(ge=0, le=100)
-    statement: str = Field(default="", max_length=MAX_STATEMENT)
-
-
 class Start(Inbound):
-    """The leader starts the next game (automatic mode) or opens the sentence form (manual mode)."""
+    """The leader starts the next game (what that means is the protocol's)."""
 
     type: Literal["start"]
 
 
 class EndGame(Inbound):
     type: Literal["end_game"]
-
-
-class ManualSentence(Inbound):
-    type: Literal["manual_sentence"]
-    sentence: str = Field(min_length=3, max_length=400)
-    word: str = Field(min_length=1, max_length=40)
-
-
-class ManualConfirm(Inbound):
-    type: Literal["manual_confirm"]
-    options: list[Annotated[str, Field(min_length=1, max_length=MAX_OPTION)]] = Field(min_length=2, max_length=5)
 
 
 class Drop(Inbound):
@@ -93,11 +65,7 @@ class Ping(Inbound):
     type: Literal["ping"]
 
 
-Message = Annotated[
-    Hello | Choose | Clarify | Start | EndGame | ManualSentence | ManualConfirm | Drop | HandOver | TakeLead | Ping,
-    Field(discriminator="type"),
-]
-_adapter: TypeAdapter[Message] = TypeAdapter(Message)
+ROOM_MESSAGES: tuple[type[Inbound], ...] = (Hello, Start, EndGame, Drop, HandOver, TakeLead, Ping)
 
 
 class BadMessage(ValueError):
@@ -106,13 +74,21 @@ class BadMessage(ValueError):
         self.code = code
 
 
-def parse(text: str) -> Message:
-    """One inbound frame as a typed message, or :class:`BadMessage` saying what is wrong with it."""
+@lru_cache(maxsize=16)
+def _adapter(extra: tuple[type[Inbound], ...]) -> TypeAdapter[Any]:
+    members: tuple[Any, ...] = (*ROOM_MESSAGES, *extra)
+    union: Any = Union.__getitem__(members)  # a union built at run time from the room's and the adapter's types
+    return TypeAdapter(Annotated[union, Field(discriminator="type")])
+
+
+def parse(text: str, extra: tuple[type[Inbound], ...] = ()) -> Inbound:
+    """One inbound frame as a typed message (the room's or ``extra``), or :class:`BadMessage` saying what is wrong."""
     if len(text) > MAX_MESSAGE:
         raise BadMessage("too_large", f"messages are limited to {MAX_MESSAGE} characters")
     try:
-        return _adapter.validate_json(text)
+        msg: Inbound = _adapter(extra).validate_json(text)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first.get("loc", ())) or "message"
         raise BadMessage("bad_message", f"{where}: {first.get('msg', 'invalid')}") from None
+    return msg

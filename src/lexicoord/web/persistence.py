@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field
-from sqlalchemy import delete, select
+from sqlalchemy import delete, func, select
 
 from lexicoord.runs.schema import RoomMoveRow, RoomRow
 from lexicoord.runs.store import Store
@@ -118,7 +118,9 @@ class RoomStore:
             out = []
             for r in rows:
                 saved = SavedRoom(id=r.id, code=r.code, run_id=r.run_id, status=r.status, config=r.config, state=r.state)
-                game = (r.state.get("current") or {}).get("number")
+                # The journal holds only the game in play (a stored game's moves are cleared), whatever
+                # the protocol: take the newest game's moves.
+                game = s.scalar(select(func.max(RoomMoveRow.game)).where(RoomMoveRow.room_id == r.id))
                 if game is not None:
                     moves = s.scalars(
                         select(RoomMoveRow).where(RoomMoveRow.room_id == r.id, RoomMoveRow.game == game)

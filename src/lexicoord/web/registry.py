@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import logging
 import secrets
+from typing import Any
 
+from pydantic import ValidationError
+
+from lexicoord.core.registry import get_protocol
 from lexicoord.errors import ConfigError
-from lexicoord.web.history import RoomRecord
+from lexicoord.web.adapters.base import RoomAdapter
 from lexicoord.web.room import Room, RoomError
 from lexicoord.web.services import Services
 from lexicoord.web.settings import RoomSettings
@@ -17,6 +21,24 @@ log = logging.getLogger(__name__)
 MAX_ROOMS = 2000
 
 
+def adapter_for(protocol: str, services: Services) -> type[RoomAdapter]:
+    """The live-room adapter of ``protocol``, if the operator offers it and it has one."""
+    if protocol not in services.protocols:
+        raise ConfigError(f"This server does not offer '{protocol}' rooms; choose one of: {', '.join(services.protocols)}.")
+    entry = get_protocol(protocol)
+    if not entry.room:
+        raise ConfigError(f"Protocol '{protocol}' cannot be played in a live room.")
+    adapter: type[RoomAdapter] = entry.load("room")
+    return adapter
+
+
+def room_settings(body: dict[str, Any], services: Services) -> tuple[RoomSettings, type[RoomAdapter]]:
+    """A creation request checked against the protocol's own settings model (``ValidationError`` if bad)."""
+    protocol = body.get("protocol", "coordination")
+    adapter = adapter_for(protocol if isinstance(protocol, str) else "", services)
+    return adapter.settings_model.model_validate(body), adapter
+
+
 class Rooms:
     def __init__(self, services: Services) -> None:
         self.services = services
@@ -25,29 +47,25 @@ class Rooms:
     def get(self, code: str) -> Room | None:
         return self.by_code.get(normalize_code(code))
 
-    async def create(self, settings: RoomSettings) -> Room:
+    async def create(self, body: dict[str, Any]) -> Room:
+        """A new room from a creation request; ``ValidationError`` or ``ConfigError`` say what is wrong."""
         if len(self.by_code) >= MAX_ROOMS:
             raise RoomError("server_full", "This server has as many rooms as it can hold; try again later.")
-        self.services.dataset(settings.dataset)
-        unknown = sorted({a.model for a in settings.agents} - set(self.services.model_names))
-        if unknown:
-            raise ConfigError(f"Model {unknown[0]} is not offered by this server; choose one of: "
-                              f"{', '.join(self.services.model_names)}.")
+        settings, adapter = room_settings(body, self.services)
+        adapter.check(settings, self.services)
         code = new_room_code()
         while code in self.by_code:
             code = new_room_code()
         room_id = secrets.token_hex(6)
         run_id = f"room-{room_id}"
-        config = {"room": room_id, "mode": settings.mode, "dataset": settings.dataset,
-                  "lineup": [a.model_dump() for a in settings.agents], "settings": settings.game_settings(),
-                  "room_settings": settings.model_dump(mode="json")}
-        await self.services.rooms.call(self.services.store.open_run, run_id, "coordination", config, 0)
+        config = {"room": room_id, **adapter.run_config(settings), "room_settings": settings.model_dump(mode="json")}
+        await self.services.rooms.call(self.services.store.open_run, run_id, adapter.protocol, config, 0)
         await self.services.rooms.call(self.services.store.set_run_status, run_id, "open")
-        room = Room(self.services, room_id, code, run_id, settings)
+        room = Room(self.services, room_id, code, run_id, settings, adapter)
         await self.services.rooms.create(room_id, code, run_id, config, room.saved_state())
         self.by_code[code] = room
-        room.record = RoomRecord(settings.clarification_bound)  # a new run has no games to read
-        room.stats = room.record.stats()
+        room.adapter.new_run()
+        room.stats = await room.adapter.stats()
         return room
 
     async def restore(self) -> int:
@@ -55,12 +73,14 @@ class Rooms:
         saved = await self.services.rooms.call(self.services.rooms.open_rooms)
         for s in saved:
             try:
-                settings = RoomSettings.model_validate(s.config["room_settings"])
-                room = Room(self.services, s.id, s.code, s.run_id, settings)
+                body = dict(s.config["room_settings"])
+                body.setdefault("protocol", "coordination")
+                settings, adapter = room_settings(body, self.services)
+                room = Room(self.services, s.id, s.code, s.run_id, settings, adapter)
                 room.restore(s.state)
                 self.by_code[s.code] = room
                 await room.resume(s.moves)
-            except Exception:  # one unreadable room must not keep the others closed
+            except (Exception, ValidationError):  # one unreadable room must not keep the others closed
                 log.exception("room %s could not be reopened", s.code)
         return len(self.by_code)
 

@@ -1,20 +1,19 @@
-"""One live room: who is in it, which phase it is in, and the game being played.
-
-Phases: ``lobby`` (people join; the leader starts), in manual mode ``sentence``
-(the leader writes a sentence and picks the word), ``proposing`` (agents
-propose meanings) and ``confirm`` (the leader edits the option set), then
-``playing``, then ``over`` (the outcome; the leader starts the next game).
+"""One live room, whatever it plays: people, tokens, the lead, presence, saving, broadcasting, and the game.
 
 Everything a person may do arrives through :meth:`Room.handle` and is checked
-there: who may do it (only the leader starts, ends, clarifies, lets people go),
-when (a choice only for the request that person was given, in that round), and
-what (a choice must be one of the options). The lead: the first to join leads;
-the leader may hand it over; when the leader has been away (no open page) for
-``LEAD_AFTER`` seconds, anyone still playing may take it. A new leader is
-Player 1 from the next game on; the game in progress keeps its seats, and the
-new leader may end it or let the old leader go. Every change is saved before it is
-shown, and each game is stored as an episode of the room's run, so it appears
-in ``lexicoord coord report`` like any campaign.
+here or by the protocol's adapter (:mod:`lexicoord.web.adapters`): who may do it
+(only the leader starts, ends, lets people go, hands over the lead), and the
+adapter checks when and what. The lead: the first to join leads; the leader may
+hand it over; when the leader has been away (no open page) for ``LEAD_AFTER``
+seconds, anyone still playing may take it. A new leader is Player 1 from the
+next game on; the game in progress keeps its seats, and the new leader may end
+it or let the old leader go.
+
+A game is any protocol's episode, played through :meth:`Room.play` with people
+in their seats (:mod:`lexicoord.web.live`: journal, timeouts, interrupts) and
+stored as an episode of the room's run. Every change is saved before it is
+shown; each person receives the room as they may see it. This module imports no
+protocol: the adapter names the protocol it plays.
 """
 
 from __future__ import annotations
@@ -22,28 +21,28 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import random
 import time
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from lexicoord.agents.base import AgentSpec
-from lexicoord.agents.human import HumanSeat
-from lexicoord.errors import LexicoordError
-from lexicoord.protocols.base import EpisodeContext
-from lexicoord.protocols.coordination.manual import gather_proposals, manual_item, merge_proposals, validate_manual
-from lexicoord.protocols.coordination.players import LLMPlayer
+from pydantic import BaseModel, Field, model_validator
+
+from lexicoord.core.context import EpisodeContext
+from lexicoord.core.events import Event
+from lexicoord.core.protocol import Protocol
+from lexicoord.core.seat import Request
+from lexicoord.core.spec import EpisodeSpec
 from lexicoord.runs.episode import play_episode
-from lexicoord.runs.events import Event
-from lexicoord.runs.grid import EpisodeSpec
+from lexicoord.seats.factory import SeatFactory
+from lexicoord.seats.human import HumanSeat
 from lexicoord.web import messages as m
-from lexicoord.web.gameview import GameView
-from lexicoord.web.history import RoomRecord, load_record
-from lexicoord.web.live import LiveGame, LiveRecorder
+from lexicoord.web.live import LiveRecorder, LiveSeats
 from lexicoord.web.settings import RoomSettings, clean_name
 from lexicoord.web.tokens import hash_token, new_token, token_matches
 
 if TYPE_CHECKING:
+    from lexicoord.web.adapters.base import RoomAdapter
     from lexicoord.web.connection import Connection
     from lexicoord.web.services import Services
 
@@ -60,7 +59,7 @@ class RoomError(Exception):
         self.code = code
 
 
-@dataclass
+@dataclass(eq=False)
 class Person:
     name: str
     token_hash: str
@@ -70,63 +69,77 @@ class Person:
     #: Since when the person has had no open page (not saved: after a restart everyone starts away).
     away_since: float | None = field(default_factory=time.time)
 
-    def saved(self) -> dict[str, Any]:
-        return {"name": self.name, "token_hash": self.token_hash, "joined_at": self.joined_at, "absent": self.absent}
+
+class SavedPerson(BaseModel):
+    name: str
+    token_hash: str
+    joined_at: float = 0.0
+    absent: bool = False
+
+
+class RoomState(BaseModel):
+    """What a room saves: its people and lead (every room's) and its game (the adapter's own model)."""
+
+    version: int = 1
+    people: list[SavedPerson] = Field(default_factory=list)
+    leader: str | None = None
+    game: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _first_layout(cls, data: Any) -> Any:
+        """Rooms saved before states were versioned kept the game's fields beside the people."""
+        if isinstance(data, dict) and "version" not in data and "game" not in data:
+            game = {k: data[k] for k in ("phase", "cursor", "games", "current", "manual") if k in data}
+            return {"version": 1, "people": data.get("people", []), "leader": data.get("leader"), "game": game}
+        return data
 
 
 class Room:
-    def __init__(self, services: Services, room_id: str, code: str, run_id: str, settings: RoomSettings) -> None:
+    def __init__(self, services: Services, room_id: str, code: str, run_id: str, settings: RoomSettings,
+                 adapter: type[RoomAdapter]) -> None:
         self.services = services
         self.id = room_id
         self.code = code
         self.run_id = run_id
         self.settings = settings
-        #: The room's fixed facts, built once: every broadcast sends them.
-        self._fixed = {
-            "agents": [a.model_dump() for a in settings.agents],
-            "settings": {"clarification_bound": settings.clarification_bound, "seat_timeout": settings.seat_timeout,
-                         "agent_timeout": settings.agent_timeout, "dataset": settings.dataset},
-        }
         self.people: dict[str, Person] = {}
-        self.phase = "lobby"
-        self.cursor = 0
-        self.games = 0
-        self.current: dict[str, Any] | None = None  # number, spec, seed of the game being played
-        self.manual: dict[str, Any] | None = None
-        self.view: GameView | None = None
-        self.game: LiveGame | None = None
-        self.task: asyncio.Task[None] | None = None
-        self.ended = False
         self.notice: str | None = None
         self.stats: dict[str, Any] | None = None
-        self.record: RoomRecord | None = None
+        #: The game being played: its seats (wrapped for the room), people's own seats, its task.
+        self.game: LiveSeats | None = None
+        self.humans: dict[str, HumanSeat] = {}
+        self.task: asyncio.Task[None] | None = None
+        self.number: int | None = None
+        self.ended = False
+        self.lock = asyncio.Lock()
         self._dirty = False
-        self._lock = asyncio.Lock()
         #: Who leads: the first to join, until the lead is handed over or taken.
         self.leader_name: str | None = None
         #: Seconds the leader must be away before someone else may take the lead.
         self.lead_after = LEAD_AFTER
+        self.adapter = adapter(self)
 
     # ---------------------------------------------------------------------------------- saved state
     def saved_state(self) -> dict[str, Any]:
-        return {
-            "people": [p.saved() for p in self.people.values()], "phase": self.phase, "cursor": self.cursor,
-            "games": self.games, "current": self.current, "manual": self.manual, "leader": self.leader_name,
-        }
+        people = [SavedPerson(name=p.name, token_hash=p.token_hash, joined_at=p.joined_at, absent=p.absent)
+                  for p in self.people.values()]
+        return RoomState(people=people, leader=self.leader_name, game=self.adapter.saved()).model_dump(mode="json")
 
-    def restore(self, state: dict[str, Any]) -> None:
-        for p in state.get("people", []):
-            self.people[p["name"]] = Person(p["name"], p["token_hash"], p.get("joined_at", 0.0), p.get("absent", False))
-        self.phase, self.cursor, self.games = state.get("phase", "lobby"), state.get("cursor", 0), state.get("games", 0)
-        self.current, self.manual = state.get("current"), state.get("manual")
-        self.leader_name = state.get("leader")
-        if self.phase == "proposing":  # the proposals were lost with the server: ask for them again
-            self.phase = "sentence"
-        if self.phase == "playing" and not self.current:
-            self.phase = "over"
+    def restore(self, saved: dict[str, Any]) -> None:
+        state = RoomState.model_validate(saved)
+        for p in state.people:
+            self.people[p.name] = Person(p.name, p.token_hash, p.joined_at, p.absent)
+        self.leader_name = state.leader
+        self.adapter.restore(state.game)
 
     async def save(self) -> None:
         await self.services.rooms.save_state(self.id, self.saved_state())
+
+    async def resume(self, replay: dict[str, list[dict[str, Any]]]) -> None:
+        """After a restart: the adapter plays an interrupted game again from its journal."""
+        await self.adapter.resume(replay)
+        await self.refresh_stats()
 
     # ------------------------------------------------------------------------------------- people
     @property
@@ -148,7 +161,7 @@ class Room:
             raise RoomError("room_full", f"The room is full ({self.settings.max_people} people).")
         token = new_token()
         person = Person(name, hash_token(token))
-        async with self._lock:
+        async with self.lock:
             self.people[name] = person
             if self.leader_name is None:
                 self.leader_name = name
@@ -174,166 +187,51 @@ class Room:
         self.changed()
 
     # ------------------------------------------------------------------------------------ handling
-    async def handle(self, person: Person, msg: m.Message) -> None:
+    async def handle(self, person: Person, msg: m.Inbound) -> None:
         """Act on one validated message from ``person``; :class:`RoomError` if the room refuses it."""
-        if isinstance(msg, m.Choose):
-            return self._choose(person, msg)
-        if isinstance(msg, m.Clarify):
-            return self._clarify(person, msg)
-        if isinstance(msg, m.TakeLead):
-            async with self._lock:
-                await self._take_lead(person)
-            return self.changed()
-        if person is not self.leader:
-            raise RoomError("not_leader", "Only the leader (Player 1) can do that.")
-        async with self._lock:
-            if isinstance(msg, m.Start):
-                await self._start()
-            elif isinstance(msg, m.EndGame):
-                await self._end()
-            elif isinstance(msg, m.ManualSentence):
-                await self._manual_sentence(msg.sentence, msg.word)
-            elif isinstance(msg, m.ManualConfirm):
-                await self._manual_confirm(msg.options)
-            elif isinstance(msg, m.Drop):
-                await self._drop(msg.name)
-            elif isinstance(msg, m.HandOver):
-                await self._hand_over(msg.name)
+        from lexicoord.web.adapters.base import AdapterError
+
+        try:
+            if isinstance(msg, m.TakeLead):
+                async with self.lock:
+                    await self._take_lead(person)
+            elif isinstance(msg, (m.Start, m.EndGame, m.Drop, m.HandOver)) or self.adapter.leader_only(msg):
+                if person is not self.leader:
+                    raise RoomError("not_leader", "Only the leader (Player 1) can do that.")
+                async with self.lock:
+                    if isinstance(msg, m.Start):
+                        await self.adapter.start()
+                    elif isinstance(msg, m.EndGame):
+                        await self.adapter.end()
+                    elif isinstance(msg, m.Drop):
+                        await self._drop(msg.name)
+                    elif isinstance(msg, m.HandOver):
+                        await self._hand_over(msg.name)
+                    else:
+                        await self.adapter.handle(person, msg)
+            else:
+                await self.adapter.handle(person, msg)
+                return  # a move shows itself through the seat's listener and the journal's move_done
+        except AdapterError as exc:
+            raise RoomError(exc.code, str(exc)) from None
         self.changed()
 
-    def _seat_request(self, person: Person) -> tuple[HumanSeat, dict[str, Any]] | None:
+    def seat_request(self, person: Person) -> tuple[HumanSeat, Request] | None:
+        """The request ``person``'s seat is waiting to answer, if any."""
         if self.game is None:
             return None
-        seat = self.game.seats.get(person.name)
+        seat = self.humans.get(person.name)
         if seat is None or not seat.waiting or seat.pending is None:
             return None
         return seat, seat.pending
-
-    def _choose(self, person: Person, msg: m.Choose) -> None:
-        found = self._seat_request(person)
-        if found is None or found[1]["kind"] not in ("choose", "announce"):
-            raise RoomError("not_your_turn", "There is no choice to make now.")
-        seat, pending = found
-        if pending["round"] != msg.round:
-            raise RoomError("round_closed", f"Round {msg.round} is closed; this is round {pending['round']}.")
-        if msg.choice not in pending["options"]:
-            raise RoomError("not_an_option", "That is not one of the meanings on offer.")
-        seat.submit({"choice": msg.choice, "justification": " ".join(msg.justification.split())})
-
-    def _clarify(self, person: Person, msg: m.Clarify) -> None:
-        found = self._seat_request(person)
-        if found is None or found[1]["kind"] != "clarify":
-            raise RoomError("not_your_turn", "No clarification is asked for now.")
-        seat, pending = found
-        if pending["round"] != msg.round:
-            raise RoomError("round_closed", f"Round {msg.round} is over.")
-        seat.submit({"statement": " ".join(msg.statement.split())})
-
-    async def _start(self) -> None:
-        if self.phase not in ("lobby", "over"):
-            raise RoomError("wrong_phase", "A game is already under way.")
-        if self.settings.mode == "manual":
-            self.phase = "sentence"
-            self.manual = None
-            await self.save()
-            return
-        items = self.services.dataset(self.settings.dataset)
-        order = random.Random(self.settings.seed).sample(range(len(items)), len(items))
-        item = items[order[self.cursor % len(items)]].as_task()
-        self.cursor += 1
-        await self._begin(item)
-
-    def lineup(self) -> list[AgentSpec]:
-        """The leader first (Player 1), then the other people present, then the agents."""
-        present = sorted((p for p in self.people.values() if not p.absent), key=lambda p: p is not self.leader)
-        people = [AgentSpec(name=p.name, kind="human") for p in present]
-        agents = [AgentSpec(name=a.name, model=a.model, options={"temperature": self.settings.temperature})
-                  for a in self.settings.agents]
-        return people + agents
-
-    async def _begin(self, item: dict[str, Any]) -> None:
-        lineup = self.lineup()
-        if len(lineup) < 2:
-            raise RoomError("too_few", "A game needs at least two players: invite someone or add agents.")
-        self.games += 1
-        spec = EpisodeSpec(item_id=str(item["id"]), item=item, settings=self.settings.game_settings(), lineup=lineup,
-                           repetition=self.games)
-        self.current = {"number": self.games, "spec": spec.model_dump(mode="json"),
-                        "seed": spec.seed(self.settings.seed)}
-        self.phase = "playing"
-        self.ended = False
-        self.notice = None
-        await self.save()
-        self._launch({})
-
-    def _launch(self, replay: dict[str, list[dict[str, Any]]]) -> None:
-        assert self.current is not None
-        spec = EpisodeSpec.model_validate(self.current["spec"])
-        players = [{"name": a.name, "kind": a.kind, "model": a.model} for a in spec.lineup]
-        self.view = GameView(self.current["number"], spec.item, players)
-        seats = {a.name: HumanSeat(a.name, timeout=self.settings.seat_timeout) for a in spec.lineup if a.kind == "human"}
-        for seat in seats.values():
-            # A request is shown as it opens; its end is shown by move_done once the journal has the
-            # move, so a vote costs one full-room broadcast, not two.
-            seat.listener = lambda seat=seat: self.changed() if seat.waiting else None
-        self.game = LiveGame(self, seats, replay, self.settings.agent_timeout)
-        self.task = asyncio.create_task(self._play(spec, self.current["number"], self.current["seed"]))
-        self.task.add_done_callback(self._task_done)
-
-    def _task_done(self, task: asyncio.Task[None]) -> None:
-        if not task.cancelled() and task.exception() is not None:
-            log.error("room %s: %s", self.code, task.exception(), exc_info=task.exception())
-            self.notice = "The server hit an error in this game; the leader can start the next one."
-            self.phase = "over"
-            self.changed()
-
-    async def resume(self, replay: dict[str, list[dict[str, Any]]]) -> None:
-        """After a restart: play the interrupted game again from its journal, or reopen the room as it was."""
-        if self.phase == "playing" and self.current:
-            self._launch(replay)
-        await self.refresh_stats()
-
-    async def _play(self, spec: EpisodeSpec, number: int, seed: int) -> None:
-        assert self.game is not None
-        ctx = EpisodeContext(spec=spec, seed=seed, models=self.services.models, recorder=LiveRecorder(self))
-        record, events = await play_episode(self.game, ctx, self.run_id, position=number)
-        try:
-            record.id = await self.services.rooms.call(self.services.store.save_episode, record, events)
-            await self.services.rooms.call(self.services.store.set_run_status, self.run_id, "open")
-            await self.services.rooms.clear_moves(self.id, number)
-        except Exception:  # the store is gone: keep the room up and say so
-            log.exception("room %s: game %s could not be saved", self.code, number)
-            self.notice = "This game could not be saved; it will be played again after a restart."
-            self.changed()
-            return
-        async with self._lock:
-            self.current = None
-            self.phase = "over"
-            await self.save()
-        if self.record is not None:
-            self.record.add(record, events)
-        await self.refresh_stats()
-        self.changed()
-
-    async def _end(self) -> None:
-        if self.phase in ("sentence", "proposing", "confirm"):
-            self.phase = "over" if self.games else "lobby"
-            self.manual = None
-            await self.save()
-            return
-        if self.phase != "playing" or self.game is None:
-            raise RoomError("wrong_phase", "No game is being played.")
-        self.ended = True
-        for player in self.game.players.values():
-            player.interrupt("the leader ended the game")
 
     async def _drop(self, name: str) -> None:
         person = self.people.get(name)
         if person is None or person is self.leader:
             raise RoomError("no_such_person", "The leader can let go any other person in the room, by name.")
         person.absent = True
-        if self.game is not None and name in self.game.players:
-            self.game.players[name].interrupt(f"{name} left the room", leave=True)
+        if self.game is not None and name in self.game.live:
+            self.game.live[name].interrupt(f"{name} left the room", leave=True)
         self.notice = f"The game goes on without {name}."
         await self.save()
 
@@ -362,79 +260,83 @@ class Room:
         self.notice = f"{person.name} took the lead from {before}; from the next game on, {person.name} is Player 1."
         await self.save()
 
-    # ---------------------------------------------------------------------------------- manual mode
-    async def _manual_sentence(self, sentence: str, word: str) -> None:
-        if self.phase != "sentence":
-            raise RoomError("wrong_phase", "Start a game in manual mode first.")
-        try:
-            sentence, word = validate_manual(sentence, word)
-        except LexicoordError as exc:
-            raise RoomError("bad_sentence", str(exc)) from None
-        self.manual = {"sentence": sentence, "word": word, "proposals": [], "options": [], "silent": []}
-        self.phase = "proposing"
-        await self.save()
-        self.task = asyncio.create_task(self._propose(sentence, word))
+    # ------------------------------------------------------------------------------------ the game
+    def play(self, protocol: Protocol, spec: EpisodeSpec, number: int, seed: int,
+             replay: dict[str, list[dict[str, Any]]]) -> None:
+        """Play ``spec`` under ``protocol`` with people in their seats; the adapter hears every step."""
+        seats = {a.name: HumanSeat(a.name, timeout=self.settings.seat_timeout) for a in spec.lineup if a.kind == "human"}
+        for seat in seats.values():
+            # A request is shown as it opens; its end is shown by move_done once the journal has the
+            # move, so a vote costs one full-room broadcast, not two.
+            seat.listener = lambda seat=seat: self.changed() if seat.waiting else None
+        self.humans = seats
+        self.number = number
+        self.ended = False
+        base = SeatFactory(self.services.models, people=seats, own_kinds=protocol.seat_kinds)
+        self.game = LiveSeats(base, self, replay, self.settings.agent_timeout)
+        self.run_task(self._play(protocol, spec, number, seed))
+
+    def interrupt_game(self, reason: str) -> bool:
+        """End the game in play: pending moves end at once and the protocol is told to stop."""
+        if self.game is None or self.task is None or self.task.done():
+            return False
+        self.ended = True
+        for seat in self.game.live.values():
+            seat.interrupt(reason)
+        return True
+
+    def run_task(self, coro: Coroutine[Any, Any, None]) -> None:
+        self.task = asyncio.create_task(coro)
         self.task.add_done_callback(self._task_done)
 
-    async def _propose(self, sentence: str, word: str) -> None:
-        ctx = EpisodeContext(spec=EpisodeSpec(item_id="manual"), seed=self.settings.seed + self.games,
-                             models=self.services.models)
-        players = [LLMPlayer(ctx.llm_agent(AgentSpec(name=a.name, model=a.model))) for a in self.settings.agents]
-        try:
-            proposals = await asyncio.wait_for(gather_proposals(players, sentence, word), self.settings.agent_timeout)
-        except TimeoutError:
-            proposals = []
-        merged = merge_proposals(proposals)
-        async with self._lock:
-            if self.phase != "proposing" or self.manual is None:
-                return
-            self.manual["proposals"] = [o.model_dump() for o in merged]
-            self.manual["options"] = [o.text for o in merged]
-            self.manual["silent"] = sorted({p.name for p in players} - {p.agent for p in proposals})
-            self.phase = "confirm"
-            await self.save()
-        self.changed()
+    def _task_done(self, task: asyncio.Task[None]) -> None:
+        if not task.cancelled() and task.exception() is not None:
+            log.error("room %s: %s", self.code, task.exception(), exc_info=task.exception())
+            self.notice = "The server hit an error in this game; the leader can start the next one."
+            self.adapter.game_failed()
+            self.changed()
 
-    async def _manual_confirm(self, options: list[str]) -> None:
-        if self.phase != "confirm" or self.manual is None:
-            raise RoomError("wrong_phase", "There is no option set to confirm.")
+    async def _play(self, protocol: Protocol, spec: EpisodeSpec, number: int, seed: int) -> None:
+        assert self.game is not None
+        ctx = EpisodeContext(spec=spec, seed=seed, make_seat=self.game, recorder=LiveRecorder(self),
+                             control=self.game.control())
+        record, events = await play_episode(protocol, ctx, self.run_id, position=number)
         try:
-            item = manual_item(self.manual["sentence"], self.manual["word"], options, item_id=f"manual-{self.games + 1}")
-        except LexicoordError as exc:
-            raise RoomError("bad_options", str(exc)) from None
-        await self._begin(item.as_task())
+            record.id = await self.services.rooms.call(self.services.store.save_episode, record, events)
+            await self.services.rooms.call(self.services.store.set_run_status, self.run_id, "open")
+            await self.services.rooms.clear_moves(self.id, number)
+        except Exception:  # the store is gone: keep the room up and say so
+            log.exception("room %s: game %s could not be saved", self.code, number)
+            self.notice = "This game could not be saved; it will be played again after a restart."
+            self.changed()
+            return
+        await self.adapter.game_over(record, events)
+        await self.refresh_stats()
+        self.changed()
 
     # ------------------------------------------------------------------------- hooks of the live game
-    def move_started(self, name: str, kind: str, round_: int, deadline: float | None) -> None:
-        if self.view is not None:
-            self.view.move_started(name, kind, round_, deadline)
+    def move_started(self, name: str, kind: str, round_: int | None, deadline: float | None) -> None:
+        self.adapter.move_started(name, kind, round_, deadline)
         self.changed()
 
-    def move_done(self, name: str, kind: str, round_: int, failure: str | None) -> None:
-        if self.view is not None:
-            self.view.move_done(name, kind, round_, failure)
+    def move_done(self, name: str, kind: str, round_: int | None, failure: str | None) -> None:
+        self.adapter.move_done(name, kind, round_, failure)
         self.changed()
 
     def on_event(self, event: Event) -> None:
-        if self.view is not None:
-            self.view.on_event(event)
+        self.adapter.on_event(event)
         self.changed()
 
     def end_requested(self) -> bool:
         return self.ended
 
     async def record_move(self, name: str, idx: int, entry: dict[str, Any]) -> None:
-        if self.current is not None:
-            await self.services.rooms.add_move(self.id, self.current["number"], name, idx, entry)
+        if self.number is not None:
+            await self.services.rooms.add_move(self.id, self.number, name, idx, entry)
 
     # ---------------------------------------------------------------------------------- statistics
     async def refresh_stats(self) -> None:
-        """Statistics to every page: read from the store once, then kept up to date game by game."""
-        if self.record is None:
-            self.record = await self.services.rooms.call(
-                load_record, self.services.store, self.run_id, self.settings.clarification_bound
-            )
-        self.stats = self.record.stats()
+        self.stats = await self.adapter.stats()
         payload = json.dumps({"type": "stats", **self.stats}, ensure_ascii=False)
         for p in self.people.values():
             for conn in p.connections:
@@ -450,23 +352,17 @@ class Room:
     def public(self) -> dict[str, Any]:
         leader = self.leader
         return {
-            "code": self.code, "mode": self.settings.mode, "phase": self.phase, "games": self.games,
+            "code": self.code, "protocol": self.adapter.protocol,
             "leader": leader.name if leader else None,
             "people": [{"name": p.name, "connected": bool(p.connections), "absent": p.absent}
                        for p in self.people.values()],
-            **self._fixed,
-            "manual": self.manual if self.phase in ("sentence", "proposing", "confirm") else None,
-            "game": self.view.public() if self.view is not None else None,
+            **self.adapter.public(),
             "notice": self.notice,
         }
 
     def you(self, person: Person) -> dict[str, Any]:
-        request = None
-        found = self._seat_request(person)
-        if found is not None:
-            _, pending = found
-            request = {"kind": pending["kind"], "round": pending["round"]}
-        return {"name": person.name, "leader": person is self.leader, "absent": person.absent, "request": request}
+        return {"name": person.name, "leader": person is self.leader, "absent": person.absent,
+                **self.adapter.you(person)}
 
     def _state_text(self, person: Person, public: str) -> str:
         """The public part is serialised once per broadcast; only ``you`` differs between people."""

@@ -21,6 +21,8 @@ class Services:
     #: Models people may seat agents on: only these, so a browser can never point the server elsewhere.
     model_names: list[str]
     default_agents: int = 2
+    #: Protocols people may open rooms for (each needs a live-room adapter).
+    protocols: list[str] = field(default_factory=lambda: ["coordination"])
     rooms: RoomStore = field(init=False)
 
     def __post_init__(self) -> None:
@@ -37,4 +39,5 @@ class Services:
             raise ConfigError(f"No dataset '{name}' on this server; choose one of: {', '.join(self.datasets)}.") from None
 
     def offer(self) -> ServerOffer:
-        return ServerOffer(models=self.model_names, datasets=list(self.datasets), default_agents=self.default_agents)
+        return ServerOffer(models=self.model_names, datasets=list(self.datasets), protocols=self.protocols,
+                           default_agents=self.default_agents)

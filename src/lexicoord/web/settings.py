@@ -1,9 +1,11 @@
-"""What a room is created with, checked at the boundary, and what the server offers to choose from."""
+"""What every room is created with, checked at the boundary, and what the server offers to choose from.
+
+A protocol's room adapter extends :class:`RoomSettings` with its own fields.
+"""
 
 from __future__ import annotations
 
 import re
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -30,15 +32,11 @@ class AgentSeat(BaseModel):
 
 
 class RoomSettings(BaseModel):
-    """A room's settings; the same for every game played in it."""
+    """What every room has, whatever it plays; the same for every game played in it."""
 
     model_config = ConfigDict(extra="forbid")
-    mode: Literal["automatic", "manual"] = "automatic"
-    dataset: str = Field(default="builtin", max_length=200)
+    protocol: str = Field(default="coordination", max_length=60)
     agents: list[AgentSeat] = Field(default_factory=list, max_length=8)
-    clarification_bound: int = Field(default=3, ge=0, le=10)
-    leader_clarifies: bool = True
-    failed_moves: Literal["block", "ignore"] = "block"
     seat_timeout: float = Field(default=120.0, ge=10, le=3600, description="Seconds a person has for each move.")
     agent_timeout: float = Field(default=60.0, ge=1, le=600, description="Seconds a model agent has for each move.")
     temperature: float = Field(default=0.7, ge=0, le=2)
@@ -53,15 +51,11 @@ class RoomSettings(BaseModel):
             raise ValueError("two agents have the same name")
         return v
 
-    def game_settings(self) -> dict[str, object]:
-        """The rules' settings, as stored with each game (and read by ``coord report``)."""
-        return {"clarification_bound": self.clarification_bound, "leader_clarifies": self.leader_clarifies,
-                "failed_moves": self.failed_moves, "seat_timeout": self.seat_timeout}
-
 
 class ServerOffer(BaseModel):
     """What people creating a room may pick from: only what the operator started the server with."""
 
     models: list[str]
     datasets: list[str]
+    protocols: list[str] = Field(default_factory=lambda: ["coordination"])
     default_agents: int = 2

@@ -1,6 +1,7 @@
+import itertools
+
 import pytest
 
-from lexicoord.agents.llm import LLMAgent
 from lexicoord.errors import ConfigError
 from lexicoord.models import Model
 from lexicoord.models.providers.scripted import ScriptedProvider
@@ -12,7 +13,7 @@ from lexicoord.protocols.coordination.manual import (
     merge_proposals,
     validate_manual,
 )
-from lexicoord.protocols.coordination.players import LLMPlayer
+from lexicoord.seats.llm import LLMSeat
 
 
 def test_validation_bounds_lengths_and_finds_the_word() -> None:
@@ -62,8 +63,8 @@ async def test_llm_players_propose_and_bad_replies_are_dropped() -> None:
     replies = {"a1": [{"meaning": "fasten it down", "justification": "load"}], "a2": ["junk", "junk"],
                "a3": [{"meaning": "fasten it down firmly", "justification": "x"}]}
     model = Model(ScriptedProvider("p", replies))
-    players = [LLMPlayer(LLMAgent(n, model)) for n in ("a1", "a2", "a3")]
-    proposals = await gather_proposals(players, "Secure the load.", "secure")
+    seats = [LLMSeat(n, model) for n in ("a1", "a2", "a3")]
+    proposals = await gather_proposals(seats, "Secure the load.", "secure")
     assert [p.agent for p in proposals] == ["a1", "a3"]
     assert len(merge_proposals(proposals)) == 1
 
@@ -73,8 +74,47 @@ def test_a_gloss_and_its_negation_never_merge(a: str, b: str) -> None:
     assert not equivalent(a, b)
 
 
+# A chain of near-duplicates: A ~ B and B ~ C, but not A ~ C, so greedy grouping in arrival order
+# gives {A, B}, {C} or {A}, {B, C} depending on who answered first; and three wordings of one
+# meaning (two differing only in case), so the wording kept depends on order too.
+A, B, C = "the land beside a river", "land beside the river water", "land by the river water"
+ORDER_SENSITIVE = [
+    Proposal(agent="p1", meaning=A, justification="why p1"),
+    Proposal(agent="p2", meaning=B, justification="why p2"),
+    Proposal(agent="p3", meaning=C, justification="why p3"),
+    Proposal(agent="p4", meaning="a bank for money", justification="why p4"),
+    Proposal(agent="p5", meaning="a money bank", justification="why p5"),
+    Proposal(agent="p6", meaning="A money bank", justification="why p6"),
+]
+
+
+def _greedy_in_arrival_order(proposals: list[Proposal]) -> list[list[str]]:
+    """The grouping rule without a canonical order: what the fixture must be able to break."""
+    groups: list[list[Proposal]] = []
+    for p in proposals:
+        home = next((g for g in groups if all(equivalent(q.meaning, p.meaning) for q in g)), None)
+        if home is None:
+            groups.append([p])
+        else:
+            home.append(p)
+    return sorted(sorted(q.agent for q in g) for g in groups)
+
+
+def test_the_order_fixture_really_is_order_sensitive() -> None:
+    assert equivalent(A, B) and equivalent(B, C) and not equivalent(A, C)
+    outcomes = {tuple(map(tuple, _greedy_in_arrival_order(list(p)))) for p in itertools.permutations(ORDER_SENSITIVE)}
+    assert len(outcomes) > 1, "greedy grouping in arrival order must differ between some permutations"
+
+
 def test_merging_does_not_depend_on_order() -> None:
-    texts = ["x y z w", "x y z v", "x y z v u"]
-    forward = merge_proposals([Proposal(agent=str(i), meaning=t) for i, t in enumerate(texts)])
-    backward = merge_proposals([Proposal(agent=str(i), meaning=t) for i, t in reversed(list(enumerate(texts)))])
-    assert sorted(len(o.proposers) for o in forward) == sorted(len(o.proposers) for o in backward)
+    expected = [
+        {"text": "a bank for money", "proposers": ["p4", "p6", "p5"],
+         "justifications": ["why p4", "why p6", "why p5"]},
+        {"text": B, "proposers": ["p2", "p3"], "justifications": ["why p2", "why p3"]},
+        {"text": A, "proposers": ["p1"], "justifications": ["why p1"]},
+    ]
+    permutations = list(itertools.permutations(ORDER_SENSITIVE))
+    assert len(permutations) == 720
+    for order in permutations:
+        merged = [o.model_dump() for o in merge_proposals(list(order))]
+        assert merged == expected, f"input order {[p.agent for p in order]} changed the options"

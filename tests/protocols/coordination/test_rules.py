@@ -1,13 +1,18 @@
-"""The game's rules, checked with scripted agents (deterministic replies, not model behaviour)."""
+"""The game's rules, checked with scripted agents (deterministic replies, not model behaviour) and people at seats;
+one game on the embedded model checks the whole path for real."""
 
 import asyncio
+import json
 
-from lexicoord.agents.base import AgentSpec
+import pytest
+
+from lexicoord.core.events import ChoiceEvent, OutcomeEvent, RoundClosedEvent
+from lexicoord.core.spec import AgentSpec
 from lexicoord.models import Model
+from lexicoord.models.observe import ModelCallEvent, current_agent
 from lexicoord.models.pool import ModelPool
 from lexicoord.models.providers.scripted import ScriptedProvider
 from lexicoord.protocols.coordination import CoordinationGame
-from lexicoord.runs.events import ChoiceEvent, ModelCallEvent, OutcomeEvent, RoundClosedEvent
 from lexicoord.runs.grid import grid
 from lexicoord.runs.runner import Runner
 from lexicoord.runs.store import Store
@@ -23,11 +28,12 @@ def says(choice: str, why: str = "because") -> dict:
     return {"choice": choice, "justification": why}
 
 
-async def play(tmp_path, script, *, settings=None, n=3, game=None, item=ITEM, lineup=None):
+async def play(tmp_path, script, *, settings=None, n=3, game=None, item=ITEM, lineup=None, people=None):
     pool = ModelPool(cache=False)
     pool.add(Model(ScriptedProvider("game", script)), "scripted/game")
     lineup = lineup or [AgentSpec(name=f"a{i + 1}", model="scripted/game") for i in range(n)]
-    runner = Runner(Store(str(tmp_path / "g.db")), game or CoordinationGame(), models=pool, progress=False)
+    runner = Runner(Store(str(tmp_path / "g.db")), game or CoordinationGame(), models=pool, progress=False,
+                    people=people)
     await runner.run("g", grid([item], [lineup], settings=[settings or {}]))
     [(episode, events)] = list(runner.store.iter_run_events("g"))
     assert episode.status == "done", episode.error
@@ -110,7 +116,7 @@ async def test_choices_within_a_round_are_independent(tmp_path) -> None:
     seen: dict[str, list[str]] = {}
 
     def script(messages, config):
-        agent = messages[0].content.split()[2].rstrip(",")
+        agent = current_agent.get()
         prompt = messages[-1].content
         seen.setdefault(agent, []).append(prompt)
         if "statement" in config.json_schema["properties"]:
@@ -130,24 +136,32 @@ async def test_choices_within_a_round_are_independent(tmp_path) -> None:
 
 
 async def test_the_leader_can_end_the_game(tmp_path) -> None:
-    from lexicoord.agents.human import HumanSeat
+    from lexicoord.seats.human import HumanSeat
 
     seat = HumanSeat("leader", timeout=5)
-    game = CoordinationGame(seats={"leader": seat})
     lineup = [AgentSpec(name="leader", kind="human"), AgentSpec(name="sim", kind="simulated", options={"policy": "first"})]
+    asked: list[str] = []
 
     async def person() -> None:
-        answers = [{"choice": RIVER, "justification": "river"}, {"choice": RIVER, "justification": "river"}, {"end": True}]
+        answers = [{"choice": RIVER, "justification": "river"}, {"choice": RIVER, "justification": "river"}, "end"]
         for answer in answers:
             while not seat.waiting:
                 await asyncio.sleep(0.005)
-            seat.submit(answer)
+            asked.append(seat.pending.kind)
+            if answer == "end":
+                assert "end" in seat.pending.actions
+                assert seat.submit(action="end")
+            else:
+                assert seat.submit(answer)
 
     item = {**ITEM, "options": [MONEY, RIVER]}  # the simulated player always takes the first: MONEY
     helper = asyncio.create_task(person())
-    outcome, events = await play(tmp_path, {}, game=game, lineup=lineup, item=item, settings={"clarification_bound": 5})
+    outcome, events = await play(tmp_path, {}, lineup=lineup, item=item, settings={"clarification_bound": 5},
+                                 people={"leader": seat})
     await asyncio.wait_for(helper, 5)
+    assert asked == ["announce", "choose", "clarify"]
     assert outcome["reason"] == "leader_ended" and outcome["rounds"] == 1 and not outcome["converged"]
+    assert not any(e.type == "clarification" for e in events), "ending the game is not a clarification"
     sim = [e for e in events if isinstance(e, ChoiceEvent) and e.agent == "sim"]
     assert all(e.simulated and e.agent_kind == "simulated" for e in sim)
 
@@ -155,10 +169,71 @@ async def test_the_leader_can_end_the_game(tmp_path) -> None:
 async def test_a_person_who_does_not_answer_times_out_as_a_failed_move(tmp_path) -> None:
     lineup = [AgentSpec(name="a1", model="scripted/game"), AgentSpec(name="p", kind="human")]
     script = {"a1": [says(RIVER), says(RIVER)]}
-    outcome, events = await play(tmp_path, script, lineup=lineup, settings={"seat_timeout": 0.05, "clarification_bound": 0})
+    # The game's seat_timeout setting bounds a person's move (bounded here too, so a seat that
+    # ignores the setting fails this test in seconds instead of waiting out its own default).
+    outcome, events = await asyncio.wait_for(
+        play(tmp_path, script, lineup=lineup, settings={"seat_timeout": 0.05, "clarification_bound": 0}), 10)
     failed = [e for e in events if isinstance(e, ChoiceEvent) and e.agent == "p"]
     assert failed[0].choice is None and "did not answer within 0.05 s" in failed[0].failure
     assert not outcome["converged"]
+
+
+async def test_a_seated_person_who_does_not_answer_is_a_failed_move(tmp_path) -> None:
+    from lexicoord.seats.human import HumanSeat
+
+    lineup = [AgentSpec(name="a1", model="scripted/game"), AgentSpec(name="p", kind="human")]
+    script = {"a1": [says(RIVER), says(RIVER)]}
+    seat = HumanSeat("p", timeout=0.05)
+    outcome, events = await play(tmp_path, script, lineup=lineup, settings={"clarification_bound": 0},
+                                 people={"p": seat})
+    [failed] = [e for e in events if isinstance(e, ChoiceEvent) and e.agent == "p"]
+    assert failed.choice is None and failed.failure == "p did not answer within 0.05 s" and failed.raw is None
+    assert failed.agent_kind == "human" and not failed.simulated
+    assert not outcome["converged"] and outcome["failed_moves"] == 1
+
+
+async def test_a_persons_answer_is_checked_against_the_same_schema_as_a_models(tmp_path) -> None:
+    from lexicoord.seats.human import HumanSeat
+
+    seat = HumanSeat("p", timeout=5)
+    lineup = [AgentSpec(name="a1", model="scripted/game"), AgentSpec(name="p", kind="human")]
+    script = {"a1": [says(RIVER), says(RIVER)]}
+
+    async def person() -> None:
+        while not seat.waiting:
+            await asyncio.sleep(0.005)
+        assert seat.pending.kind == "choose"
+        assert seat.submit({"choice": RIVER, "justification": "x" * 161})
+
+    helper = asyncio.create_task(person())
+    outcome, events = await play(tmp_path, script, lineup=lineup, settings={"clarification_bound": 0},
+                                 people={"p": seat})
+    await asyncio.wait_for(helper, 5)
+    [move] = [e for e in events if isinstance(e, ChoiceEvent) and e.agent == "p"]
+    assert move.choice is None and move.failure.startswith("justification:"), move.failure
+    assert json.loads(move.raw)["justification"] == "x" * 161, "the refused answer is kept"
+    assert not outcome["converged"] and outcome["failed_moves"] == 1
+
+
+async def test_a_persons_valid_move_is_recorded_without_a_raw_copy(tmp_path) -> None:
+    from lexicoord.seats.human import HumanSeat
+
+    seat = HumanSeat("p", timeout=5)
+    lineup = [AgentSpec(name="a1", model="scripted/game"), AgentSpec(name="p", kind="human")]
+    script = {"a1": [says(RIVER), says(RIVER)]}
+
+    async def person() -> None:
+        while not seat.waiting:
+            await asyncio.sleep(0.005)
+        assert seat.submit(says(RIVER, "by the water"))
+
+    helper = asyncio.create_task(person())
+    outcome, events = await play(tmp_path, script, lineup=lineup, people={"p": seat})
+    await asyncio.wait_for(helper, 5)
+    [move] = [e for e in events if isinstance(e, ChoiceEvent) and e.agent == "p"]
+    assert move.choice == RIVER and move.justification == "by the water" and move.failure is None
+    assert move.raw is None, "a valid move is its choice and justification; raw text is kept only for failures"
+    assert outcome["converged"] and outcome["depth"] == 0
 
 
 async def test_word_and_options_are_fenced_and_past_clarifications_shown(tmp_path) -> None:
@@ -167,7 +242,7 @@ async def test_word_and_options_are_fenced_and_past_clarifications_shown(tmp_pat
     prompts: dict[str, list[str]] = {}
 
     def script(messages, config):
-        agent = messages[0].content.split()[2].rstrip(",")
+        agent = current_agent.get()
         prompts.setdefault(agent, []).append(messages[-1].content)
         if "statement" in config.json_schema["properties"]:
             return {"statement": f"CLARIFICATION-{len(prompts[agent])}"}
@@ -187,3 +262,41 @@ async def test_a_failed_clarification_is_recorded(tmp_path) -> None:
     outcome, events = await play(tmp_path, script)
     [clar] = [e for e in events if e.type == "clarification"]
     assert clar.content == "" and "no JSON" in clar.failure and outcome["depth"] == 1
+
+
+async def test_the_clarify_prompt_shows_past_clarifications_before_their_rounds_only(tmp_path) -> None:
+    asked: list[str] = []
+
+    def script(messages, config):
+        agent = current_agent.get()
+        if "statement" in config.json_schema["properties"]:
+            asked.append(messages[-1].content)
+            return {"statement": f"CLARIFICATION-{len(asked)}"}
+        return says(MONEY if agent == "a2" else RIVER)
+
+    await play(tmp_path, script, settings={"clarification_bound": 2})
+    assert len(asked) == 2
+    assert "CLARIFICATION" not in asked[0]
+    second = asked[1]
+    assert second.count("CLARIFICATION-1") == 1 and "Before round 2 the leader clarified" in second
+    assert "Now the leader clarifies" not in second, "the clarification being asked for is not there yet"
+    assert "Round 1, the players chose" in second and "Round 2, the players chose" in second
+
+
+@pytest.mark.embedded
+async def test_a_game_on_the_embedded_model_is_recorded_with_private_model_calls(tmp_path) -> None:
+    from lexicoord.core.audience import Audience
+
+    lineup = [AgentSpec(name="a1", model="local/smollm2-135m", options={"temperature": 0.7}),
+              AgentSpec(name="a2", model="local/smollm2-135m", options={"temperature": 0.7}),
+              AgentSpec(name="s", kind="simulated", options={"policy": "follow-leader"})]
+    runner = Runner(Store(str(tmp_path / "e.db")), CoordinationGame(), models=ModelPool(cache=False), progress=False)
+    await runner.run("e", grid([ITEM], [lineup], settings=[{"clarification_bound": 1}]))
+    [(episode, events)] = list(runner.store.iter_run_events("e"))
+    assert episode.status == "done", episode.error
+    assert episode.outcome["agents"][2]["simulated"] and episode.outcome["agents"][0]["model"] == "local/smollm2-135m"
+    moves = [e for e in events if isinstance(e, ChoiceEvent)]
+    assert moves and all(e.choice in ITEM["options"] or (e.failure and e.raw is not None) for e in moves)
+    calls = [e for e in events if isinstance(e, ModelCallEvent)]
+    assert calls and {c.agent for c in calls} <= {"a1", "a2"}
+    assert all(c.audience == Audience.only(c.agent) for c in calls), "a model's prompt is its seat's own"

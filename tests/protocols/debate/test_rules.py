@@ -2,13 +2,15 @@
 
 import json
 
-from lexicoord.agents.base import AgentSpec
+from lexicoord.core.audience import Audience, Viewer, visible
+from lexicoord.core.events import RoundClosedEvent
+from lexicoord.core.spec import AgentSpec
 from lexicoord.models import Model
+from lexicoord.models.observe import ModelCallEvent
 from lexicoord.models.pool import ModelPool
 from lexicoord.models.providers.scripted import ScriptedProvider
 from lexicoord.protocols.debate import AmbiguityStudy, rotations
 from lexicoord.protocols.debate.replies import FeedbackEvent, ProposalEvent
-from lexicoord.runs.events import ModelCallEvent, RoundClosedEvent
 from lexicoord.runs.grid import grid
 from lexicoord.runs.runner import Runner
 from lexicoord.runs.store import Store
@@ -116,6 +118,28 @@ async def test_followers_review_independently_the_same_proposal(tmp_path) -> Non
     assert "SECRET-F2" not in prompts[F1] and "SECRET-F1" not in prompts[F2]
 
 
+async def test_feedback_reaches_the_leader_but_not_the_other_followers(tmp_path) -> None:
+    script = {
+        LEADER: [proposal(question="First?"), proposal(question="Second?")],
+        F1: [feedback("disagree", why="SECRET-F1"), feedback("agree", why="fine 1")],
+        F2: [feedback("disagree", why="SECRET-F2"), feedback("agree", why="fine 2")],
+    }
+    outcome, events, provider = await play(tmp_path, script)
+    assert outcome["consensus"] and outcome["rounds"] == 2
+    for e in of(events, FeedbackEvent):
+        assert e.audience == Audience.only(LEADER, e.agent)
+    round1 = [e for e in of(events, FeedbackEvent) if e.round == 1]
+    assert {e.agent for e in visible(round1, Viewer(name=F1))} == {F1}
+    assert {e.agent for e in visible(round1, Viewer(name=LEADER))} == {F1, F2}
+    assert not list(visible(round1, Viewer())), "a spectator sees no private feedback"
+    # every message each seat was sent, its own remembered conversation included
+    calls = {agent: ["\n".join(x.content for x in m) for a, m in provider.calls if a == agent]
+             for agent in (LEADER, F1, F2)}
+    assert "SECRET-F1" in calls[LEADER][1] and "SECRET-F2" in calls[LEADER][1]
+    assert "Second?" in calls[F1][1] and "SECRET-F2" not in "".join(calls[F1])
+    assert "Second?" in calls[F2][1] and "SECRET-F1" not in "".join(calls[F2])
+
+
 async def test_rotation_lets_every_model_lead_once_with_the_others_following() -> None:
     seats = [AgentSpec(name=n, model=f"p/{n}") for n in ("llama", "gemma", "mistral")]
     lineups = rotations(seats)
@@ -155,9 +179,10 @@ async def test_the_judge_gives_its_opinion_on_the_final_question(tmp_path) -> No
         return proposal() if "verdict" in schema else feedback("agree")
 
     outcome, events, provider = await play(tmp_path, debate, settings={"condition": "debate", "judge": "scripted/debate"})
-    assert outcome["judge"] == {"model": "scripted/debate", "asks_slot": True}
+    assert outcome["judge"] == {"model": "scripted/debate", "asks_slot": True, "failure": None}
     [j] = [e for e in events if e.type == "judge"]
     assert j.agent == "judge" and j.raw == "yes"
+    assert j.audience == Audience.only("judge"), "the judge's opinion is not shown to the debaters"
     judge_prompt = provider.calls[-1][1][-1].content
     assert HOW_MANY in judge_prompt and PAIR.slot.ask_about in judge_prompt
 

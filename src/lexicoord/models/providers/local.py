@@ -24,8 +24,8 @@ import asyncio
 import importlib.util
 import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -110,7 +110,7 @@ def _sized_ram_cache(capacity_bytes: int) -> Any:
     Its own count is the model state only; every entry also holds the token ids and a copy of the
     logits (up to a batch of tokens x the vocabulary), which can be larger than the state.
     """
-    from llama_cpp import LlamaRAMCache
+    from llama_cpp.llama_cache import LlamaRAMCache
 
     class SizedRAMCache(LlamaRAMCache):
         @property

@@ -7,7 +7,7 @@ import email.utils
 import os
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import httpx
@@ -215,7 +215,7 @@ class OpenAICompatibleProvider(Provider):
             self._client = None
 
 
-def _factory(preset: Preset):
+def _factory(preset: Preset) -> Callable[..., OpenAICompatibleProvider]:
     def factory(model_name: str, *, base_url: str | None = None, api_key: str | None = None) -> OpenAICompatibleProvider:
         return OpenAICompatibleProvider(preset, model_name, base_url=base_url, api_key=api_key)
 

@@ -20,16 +20,16 @@ import json
 import random
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any, Union
+from typing import Any
 
 from lexicoord.errors import ModelNotFoundError, ScriptExhaustedError
 from lexicoord.models.observe import current_agent
 from lexicoord.models.provider import Provider
 from lexicoord.models.types import ChatMessage, GenerateConfig, ProviderResponse, Usage
 
-Reply = Union[str, dict[str, Any], list[Any]]
+Reply = str | dict[str, Any] | list[Any]
 ReplyFn = Callable[[Sequence[ChatMessage], GenerateConfig], Reply]
-Script = Union[Sequence[Reply], ReplyFn, dict[str, Union[Sequence[Reply], ReplyFn]]]
+Script = Sequence[Reply] | ReplyFn | dict[str, Sequence[Reply] | ReplyFn]
 
 
 def _last_user(messages: Sequence[ChatMessage]) -> str:
@@ -44,7 +44,8 @@ def _first(messages: Sequence[ChatMessage], config: GenerateConfig) -> Reply:
     if config.choices:
         return {"choice": config.choices[0]}
     if config.json_schema:
-        return _sample(config.json_schema, random.Random(0), first=True)
+        sample: Reply = _sample(config.json_schema, random.Random(0), first=True)
+        return sample
     raise ScriptExhaustedError("scripted/first needs a call that offers choices or a JSON schema.")
 
 
@@ -70,7 +71,8 @@ def _random(messages: Sequence[ChatMessage], config: GenerateConfig) -> Reply:
     if config.choices:
         return {"choice": rng.choice(config.choices)}
     if config.json_schema:
-        return _sample(config.json_schema, rng)
+        sample: Reply = _sample(config.json_schema, rng)
+        return sample
     return f"reply {rng.randrange(10**6)}"
 
 

@@ -1,5 +1,24 @@
-"""The LexiCoord coordination game: rules, players, manual-mode option building."""
+"""The LexiCoord coordination game: rules, requests, simulated people, manual-mode option building."""
 
-from lexicoord.protocols.coordination.rules import ClarificationEvent, CoordinationGame, CoordinationSettings
+from lexicoord.protocols.coordination.rules import (
+    ClarificationEvent,
+    CoordinationGame,
+    CoordinationOutcome,
+    CoordinationSettings,
+)
 
-__all__ = ["ClarificationEvent", "CoordinationGame", "CoordinationSettings"]
+__all__ = ["ClarificationEvent", "CoordinationGame", "CoordinationOutcome", "CoordinationSettings", "register"]
+
+
+def register() -> None:
+    """The entry point: the coordination game registers exactly as a third-party protocol would."""
+    from lexicoord.core.registry import ProtocolEntry, register_protocol
+
+    register_protocol(ProtocolEntry(
+        name="coordination",
+        summary="LexiCoord: agree on one meaning of an ambiguous word, with clarification rounds",
+        protocol=CoordinationGame,
+        task="lexicoord.tasks.ambiguous:TASK",
+        report="lexicoord.analysis.coordination_report:report",
+        room="lexicoord.web.adapters.coordination:CoordinationRoom",
+    ))

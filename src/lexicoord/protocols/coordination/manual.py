@@ -5,9 +5,11 @@ say the same thing are merged: glosses are reduced to their content words
 (lower case, punctuation and common function words dropped, a plural -s
 removed), and two proposals are one option when those word sets are equal or
 overlap by at least 60% (Jaccard), unless one is negated and the other not. A
-proposal joins a group only when it is equivalent to every member. The first
-wording proposed is kept and every proposer and justification stays attached. The leader may then add, edit or
-remove options before play; the result is an ordinary item with an open meaning.
+proposal joins a group only when it is equivalent to every member, taking the
+proposals in a canonical order so that the options never depend on who answered
+first. Each group keeps its first wording in that order, and every proposer and
+justification stays attached. The leader may then add, edit or remove options
+before play; the result is an ordinary item with an open meaning.
 """
 
 from __future__ import annotations
@@ -17,10 +19,10 @@ import re
 
 from pydantic import BaseModel, Field
 
-from lexicoord.agents.prompting import fence, render_prompt
-from lexicoord.errors import ConfigError, LexicoordError
-from lexicoord.models.types import GenerateConfig
-from lexicoord.protocols.coordination.players import LLMPlayer, Player
+from lexicoord.core.seat import Request, Seat
+from lexicoord.errors import ConfigError
+from lexicoord.prompting import fence, render_prompt
+from lexicoord.protocols.coordination.moves import ask
 from lexicoord.tasks.ambiguous import AmbiguityItem, word_span
 
 MAX_SENTENCE = 400
@@ -87,10 +89,19 @@ def equivalent(a: str, b: str) -> bool:
 
 
 def merge_proposals(proposals: list[Proposal]) -> list[Option]:
-    """Group proposals; a proposal joins a group only if it is equivalent to every member
-    (so the result does not depend on which wording happened to come first)."""
+    """Group proposals; a proposal joins a group only if it is equivalent to every member.
+
+    The result does not depend on the order the proposals arrived in (players answer
+    at once, so that order is an accident of timing): proposals are taken in a
+    canonical order (gloss without case, then proposer, then justification), so the
+    same proposals always give the same options, worded the same, in the same order.
+    """
+    def canonical(p: Proposal) -> tuple[str, str, str, str]:
+        text = " ".join(p.meaning.split())[:MAX_GLOSS]
+        return (text.lower(), text, p.agent, p.justification)
+
     groups: list[list[tuple[str, Proposal]]] = []
-    for p in proposals:
+    for p in sorted(proposals, key=canonical):
         text = " ".join(p.meaning.split())[:MAX_GLOSS]
         if not text:
             continue
@@ -105,20 +116,20 @@ def merge_proposals(proposals: list[Proposal]) -> list[Option]:
     ]
 
 
-async def propose(player: Player, sentence: str, word: str) -> Proposal | None:
-    """One player's proposal; ``None`` when it could not give one (recorded by the caller)."""
-    if isinstance(player, LLMPlayer):
-        prompt = render_prompt("coord_propose", sentence=fence(sentence, "SENTENCE"), word=word)
-        try:
-            out = await player.agent.ask_structured(prompt, GenerateConfig(json_schema=PROPOSAL_SCHEMA, max_tokens=100))
-        except LexicoordError:
-            return None
-        return Proposal(agent=player.name, **out.parsed) if out.ok else None
-    return None
+def propose_request(sentence: str, word: str) -> Request:
+    prompt = render_prompt("coord_propose", sentence=fence(sentence, "SENTENCE"), word=word)
+    return Request(kind="propose", view={"sentence": sentence, "word": word}, prompt=prompt, schema=PROPOSAL_SCHEMA,
+                   max_tokens=100)
 
 
-async def gather_proposals(players: list[Player], sentence: str, word: str) -> list[Proposal]:
-    found = await asyncio.gather(*(propose(p, sentence, word) for p in players))
+async def propose(seat: Seat, sentence: str, word: str) -> Proposal | None:
+    """One seat's proposal; ``None`` when it could not give one (the caller names who gave none)."""
+    answer = await ask(seat, propose_request(sentence, word))
+    return Proposal(agent=seat.name, **answer.value) if answer.ok and answer.value is not None else None
+
+
+async def gather_proposals(seats: list[Seat], sentence: str, word: str) -> list[Proposal]:
+    found = await asyncio.gather(*(propose(s, sentence, word) for s in seats))
     return [p for p in found if p is not None]
 
 

@@ -16,34 +16,35 @@ set I of admissible interpretations.
 - A player who has left the game (a person the leader let go, in a live room) is
   recorded with a failed move and no longer counts toward convergence.
 
-A failed move (timeout, unparseable reply) is recorded with its reason. With
-``failed_moves="block"`` (the default) it prevents convergence in that round,
-because the team did not visibly agree; with ``"ignore"`` the round converges
-when every valid choice agrees and at least two players made one.
+Every event of the game is public; each request's view is built from the events
+its seat may see. A failed move (timeout, unparseable reply) is recorded with its
+reason. With ``failed_moves="block"`` (the default) it prevents convergence in
+that round, because the team did not visibly agree; with ``"ignore"`` the round
+converges when every valid choice agrees and at least two players made one.
 """
 
 from __future__ import annotations
 
 import asyncio
-import random
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from lexicoord.agents.base import AgentSpec
-from lexicoord.agents.human import HumanSeat
-from lexicoord.agents.prompting import render_prompt
+from lexicoord.core.context import EpisodeContext
+from lexicoord.core.events import ChoiceEvent, MessageEvent, RoundClosedEvent, event_type
+from lexicoord.core.protocol import Protocol
+from lexicoord.core.seat import Seat
 from lexicoord.errors import ConfigError
-from lexicoord.protocols.base import EpisodeContext, Protocol
-from lexicoord.protocols.coordination.players import (
-    HumanPlayer,
-    LLMPlayer,
-    Player,
-    SimulatedAgent,
-    SimulatedPlayer,
+from lexicoord.prompting import render_prompt
+from lexicoord.protocols.coordination.moves import (
+    announce_request,
+    ask,
+    choose_request,
+    clarify_request,
+    decision,
 )
-from lexicoord.protocols.coordination.views import Decision, PastRound, RoundView
-from lexicoord.runs.events import ChoiceEvent, MessageEvent, RoundClosedEvent, event_type
+from lexicoord.protocols.coordination.simulated import simulated_seat
+from lexicoord.protocols.coordination.views import Decision, round_view
 
 
 @event_type
@@ -60,111 +61,114 @@ class CoordinationSettings(BaseModel):
     seat_timeout: float = Field(default=120.0, gt=0)
 
 
+class CoordinationOutcome(BaseModel):
+    """One game's result, as stored and as every statistic reads it."""
+
+    converged: bool
+    #: ``converged``; ``bound`` (the clarification bound was reached); ``leader_ended``.
+    reason: Literal["converged", "bound", "leader_ended"]
+    interpretation: str | None = None
+    #: Clarification depth: rounds - 1 of a converged game; ``None`` for a failed one.
+    depth: int | None = None
+    rounds: int
+    announcement: str | None = None
+    intended: str | None = None
+    correct: bool | None = None
+    #: Every seat in line-up order (the leader first): name, kind, role, simulated, model or policy.
+    agents: list[dict[str, Any]] = Field(default_factory=list)
+    failed_moves: int = 0
+
+
+def converged(decisions: dict[str, Decision], failed_moves: str) -> str | None:
+    """The interpretation all agreed on, or ``None``."""
+    chosen = [d.choice for d in decisions.values()]
+    if failed_moves == "ignore":
+        chosen = [c for c in chosen if c is not None]
+        if len(chosen) < 2:
+            return None
+    if None in chosen or len(set(chosen)) != 1:
+        return None
+    return chosen[0]
+
+
 class CoordinationGame(Protocol):
     name = "coordination"
+    settings_model = CoordinationSettings
+    outcome_model = CoordinationOutcome
+    seat_kinds = {"simulated": simulated_seat}
 
-    def __init__(self, seats: dict[str, HumanSeat] | None = None) -> None:
-        #: Seats for people, by agent name; a front end binds each to a person.
-        self.seats = seats or {}
-
-    def make_player(self, spec: AgentSpec, ctx: EpisodeContext) -> Player:
-        if spec.kind == "llm":
-            return LLMPlayer(ctx.llm_agent(spec, system_prompt=_system_prompt(spec.name)))
-        if spec.kind == "simulated":
-            agent = SimulatedAgent(spec.name, spec.options.get("policy", "majority"), p=float(spec.options.get("p", 0.2)))
-            return SimulatedPlayer(agent, random.Random(ctx.rng.random()), ctx.item.get("intended"))
-        if spec.kind == "human":
-            seat = self.seats.get(spec.name)
-            if seat is None:
-                settings = CoordinationSettings(**ctx.settings)
-                seat = self.seats[spec.name] = HumanSeat(spec.name, timeout=settings.seat_timeout)
-            return HumanPlayer(seat)
-        raise ConfigError(f"The coordination game has no players of kind '{spec.kind}' (seat '{spec.name}').")
-
-    @staticmethod
-    def converged(decisions: dict[str, Decision], failed_moves: str) -> str | None:
-        """The interpretation all agreed on, or ``None``."""
-        chosen = [d.choice for d in decisions.values()]
-        if failed_moves == "ignore":
-            chosen = [c for c in chosen if c is not None]
-            if len(chosen) < 2:
-                return None
-        if None in chosen or len(set(chosen)) != 1:
-            return None
-        return chosen[0]
-
-    def _emit_choice(self, ctx: EpisodeContext, player: Player, decision: Decision, round_: int, kind: str) -> None:
+    def _emit_choice(self, ctx: EpisodeContext, seat: Seat, move: Decision, round_: int, kind: str) -> None:
         ctx.emit(
             ChoiceEvent(
-                agent=player.name, round=round_, choice=decision.choice, justification=decision.justification,
-                options=list(ctx.item["options"]), failure=decision.failure, raw=decision.raw,
-                move=kind, agent_kind=player.kind, simulated=player.simulated,
+                agent=seat.name, round=round_, choice=move.choice, justification=move.justification,
+                options=list(ctx.item["options"]), failure=move.failure, raw=move.raw,
+                move=kind, agent_kind=seat.kind, simulated=seat.simulated,
             )
         )
 
-    async def play(self, ctx: EpisodeContext) -> dict[str, Any]:
+    async def play(self, ctx: EpisodeContext) -> CoordinationOutcome:
         settings = CoordinationSettings(**ctx.settings)
         if len(ctx.spec.lineup) < 2:
             raise ConfigError("The coordination game needs at least two agents.")
         item = ctx.item
-        players = [self.make_player(spec, ctx) for spec in ctx.spec.lineup]
-        leader = players[0]
-        view = RoundView(sentence=item["sentence"], word=item["word"], options=list(item["options"]), round=0, leader=leader.name)
+        seats = [ctx.seat(spec, system_prompt=render_prompt("coord_system", agent=spec.name))
+                 for spec in ctx.spec.lineup]
+        leader = seats[0]
+
+        def view(seat: Seat, round_: int) -> Any:
+            return round_view(item, leader.name, round_, ctx.visible_to(seat.name))
 
         ctx.recorder.round = 0
+        ctx.recorder.phase = "announce"
         ctx.emit(MessageEvent(agent=leader.name, content=item["sentence"]))
-        announcement = await leader.announce(view)
+        announcement = decision(await ask(leader, announce_request(view(leader, 0))))
         self._emit_choice(ctx, leader, announcement, 0, "announcement")
 
-        history: list[PastRound] = []
-        clarification: str | None = None
-        outcome: dict[str, Any] = {"converged": False, "reason": "bound", "interpretation": None, "depth": None}
+        rounds = 0
+        reason: Literal["converged", "bound", "leader_ended"] = "bound"
+        agreed: str | None = None
+        failed = 0
         for round_ in range(1, settings.clarification_bound + 2):
             ctx.recorder.round = round_
-            view = view.model_copy(
-                update={"round": round_, "announcement": announcement, "history": list(history), "clarification": clarification}
-            )
-            # Independence: every player gets the same view, built before anyone moves this round.
-            decisions = await asyncio.gather(*(p.choose(view) for p in players))
-            by_name = {p.name: d for p, d in zip(players, decisions)}
-            for player, decision in zip(players, decisions):
-                self._emit_choice(ctx, player, decision, round_, "choice")
-            counted = {p.name: by_name[p.name] for p in players if p.present}
-            agreed = self.converged(counted, settings.failed_moves)
+            ctx.recorder.phase = "round"
+            # Independence: every request is built before anyone moves this round.
+            requests = [choose_request(view(s, round_), s.name) for s in seats]
+            moves = [decision(a) for a in await asyncio.gather(*(ask(s, r) for s, r in zip(seats, requests)))]
+            by_name = {s.name: d for s, d in zip(seats, moves)}
+            for seat, move in zip(seats, moves):
+                self._emit_choice(ctx, seat, move, round_, "choice")
+            rounds, failed = round_, failed + sum(1 for d in moves if d.choice is None)
+            counted = {s.name: by_name[s.name] for s in seats if s.present}
+            agreed = converged(counted, settings.failed_moves)
             ctx.emit(
                 RoundClosedEvent(summary={"choices": {n: d.choice for n, d in by_name.items()}, "converged": agreed is not None})
             )
-            history.append(PastRound(round=round_, decisions=by_name, clarification=clarification))
             if agreed is not None:
-                outcome = {"converged": True, "reason": "converged", "interpretation": agreed, "depth": round_ - 1}
+                reason = "converged"
                 break
             if round_ - 1 >= settings.clarification_bound:
                 break
             # A clarification instance: the leader may speak, or end the game.
-            after = view.model_copy(update={"history": list(history)})
-            if await leader.wants_to_end(after):
-                outcome["reason"] = "leader_ended"
+            if await ctx.should_end():
+                reason = "leader_ended"
                 break
-            clarification = await leader.clarify(after) if settings.leader_clarifies else None
-            if await leader.wants_to_end(after):
-                outcome["reason"] = "leader_ended"
+            if not settings.leader_clarifies:
+                continue
+            ctx.recorder.phase = "clarify"
+            answer = await ask(leader, clarify_request(view(leader, round_ + 1).model_copy(update={"round": round_})))
+            if answer.action == "end" or await ctx.should_end():
+                reason = "leader_ended"
                 break
-            if clarification:
-                ctx.emit(ClarificationEvent(agent=leader.name, round=round_, content=clarification))
-            elif leader.last_failure:
-                ctx.emit(ClarificationEvent(agent=leader.name, round=round_, content="", failure=leader.last_failure))
+            if answer.ok and answer.value is not None:
+                ctx.emit(ClarificationEvent(agent=leader.name, round=round_, content=answer.value["statement"]))
+            elif answer.failure:
+                failure = f"{answer.failure} (raw: {answer.raw[:300]!r})" if answer.raw else answer.failure
+                ctx.emit(ClarificationEvent(agent=leader.name, round=round_, content="", failure=failure))
 
         intended = item.get("intended")
-        return {
-            **outcome,
-            "rounds": len(history),
-            "announcement": announcement.choice,
-            "intended": intended,
-            "correct": (outcome["interpretation"] == intended) if outcome["converged"] and intended else None,
-            "agents": [p.describe() for p in players],
-            "failed_moves": sum(1 for r in history for d in r.decisions.values() if d.choice is None),
-        }
-
-
-def _system_prompt(name: str) -> str:
-    return render_prompt("coord_system", agent=name)
+        return CoordinationOutcome(
+            converged=agreed is not None, reason=reason, interpretation=agreed,
+            depth=rounds - 1 if agreed is not None else None, rounds=rounds, announcement=announcement.choice,
+            intended=intended, correct=(agreed == intended) if agreed is not None and intended else None,
+            agents=[s.describe() for s in seats], failed_moves=failed,
+        )

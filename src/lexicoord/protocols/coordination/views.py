@@ -1,8 +1,13 @@
-"""What a player sees and what it answers: the records passed between the rules and the players."""
+"""What a player sees and what it answers, built only from the events that player may see."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 from pydantic import BaseModel, Field
+
+from lexicoord.core.events import ChoiceEvent, Event, MessageEvent
 
 
 class Decision(BaseModel):
@@ -30,4 +35,25 @@ class RoundView(BaseModel):
     leader: str
     announcement: Decision | None = None
     history: list[PastRound] = Field(default_factory=list)
+    #: The leader's clarification made just before this round, if any.
     clarification: str | None = None
+
+
+def round_view(item: dict[str, Any], leader: str, round_: int, events: Iterable[Event]) -> RoundView:
+    """The view of round ``round_`` from the events a seat may see (the rules emit a round's choices
+    only once every player has moved, so a round in play shows none of its own choices)."""
+    announcement: Decision | None = None
+    rounds: dict[int, dict[str, Decision]] = {}
+    said: dict[int, str] = {}  # clarifications, by the round they come before
+    for e in events:
+        if isinstance(e, ChoiceEvent) and e.round is not None:
+            decision = Decision(choice=e.choice, justification=e.justification, failure=e.failure, raw=e.raw)
+            if getattr(e, "move", None) == "announcement":
+                announcement = decision
+            elif e.round < round_:
+                rounds.setdefault(e.round, {})[e.agent or ""] = decision
+        elif e.type == "clarification" and isinstance(e, MessageEvent) and e.content and e.round is not None:
+            said[e.round + 1] = e.content
+    history = [PastRound(round=r, decisions=d, clarification=said.get(r)) for r, d in sorted(rounds.items())]
+    return RoundView(sentence=item["sentence"], word=item["word"], options=list(item["options"]), round=round_,
+                     leader=leader, announcement=announcement, history=history, clarification=said.get(round_))

@@ -7,23 +7,38 @@ episode under the protocol its settings name; the rules live in
 
 from __future__ import annotations
 
-from typing import Any
-
-from lexicoord.protocols.base import EpisodeContext, Protocol
-from lexicoord.protocols.debate.common import DebateSettings
+from lexicoord.core.context import EpisodeContext
+from lexicoord.core.protocol import Protocol
+from lexicoord.protocols.debate.common import AmbiguityOutcome, DebateSettings
 from lexicoord.protocols.debate.rules import LeaderFollowerDebate, rotations
 from lexicoord.protocols.debate.single import SingleAgent
 
 
 class AmbiguityStudy(Protocol):
     name = "ambiguity"
+    settings_model = DebateSettings
+    outcome_model = AmbiguityOutcome
 
     def __init__(self) -> None:
         self.single, self.debate = SingleAgent(), LeaderFollowerDebate()
 
-    async def play(self, ctx: EpisodeContext) -> dict[str, Any]:
+    async def play(self, ctx: EpisodeContext) -> AmbiguityOutcome:
         condition = DebateSettings(**ctx.settings).condition
         return await (self.single if condition == "single" else self.debate).play(ctx)
 
 
-__all__ = ["AmbiguityStudy", "DebateSettings", "LeaderFollowerDebate", "SingleAgent", "rotations"]
+def register() -> None:
+    """The entry point: the ambiguity study registers exactly as a third-party protocol would."""
+    from lexicoord.core.registry import ProtocolEntry, register_protocol
+
+    register_protocol(ProtocolEntry(
+        name="ambiguity",
+        summary="Ambiguous robot instructions: a single-agent baseline and a leader-follower debate",
+        protocol=AmbiguityStudy,
+        task="lexicoord.tasks.instructions:TASK",
+        report="lexicoord.analysis.debate_report:report",
+    ))
+
+
+__all__ = ["AmbiguityOutcome", "AmbiguityStudy", "DebateSettings", "LeaderFollowerDebate", "SingleAgent",
+           "register", "rotations"]

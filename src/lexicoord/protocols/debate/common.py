@@ -1,4 +1,4 @@
-"""What the single-agent baseline and the debate share: settings, the prompt head, the judge.
+"""What the single-agent baseline and the debate share: settings, outcome, the prompt head, the judge.
 
 The head (scene and instruction, fenced) opens every prompt of an episode, in
 the same words for every agent, so a backend that reuses prompt prefixes
@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field
 
-from lexicoord.agents.base import AgentSpec
-from lexicoord.agents.llm import LLMAgent
-from lexicoord.agents.prompting import fence, render_prompt
-from lexicoord.errors import ConfigError, LexicoordError
-from lexicoord.models.types import GenerateConfig
-from lexicoord.protocols.base import EpisodeContext
+from lexicoord.core.audience import Audience
+from lexicoord.core.context import EpisodeContext
+from lexicoord.core.seat import Request, Seat
+from lexicoord.core.spec import AgentSpec
+from lexicoord.errors import LexicoordError
+from lexicoord.prompting import fence, render_prompt
 from lexicoord.protocols.debate.replies import JudgeEvent, ReplySettings
 
 
@@ -27,33 +27,83 @@ class DebateSettings(ReplySettings):
     judge: str | None = None
 
 
+class JudgeVerdict(BaseModel):
+    model: str
+    asks_slot: bool | None
+    failure: str | None = None
+
+
+class FinalFeedback(BaseModel):
+    agent: str
+    stance: str | None
+    reasoning: str = ""
+    alternative: str = ""
+
+
+class AmbiguityOutcome(BaseModel):
+    """One episode of the study: a single agent's answer or a debate's end, as every statistic reads it."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    condition: Literal["single", "debate"]
+    #: ``answered`` (single), ``consensus`` or ``max_rounds`` (debate), or ``error`` (an unreadable reply).
+    termination: Literal["answered", "consensus", "max_rounds", "error"]
+    error: str | None = None
+    rounds: int
+    verdict: Literal["clear", "ambiguous"] | None = None
+    question: str = ""
+    reasoning: str = ""
+    judge: JudgeVerdict | None = None
+    # the single-agent baseline
+    model: str | None = None
+    agent: str | None = None
+    latency: float | None = None
+    # the debate
+    leader: str | None = None
+    leader_model: str | None = None
+    models: list[str | None] = Field(default_factory=list)
+    consensus: bool | None = None
+    final_feedback: list[FinalFeedback] = Field(default_factory=list)
+
+    @property
+    def config_model(self) -> str:
+        """The model a configuration is labelled by: the single agent's, or the debate's leader's."""
+        return (self.model if self.condition == "single" else self.leader_model) or ""
+
+
 def head(item: dict[str, Any]) -> str:
     return render_prompt("debate_head", context=fence(item["context"], "SCENE"),
                          instruction=fence(item["instruction"], "INSTRUCTION"))
 
 
-def agent(ctx: EpisodeContext, spec: AgentSpec) -> LLMAgent:
-    if spec.kind != "llm":
-        raise ConfigError(f"Debate seats are LLM agents; seat '{spec.name}' is of kind '{spec.kind}'.")
-    return ctx.llm_agent(spec, system_prompt=render_prompt("debate_system"))
+def scene(item: dict[str, Any]) -> dict[str, Any]:
+    """What every seat of an episode sees of the item: the scene and the instruction, never the answer key."""
+    return {"scene": item["context"], "instruction": item["instruction"]}
 
 
-async def judge(ctx: EpisodeContext, settings: DebateSettings, question: str) -> dict[str, Any] | None:
+def seat(ctx: EpisodeContext, spec: AgentSpec) -> Seat:
+    return ctx.seat(spec, system_prompt=render_prompt("debate_system"))
+
+
+async def judge(ctx: EpisodeContext, settings: DebateSettings, question: str) -> JudgeVerdict | None:
     """The judge's yes/no on an ambiguous instruction's final question; ``None`` when there is nothing to judge."""
     item = ctx.item
     slot = item.get("slot") or {}
     if not settings.judge or not item.get("ambiguous") or not question or not slot.get("ask_about"):
         return None
-    judge_agent = ctx.llm_agent(AgentSpec(name="judge", model=settings.judge),
-                                system_prompt=render_prompt("debate_judge_system"))
+    judge_seat = ctx.seat(AgentSpec(name="judge", model=settings.judge),
+                          system_prompt=render_prompt("debate_judge_system"))
     prompt = render_prompt("debate_judge", head=head(item), ask_about=fence(slot["ask_about"], "AMBIGUITY"),
                            question=fence(question, "QUESTION"))
+    request = Request(kind="judge", view={**scene(item), "ask_about": slot["ask_about"], "question": question},
+                      prompt=prompt, choices=("yes", "no"), temperature=0.0, max_tokens=4)
+    only_judge = Audience.only("judge")
     try:
-        out = await judge_agent.ask_structured(prompt, GenerateConfig(choices=("yes", "no"), temperature=0.0, max_tokens=4))
+        answer = await judge_seat.answer(request)
     except LexicoordError as exc:  # a second opinion that failed never costs the debate it was to judge
-        ctx.emit(JudgeEvent(agent="judge", model=settings.judge, asks_slot=None, failure=str(exc)))
-        return {"model": settings.judge, "asks_slot": None, "failure": str(exc)}
-    verdict = (out.choice == "yes") if out.ok else None
-    ctx.emit(JudgeEvent(agent="judge", model=settings.judge, asks_slot=verdict, raw=out.text,
-                        failure=None if out.ok else out.parse_error))
-    return {"model": settings.judge, "asks_slot": verdict}
+        ctx.emit(JudgeEvent(agent="judge", model=settings.judge, asks_slot=None, failure=str(exc), audience=only_judge))
+        return JudgeVerdict(model=settings.judge, asks_slot=None, failure=str(exc))
+    verdict = (answer.value["choice"] == "yes") if answer.ok and answer.value else None
+    ctx.emit(JudgeEvent(agent="judge", model=settings.judge, asks_slot=verdict, raw=answer.raw,
+                        failure=answer.failure, audience=only_judge))
+    return JudgeVerdict(model=settings.judge, asks_slot=verdict)

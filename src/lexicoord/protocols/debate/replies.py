@@ -16,10 +16,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from lexicoord.agents.llm import LLMAgent
-from lexicoord.agents.prompting import fence
-from lexicoord.models.types import GenerateConfig
-from lexicoord.runs.events import Event, event_type
+from lexicoord.core.audience import Audience
+from lexicoord.core.events import Event, event_type
+from lexicoord.core.seat import Request, Seat
+from lexicoord.prompting import fence
 
 MAX_REASONING = 700
 MAX_QUESTION = 240
@@ -133,12 +133,6 @@ class JudgeEvent(Event):
         return f"judge {self.model}: the question {said}"
 
 
-def _config(settings: ReplySettings, schema: dict[str, Any], agent: LLMAgent) -> GenerateConfig:
-    # A temperature set on the seat (--agent ... options) wins over the run's default.
-    temperature = None if agent.config.temperature is not None else settings.temperature
-    return GenerateConfig(json_schema=schema, max_tokens=settings.max_tokens, temperature=temperature)
-
-
 class ReplySettings(BaseModel):
     """Generation settings of every debate call (the paper: temperature 0.5, 350 tokens)."""
 
@@ -147,27 +141,38 @@ class ReplySettings(BaseModel):
     sentences: int = Field(default=4, ge=1, le=20)
 
 
-async def ask_proposal(agent: LLMAgent, prompt: str, settings: ReplySettings) -> Proposal:
-    """A proposal, remembered in the agent's conversation; model failures raise (the episode fails)."""
-    out = await agent.ask_structured(prompt, _config(settings, PROPOSAL_SCHEMA, agent), remember=True)
-    if not out.ok:
-        return Proposal(failure=out.parse_error or "unparseable reply", raw=out.text)
-    data = out.parsed
+def proposal_request(prompt: str, view: dict[str, Any], settings: ReplySettings, round_: int) -> Request:
+    """A proposal (the leader's, or a single agent's), remembered in the seat's own conversation."""
+    return Request(kind="propose", round=round_, view=view, prompt=prompt, schema=PROPOSAL_SCHEMA,
+                   max_tokens=settings.max_tokens, temperature=settings.temperature, remember=True)
+
+
+def feedback_request(prompt: str, view: dict[str, Any], settings: ReplySettings, round_: int) -> Request:
+    return Request(kind="review", round=round_, view=view, prompt=prompt, schema=FEEDBACK_SCHEMA,
+                   max_tokens=settings.max_tokens, temperature=settings.temperature, remember=True)
+
+
+async def ask_proposal(seat: Seat, request: Request) -> Proposal:
+    """A proposal; a reply that does not parse is kept with its raw text, a model that fails raises."""
+    answer = await seat.answer(request)
+    if not answer.ok or answer.value is None:
+        return Proposal(failure=answer.failure or f"no proposal ({answer.action})", raw=answer.raw)
+    data = answer.value
     question = " ".join(str(data.get("question", "")).split())
     verdict = data["verdict"]
     return Proposal(reasoning=" ".join(data["reasoning"].split()), verdict=verdict,
-                    question=question if verdict == "ambiguous" else "", raw=out.text)
+                    question=question if verdict == "ambiguous" else "", raw=answer.raw)
 
 
-async def ask_feedback(agent: LLMAgent, prompt: str, settings: ReplySettings) -> Feedback:
-    out = await agent.ask_structured(prompt, _config(settings, FEEDBACK_SCHEMA, agent), remember=True)
-    if not out.ok:
-        return Feedback(failure=out.parse_error or "unparseable reply", raw=out.text)
-    data = out.parsed
+async def ask_feedback(seat: Seat, request: Request) -> Feedback:
+    answer = await seat.answer(request)
+    if not answer.ok or answer.value is None:
+        return Feedback(failure=answer.failure or f"no feedback ({answer.action})", raw=answer.raw)
+    data = answer.value
     stance = data["stance"]
     alternative = " ".join(str(data.get("alternative", "")).split())
     return Feedback(stance=stance, reasoning=" ".join(data["reasoning"].split()),
-                    alternative=alternative if stance == "disagree" else "", raw=out.text)
+                    alternative=alternative if stance == "disagree" else "", raw=answer.raw)
 
 
 def proposal_event(agent: str, round_: int, proposal: Proposal, role: str) -> ProposalEvent:
@@ -176,7 +181,18 @@ def proposal_event(agent: str, round_: int, proposal: Proposal, role: str) -> Pr
                          failure=proposal.failure, raw=proposal.raw)
 
 
-def feedback_event(agent: str, round_: int, feedback: Feedback) -> FeedbackEvent:
+def feedback_event(agent: str, leader: str, round_: int, feedback: Feedback) -> FeedbackEvent:
+    """Feedback goes to the leader: the author and the leader see it, the other followers do not."""
     return FeedbackEvent(agent=agent, round=round_, stance=feedback.stance, reasoning=feedback.reasoning,
-                         alternative=feedback.alternative, failure=feedback.failure, raw=feedback.raw)
+                         alternative=feedback.alternative, failure=feedback.failure, raw=feedback.raw,
+                         audience=Audience.only(leader, agent))
 
+
+def proposal_from(event: ProposalEvent) -> Proposal:
+    return Proposal(reasoning=event.reasoning, verdict=event.verdict,
+                    question=event.question, failure=event.failure, raw=event.raw)
+
+
+def feedback_from(event: FeedbackEvent) -> Feedback:
+    return Feedback(stance=event.stance, reasoning=event.reasoning,
+                    alternative=event.alternative, failure=event.failure, raw=event.raw)

@@ -23,21 +23,36 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
-from lexicoord.agents.base import AgentSpec
-from lexicoord.agents.prompting import fence, render_prompt
+from lexicoord.core.context import EpisodeContext
+from lexicoord.core.events import RoundClosedEvent
+from lexicoord.core.protocol import Protocol
+from lexicoord.core.spec import AgentSpec
 from lexicoord.errors import ConfigError
-from lexicoord.protocols.base import EpisodeContext, Protocol
-from lexicoord.protocols.debate.common import DebateSettings, agent, head, judge
+from lexicoord.prompting import fence, render_prompt
+from lexicoord.protocols.debate.common import (
+    AmbiguityOutcome,
+    DebateSettings,
+    FinalFeedback,
+    head,
+    judge,
+    scene,
+    seat,
+)
 from lexicoord.protocols.debate.replies import (
     Feedback,
+    FeedbackEvent,
+    ProposalEvent,
     ask_feedback,
     ask_proposal,
     feedback_event,
+    feedback_from,
+    feedback_request,
     proposal_event,
+    proposal_from,
+    proposal_request,
 )
-from lexicoord.runs.events import RoundClosedEvent
 
 
 def rotations(seats: Sequence[AgentSpec], followers: int = 2) -> list[list[AgentSpec]]:
@@ -53,9 +68,9 @@ def rotations(seats: Sequence[AgentSpec], followers: int = 2) -> list[list[Agent
     for lead in range(n):
         lineup = []
         for j in range(followers + 1):
-            seat = seats[(lead + j) % n]
-            name = seat.name if j < n else f"{seat.name}-{j // n + 1}"
-            lineup.append(seat.model_copy(update={"name": name, "role": "leader" if j == 0 else "follower"}))
+            spec = seats[(lead + j) % n]
+            name = spec.name if j < n else f"{spec.name}-{j // n + 1}"
+            lineup.append(spec.model_copy(update={"name": name, "role": "leader" if j == 0 else "follower"}))
         lineups.append(lineup)
     return lineups
 
@@ -70,46 +85,72 @@ def _feedback_text(feedback: dict[str, Feedback]) -> str:
 
 class LeaderFollowerDebate(Protocol):
     name = "ambiguity-debate"
+    settings_model = DebateSettings
+    outcome_model = AmbiguityOutcome
 
-    async def play(self, ctx: EpisodeContext) -> dict[str, Any]:
+    async def play(self, ctx: EpisodeContext) -> AmbiguityOutcome:
         settings = DebateSettings(**ctx.settings)
         if len(ctx.spec.lineup) < 2:
             raise ConfigError("A debate needs a leader and at least one follower.")
         leader_spec, *follower_specs = ctx.spec.lineup
-        leader = agent(ctx, leader_spec)
-        followers = [agent(ctx, s) for s in follower_specs]
+        leader = seat(ctx, leader_spec)
+        followers = [seat(ctx, s) for s in follower_specs]
         top = head(ctx.item)
         n = str(settings.sentences)
+        shown = scene(ctx.item)
+
+        def feedback_seen(name: str, round_: int) -> dict[str, Feedback]:
+            """The feedback of ``round_`` that seat ``name`` may see (the leader sees all of it)."""
+            return {e.agent or "": feedback_from(e) for e in ctx.visible_to(name)
+                    if isinstance(e, FeedbackEvent) and e.round == round_}
+
+        def proposal_seen(name: str, round_: int) -> ProposalEvent:
+            return next(e for e in reversed(ctx.visible_to(name))
+                        if isinstance(e, ProposalEvent) and e.round == round_)
 
         proposal = None
         feedback: dict[str, Feedback] = {}
-        termination, error = "max_rounds", None
+        termination: Literal["consensus", "max_rounds", "error"] = "max_rounds"
+        error = None
         rounds = 0
         for round_ in range(1, settings.rounds + 1):
             rounds = round_
             ctx.recorder.round = round_
+            view: dict[str, Any] = {**shown, "role": "leader", "round": round_, "followers": len(followers),
+                                    "sentences": settings.sentences}
             if round_ == 1:
                 prompt = render_prompt("debate_lead", head=top, followers=str(len(followers)), sentences=n)
             else:
-                prompt = render_prompt("debate_revise", round=str(round_), feedback=_feedback_text(feedback), sentences=n)
-            proposal = await ask_proposal(leader, prompt, settings)
+                seen = feedback_seen(leader.name, round_ - 1)
+                view["feedback"] = [{"agent": k, **v.model_dump(include={"stance", "reasoning", "alternative"})}
+                                    for k, v in seen.items()]
+                prompt = render_prompt("debate_revise", round=str(round_), feedback=_feedback_text(seen), sentences=n)
+            proposal = await ask_proposal(leader, proposal_request(prompt, view, settings, round_))
             ctx.emit(proposal_event(leader.name, round_, proposal, role="leader"))
             if not proposal.ok:
                 termination, error = "error", f"{leader.name}: {proposal.failure}"
                 break
 
-            def review(name: str) -> str:
+            def review(name: str, round_: int = round_) -> tuple[str, dict[str, Any]]:
+                """The follower's prompt and view, from the proposal it may see."""
+                seen = proposal_from(proposal_seen(name, round_))
+                view = {**shown, "role": "follower", "round": round_, "leader": leader.name,
+                        "proposal": seen.model_dump(include={"reasoning", "verdict", "question"}),
+                        "sentences": settings.sentences}
                 if round_ == 1:
-                    return render_prompt("debate_follow", head=top, leader=leader.name, proposal=proposal.shown(),
+                    text = render_prompt("debate_follow", head=top, leader=leader.name, proposal=seen.shown(),
                                          sentences=n)
-                return render_prompt("debate_follow_next", round=str(round_), leader=leader.name,
-                                     proposal=proposal.shown(), sentences=n)
+                else:
+                    text = render_prompt("debate_follow_next", round=str(round_), leader=leader.name,
+                                         proposal=seen.shown(), sentences=n)
+                return text, view
 
             # Followers judge independently: every one reads the same proposal, none sees another's answer.
-            answers = await asyncio.gather(*(ask_feedback(f, review(f.name), settings) for f in followers))
+            requests = [feedback_request(*review(f.name), settings, round_) for f in followers]
+            answers = await asyncio.gather(*(ask_feedback(f, r) for f, r in zip(followers, requests)))
             feedback = {f.name: a for f, a in zip(followers, answers)}
             for name, answer in feedback.items():
-                ctx.emit(feedback_event(name, round_, answer))
+                ctx.emit(feedback_event(name, leader.name, round_, answer))
             broken = [name for name, a in feedback.items() if not a.ok]
             agree = sum(1 for a in feedback.values() if a.stance == "agree")
             ctx.emit(RoundClosedEvent(summary={"agree": agree, "followers": len(followers),
@@ -122,12 +163,12 @@ class LeaderFollowerDebate(Protocol):
                 break
 
         assert proposal is not None
-        return {
-            "condition": "debate", "leader": leader.name, "leader_model": leader_spec.model,
-            "models": [s.model for s in ctx.spec.lineup],
-            "consensus": termination == "consensus", "termination": termination, "error": error, "rounds": rounds,
-            "verdict": proposal.verdict, "question": proposal.question, "reasoning": proposal.reasoning,
-            "final_feedback": [{"agent": k, **v.model_dump(include={"stance", "reasoning", "alternative"})}
-                               for k, v in feedback.items()],
-            "judge": await judge(ctx, settings, proposal.question) if termination != "error" else None,
-        }
+        return AmbiguityOutcome(
+            condition="debate", leader=leader.name, leader_model=leader_spec.model,
+            models=[s.model for s in ctx.spec.lineup],
+            consensus=termination == "consensus", termination=termination, error=error, rounds=rounds,
+            verdict=proposal.verdict, question=proposal.question, reasoning=proposal.reasoning,
+            final_feedback=[FinalFeedback(agent=k, **v.model_dump(include={"stance", "reasoning", "alternative"}))
+                            for k, v in feedback.items()],
+            judge=await judge(ctx, settings, proposal.question) if termination != "error" else None,
+        )

@@ -8,34 +8,38 @@ best clarifying question. One call; its latency is recorded.
 from __future__ import annotations
 
 import time
-from typing import Any
 
-from lexicoord.agents.prompting import render_prompt
+from lexicoord.core.context import EpisodeContext
+from lexicoord.core.protocol import Protocol
 from lexicoord.errors import ConfigError
-from lexicoord.protocols.base import EpisodeContext, Protocol
-from lexicoord.protocols.debate.common import DebateSettings, agent, head, judge
-from lexicoord.protocols.debate.replies import ask_proposal, proposal_event
+from lexicoord.prompting import render_prompt
+from lexicoord.protocols.debate.common import AmbiguityOutcome, DebateSettings, head, judge, scene, seat
+from lexicoord.protocols.debate.replies import ask_proposal, proposal_event, proposal_request
 
 
 class SingleAgent(Protocol):
     name = "ambiguity-single"
+    settings_model = DebateSettings
+    outcome_model = AmbiguityOutcome
 
-    async def play(self, ctx: EpisodeContext) -> dict[str, Any]:
+    async def play(self, ctx: EpisodeContext) -> AmbiguityOutcome:
         settings = DebateSettings(**ctx.settings)
         if len(ctx.spec.lineup) != 1:
             raise ConfigError("The single-agent baseline takes exactly one agent.")
         spec = ctx.spec.lineup[0]
-        solo = agent(ctx, spec)
+        solo = seat(ctx, spec)
         ctx.recorder.round = 1
         prompt = render_prompt("debate_single", head=head(ctx.item), sentences=str(settings.sentences))
+        request = proposal_request(prompt, {**scene(ctx.item), "role": "single", "sentences": settings.sentences},
+                                   settings, 1)
         started = time.perf_counter()
-        proposal = await ask_proposal(solo, prompt, settings)
+        proposal = await ask_proposal(solo, request)
         latency = time.perf_counter() - started
         ctx.emit(proposal_event(solo.name, 1, proposal, role="single"))
-        return {
-            "condition": "single", "model": spec.model, "agent": solo.name,
-            "termination": "answered" if proposal.ok else "error", "error": proposal.failure,
-            "verdict": proposal.verdict, "question": proposal.question, "reasoning": proposal.reasoning,
-            "rounds": 1, "latency": round(latency, 4),
-            "judge": await judge(ctx, settings, proposal.question) if proposal.ok else None,
-        }
+        return AmbiguityOutcome(
+            condition="single", model=spec.model, agent=solo.name,
+            termination="answered" if proposal.ok else "error", error=proposal.failure,
+            verdict=proposal.verdict, question=proposal.question, reasoning=proposal.reasoning,
+            rounds=1, latency=round(latency, 4),
+            judge=await judge(ctx, settings, proposal.question) if proposal.ok else None,
+        )

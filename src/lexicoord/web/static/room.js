@@ -6,7 +6,6 @@ const code = decodeURIComponent(location.pathname.split("/r/")[1] || "");
 const tokenKey = `lexicoord:token:${code}`;
 const $ = (sel) => document.querySelector(sel);
 let ws = null, state = null, you = null, stats = null, backoff = 500, closedForGood = false;
-const draft = { key: null, choice: null, justification: "", statement: "", sentence: "", options: null, optionsKey: null };
 
 function h(tag, attrs, ...children) {
   const node = document.createElement(tag);
@@ -61,153 +60,31 @@ function connect() {
 
 function receive(msg) {
   if (msg.type === "welcome") { $("#conn").textContent = `connected as ${msg.name}`; $("#conn").className = "pill ok"; showError(""); }
-  else if (msg.type === "state") { state = msg.room; you = msg.you; render(); }
+  else if (msg.type === "state") { state = msg.room; you = msg.you; render(); if (!statsShown) renderStats(); }
   else if (msg.type === "stats") { stats = msg; renderStats(); }
   else if (msg.type === "error") showError(msg.message);
 }
 
 // ------------------------------------------------------------------------------------------ rendering
-function sentenceNode(item) {
-  const [a, b] = item.span;
-  return h("p", { class: "sentence" }, item.sentence.slice(0, a), h("mark", {}, item.sentence.slice(a, b)), item.sentence.slice(b));
-}
 const isLeader = () => you && you.leader;
+
+// Each protocol's room adapter registers how its phases, its game and its statistics look
+// (static/<protocol>.js); this file knows only what every room has: people, the lead, the connection.
+const adapters = {};
+const adapter = () => adapters[state.protocol] || adapters.coordination;
 
 function render() {
   $("#room").hidden = false;
   $("#code").textContent = state.code;
-  renderPhase();
-  renderGame();
+  adapter().render($("#phase-box"), $("#game-box"));
   renderPeople();
 }
 
-function renderPhase() {
-  const box = $("#phase-box");
-  const p = state.phase, leader = isLeader();
-  const notice = state.notice ? h("p", { class: "notice" }, state.notice) : null;
-  if (p === "lobby" || p === "over") {
-    const head = p === "lobby" ? h("h2", {}, "Lobby") : h("h2", {}, `Game ${state.games} is over`);
-    const waiting = h("p", { class: "muted" }, leader ? (p === "lobby" ? "Start when everyone is here." : "Start the next game when everyone is ready.") : `Waiting for ${state.leader || "the leader"} to start.`);
-    const button = leader ? h("button", { id: "start", onclick: () => send({ type: "start" }) }, p === "lobby" ? "Start the game" : "Next game") : null;
-    fill(box, head, notice, waiting, button);
-  } else if (p === "sentence") {
-    if (!leader) return fill(box, h("h2", {}, "Manual mode"), h("p", { class: "muted" }, `${state.leader} is writing a sentence…`));
-    if (box.dataset.form === "sentence") return;
-    box.dataset.form = "sentence";
-    const words = h("div", { class: "words", id: "words" });
-    const area = h("textarea", { id: "sentence", maxlength: "400", rows: "2", placeholder: "A sentence with an ambiguous word" });
-    area.value = draft.sentence;
-    const showWords = () => {
-      draft.sentence = area.value;
-      fill(words, area.value.split(/\s+/).filter(Boolean).map((w) => w.replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu, "")).filter(Boolean)
-        .map((w) => h("button", { type: "button", class: "word", onclick: () => send({ type: "manual_sentence", sentence: area.value, word: w }) }, w)));
-    };
-    area.addEventListener("input", showWords);
-    showWords();
-    fill(box, h("h2", {}, "Your sentence"), area, h("p", { class: "muted" }, "Then click the ambiguous word in it:"), words,
-      h("button", { class: "secondary", onclick: () => send({ type: "end_game" }) }, "Cancel"));
-    return;
-  } else if (p === "proposing") {
-    fill(box, h("h2", {}, "The agents are proposing meanings…"), sentenceLine(state.manual));
-  } else if (p === "confirm") {
-    renderConfirm(box);
-    return;
-  } else if (p === "playing") {
-    const g = state.game;
-    fill(box, h("h2", {}, `Game ${g.number}`, h("span", { class: "muted" }, g.stage === "announce" ? " — the leader announces" : ` — round ${g.round}`)), notice,
-      leader ? h("button", { id: "end-game", class: "secondary", onclick: () => send({ type: "end_game" }) }, "End this game") : null);
-  }
-  delete box.dataset.form;
-}
-
-function sentenceLine(manual) {
-  if (!manual) return null;
-  const i = manual.sentence.toLowerCase().indexOf(manual.word.toLowerCase());
-  return sentenceNode({ sentence: manual.sentence, span: i >= 0 ? [i, i + manual.word.length] : [0, 0] });
-}
-
-function renderConfirm(box) {
-  const m = state.manual;
-  const proposals = h("ul", {}, m.proposals.map((o) => h("li", {}, h("strong", {}, o.text), ` — ${o.proposers.join(", ")}: `, h("em", {}, o.justifications.join(" / ")))));
-  const silent = m.silent.length ? h("p", { class: "muted" }, `No usable proposal from ${m.silent.join(", ")}.`) : null;
-  if (!isLeader()) { delete box.dataset.form; return fill(box, h("h2", {}, "Proposed meanings"), sentenceLine(m), proposals, silent, h("p", { class: "muted" }, `${state.leader} is confirming the options…`)); }
-  if (box.dataset.form === "confirm") return;
-  box.dataset.form = "confirm";
-  if (draft.optionsKey !== m.sentence + "|" + m.word) { draft.options = [...m.options]; draft.optionsKey = m.sentence + "|" + m.word; }
-  const list = h("div", { id: "options" });
-  const redraw = () => fill(list, draft.options.map((o, i) => {
-    const input = h("input", { class: "option", maxlength: "80", value: o });
-    input.addEventListener("input", () => { draft.options[i] = input.value; });
-    return h("div", { class: "agent" }, input, h("button", { type: "button", class: "secondary small", onclick: () => { draft.options.splice(i, 1); redraw(); } }, "remove"));
-  }));
-  redraw();
-  const add = h("input", { id: "new-option", maxlength: "80", placeholder: "another meaning" });
-  fill(box, h("h2", {}, "Confirm the meanings"), sentenceLine(m), proposals, silent, list,
-    h("div", { class: "agent" }, add, h("button", { type: "button", class: "secondary small", id: "add-option", onclick: () => { if (add.value.trim()) { draft.options.push(add.value.trim()); add.value = ""; redraw(); } } }, "add")),
-    h("button", { id: "confirm", onclick: () => send({ type: "manual_confirm", options: draft.options.map((o) => o.trim()).filter(Boolean) }) }, "Play with these meanings"),
-    h("button", { class: "secondary", onclick: () => send({ type: "end_game" }) }, "Cancel"));
-}
-
-function statusText(st) {
-  if (!st) return "—";
-  if (st.state === "thinking") {
-    const left = st.deadline ? Math.max(0, Math.round(st.deadline - Date.now() / 1000)) : null;
-    return left == null ? "thinking…" : `thinking… ${left} s left`;
-  }
-  if (st.state === "failed") return `no valid move (${st.detail || "failed"})`;
-  return st.state === "spoke" ? "done" : "has chosen ✓";
-}
-
-function renderGame() {
-  const box = $("#game-box");
-  const g = state.game;
-  if (!g || !["playing", "over"].includes(state.phase)) { box.hidden = true; return; }
-  box.hidden = false;
-  const statusRows = g.players.map((p) => h("tr", { "data-player": p.name }, h("td", {}, p.name, p.name === state.leader ? " (leader)" : ""),
-    h("td", { class: "muted" }, p.kind === "llm" ? p.model : "person"), h("td", { class: "status" }, g.stage === "over" ? "" : statusText(g.status[p.name]))));
-  const announce = g.announcement ? h("p", {}, h("strong", {}, `${g.announcement.agent} (leader) announced: `),
-    g.announcement.choice || "(no valid announcement)", g.announcement.justification ? h("em", {}, ` — ${g.announcement.justification}`) : null) : null;
-  const rounds = g.rounds.map((r) => h("div", { class: "round" },
-    r.clarification ? h("p", { class: "clarification" }, `Leader's clarification: `, h("em", {}, r.clarification)) : null,
-    h("h3", {}, `Round ${r.round}`, r.converged ? " — converged" : ""),
-    h("table", {}, h("tbody", {}, Object.entries(r.decisions).map(([name, d]) => h("tr", {}, h("td", {}, name),
-      h("td", { class: d.choice ? "" : "bad" }, d.choice || `no valid move: ${d.failure || ""}`), h("td", {}, h("em", {}, d.justification))))))));
-  let outcome = null;
-  if (g.outcome) {
-    const o = g.outcome;
-    outcome = h("p", { class: o.converged ? "outcome ok" : "outcome bad", id: "outcome" }, o.converged
-      ? `Converged on “${o.interpretation}” after ${o.depth} clarification round${o.depth === 1 ? "" : "s"}.`
-      : `No convergence (${o.reason === "leader_ended" ? "the leader ended the game" : "clarification bound reached"}).`);
-  } else if (g.error) outcome = h("p", { class: "outcome bad" }, `The game failed: ${g.error}`);
-  const form = requestForm(g);
-  fill(box, sentenceNode(g.item), announce, h("table", { class: "status-table" }, h("tbody", {}, statusRows)), form, rounds, outcome);
-}
-
-function requestForm(g) {
-  const req = you.request;
-  if (!req) { draft.key = null; return null; }
-  const key = `${g.number}:${req.kind}:${req.round}`;
-  if (draft.key !== key) { draft.key = key; draft.choice = null; draft.justification = ""; draft.statement = ""; }
-  if (req.kind === "clarify") {
-    const area = h("textarea", { id: "statement", maxlength: "400", rows: "2", placeholder: "Say what you mean by the word (optional)" });
-    area.value = draft.statement;
-    area.addEventListener("input", () => { draft.statement = area.value; });
-    return h("div", { class: "request" }, h("h3", {}, "No agreement yet: clarify for the next round?"), area,
-      h("button", { id: "send-clarification", onclick: () => send({ type: "clarify", round: req.round, statement: draft.statement }) }, "Send clarification"),
-      h("button", { class: "secondary", id: "no-clarification", onclick: () => send({ type: "clarify", round: req.round, statement: "" }) }, "Go on without one"),
-      h("button", { class: "secondary", onclick: () => send({ type: "end_game" }) }, "End this game"));
-  }
-  const options = g.item.options.map((o, i) => {
-    const input = h("input", { type: "radio", name: "choice", value: o, id: `opt-${i}`, checked: draft.choice === o });
-    input.addEventListener("change", () => { draft.choice = o; });
-    return h("label", { class: "option-label", for: `opt-${i}` }, input, " ", o);
-  });
-  const why = h("input", { id: "justification", maxlength: "300", placeholder: "Why? (one sentence)" });
-  why.value = draft.justification;
-  why.addEventListener("input", () => { draft.justification = why.value; });
-  const title = req.kind === "announce" ? "Announce your meaning of the word" : `Round ${req.round}: your choice`;
-  return h("div", { class: "request" }, h("h3", {}, title), options, why,
-    h("button", { id: "submit-choice", onclick: () => { if (!draft.choice) { showError("Pick a meaning first."); return; } showError(""); send({ type: "choose", round: req.round, choice: draft.choice, justification: draft.justification }); } }, "Submit"));
+let statsShown = false;  // statistics arrive after every game; the first may come before the room's state
+function renderStats() {
+  if (!stats || !state) return;
+  statsShown = true;
+  adapter().renderStats($("#stats-box"), $("#history-box"), `/api/rooms/${encodeURIComponent(code)}`);
 }
 
 function renderPeople() {
@@ -224,43 +101,7 @@ function renderPeople() {
     h("p", {}, "Code ", h("code", {}, state.code)));
 }
 
-function depthChart(depth, lost) {
-  const bars = [...Object.entries(depth).map(([k, v]) => [`depth ${k}`, v]), ["failed", lost]];
-  const max = Math.max(1, ...bars.map(([, v]) => v));
-  const w = 60, hgt = 120;
-  const chart = svg("svg", { viewBox: `0 -12 ${bars.length * w + 10} ${hgt + 52}`, role: "img", "aria-label": "clarification depth distribution", id: "depth-chart" });
-  bars.forEach(([label, v], i) => {
-    const bh = (v / max) * hgt;
-    chart.append(svg("rect", { x: i * w + 10, y: hgt - bh + 10, width: w - 16, height: bh, class: label === "failed" ? "bar bad" : "bar" }));
-    chart.append(svg("text", { x: i * w + 10 + (w - 16) / 2, y: hgt - bh + 6, "text-anchor": "middle" }, String(v)));
-    chart.append(svg("text", { x: i * w + 10 + (w - 16) / 2, y: hgt + 28, "text-anchor": "middle" }, label));
-  });
-  return chart;
-}
-
-function renderStats() {
-  if (!stats) return;
-  const base = `/api/rooms/${encodeURIComponent(code)}`;
-  fill($("#stats-box"), h("h2", {}, "Statistics"),
-    h("p", { id: "winloss" }, h("strong", {}, `${stats.won} won`), " · ", h("strong", {}, `${stats.lost} lost`), ` of ${stats.games} games`),
-    stats.games ? depthChart(stats.depth, stats.lost) : h("p", { class: "muted" }, "No game finished yet."),
-    h("table", {}, h("tbody", {}, stats.summary.map(([k, v]) => h("tr", {}, h("td", {}, k), h("td", {}, v))))),
-    h("p", {}, h("a", { href: `${base}/export.json`, download: "" }, "export JSON"), " · ", h("a", { href: `${base}/export.csv`, download: "" }, "export CSV")));
-  fill($("#history-box"), h("h2", {}, "History"), stats.history.length ? stats.history.map((g) => h("details", {},
-    h("summary", {}, `Game ${g.number}: `, h("mark", {}, g.word || ""), ` — ${g.converged ? `resolved: “${g.interpretation}” at depth ${g.depth}` : `unresolved (${g.reason || g.status})`}`),
-    h("p", {}, g.sentence || ""),
-    g.announcement ? h("p", {}, `${g.announcement.agent} announced: ${g.announcement.choice || "(none)"} — `, h("em", {}, g.announcement.justification)) : null,
-    g.rounds.map((r) => h("div", {}, r.clarification ? h("p", { class: "clarification" }, "Clarification: ", h("em", {}, r.clarification)) : null,
-      h("p", {}, h("strong", {}, `Round ${r.round}`)), h("ul", {}, r.decisions.map((d) => h("li", {}, `${d.agent}: ${d.choice || "no valid move"} — `, h("em", {}, d.justification || d.failure || "")))))))) : h("p", { class: "muted" }, "Finished games appear here."));
-}
-
-setInterval(() => {  // count down the time left for moves in progress
-  if (!state || !state.game || state.phase !== "playing") return;
-  for (const row of document.querySelectorAll("tr[data-player]")) {
-    const cell = row.querySelector(".status");
-    if (cell) cell.textContent = statusText(state.game.status[row.dataset.player]);
-  }
-}, 1000);
-
-$("#join").addEventListener("submit", (ev) => { ev.preventDefault(); join(new FormData(ev.target).get("name")); });
-connect();
+document.addEventListener("DOMContentLoaded", () => {  // every adapter's script has registered by now
+  $("#join").addEventListener("submit", (ev) => { ev.preventDefault(); join(new FormData(ev.target).get("name")); });
+  connect();
+});

@@ -1,7 +1,7 @@
 import pytest
 
-from lexicoord.agents.prompting import fence, render_prompt
 from lexicoord.errors import ConfigError
+from lexicoord.prompting import fence, render_prompt
 
 
 def test_fence_cannot_be_closed_from_inside() -> None:

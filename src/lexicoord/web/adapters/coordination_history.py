@@ -8,8 +8,8 @@ from typing import Any
 
 from lexicoord.analysis.cells import safe_cell
 from lexicoord.analysis.coordination import Game, compute, games_from
-from lexicoord.analysis.report import summary_rows
-from lexicoord.runs.events import ChoiceEvent, Event, MessageEvent
+from lexicoord.analysis.coordination_report import summary_rows
+from lexicoord.core.events import ChoiceEvent, Event, MessageEvent
 from lexicoord.runs.records import EpisodeRecord
 from lexicoord.runs.store import Store
 

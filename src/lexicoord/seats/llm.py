@@ -1,20 +1,22 @@
-"""An agent backed by a model, with a private memory of its own conversation."""
+"""A seat filled by a model, with a private memory of its own conversation."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from lexicoord.agents.base import Agent
+from lexicoord.core.seat import Answer, Request, Seat
 from lexicoord.models.model import Model
 from lexicoord.models.observe import acting_as
 from lexicoord.models.types import ChatMessage, GenerateConfig, ModelOutput
 
 
-class LLMAgent(Agent):
-    """Each agent has its own model, settings and history; no agent sees another's history.
+class LLMSeat(Seat):
+    """Each model seat has its own model, settings and history; no seat sees another's history.
 
-    ``remember=True`` on :meth:`ask` keeps the exchange in the agent's memory,
-    so multi-round protocols can let an agent recall what it said before.
+    It answers a :class:`Request` through structured output: the request's schema
+    (or closed choices) is enforced where the backend can, an unparseable reply is
+    asked again once with another seed, and a reply that still does not parse is a
+    failed :class:`Answer` that keeps the raw text.
     """
 
     kind = "llm"
@@ -73,3 +75,19 @@ class LLMAgent(Agent):
         if remember:
             self.history += [ChatMessage(role="user", content=prompt), ChatMessage(role="assistant", content=output.text)]
         return output
+
+    async def answer(self, request: Request) -> Answer:
+        # A temperature set on the seat (--agent ... options) wins over the request's.
+        temperature = None if self.config.temperature is not None else request.temperature
+        config = GenerateConfig(json_schema=request.answer_schema, choices=request.choices,
+                                max_tokens=request.max_tokens, temperature=temperature)
+        out = await self.ask_structured(request.prompt, config, remember=request.remember)
+        if not out.ok:
+            return Answer(failure=out.parse_error or "unparseable reply", raw=out.text)
+        if request.choices is not None:
+            value = {"choice": out.choice}
+        elif request.answer_schema is None:
+            value = {"text": out.text}
+        else:
+            value = out.parsed
+        return Answer(value=value, raw=out.text)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from lexicoord.runs.events import ChoiceEvent, Event, OutcomeEvent, RoundClosedEvent
+from lexicoord.core.events import ChoiceEvent, Event, OutcomeEvent, RoundClosedEvent
 from lexicoord.tasks.ambiguous import word_span
 
 
@@ -33,14 +33,14 @@ class GameView:
         self._pending: dict[str, dict[str, Any]] = {}
 
     # from the players, as they move -------------------------------------------------------------
-    def move_started(self, name: str, kind: str, round_: int, deadline: float | None) -> None:
-        if kind in ("choose", "announce") and round_ != self.round:
+    def move_started(self, name: str, kind: str, round_: int | None, deadline: float | None) -> None:
+        if kind in ("choose", "announce") and round_ is not None and round_ != self.round:
             self.round = round_
             self.status = {}
         self.stage = {"choose": "choose", "announce": "announce", "clarify": "clarify"}.get(kind, self.stage)
         self.status[name] = {"state": "thinking", "deadline": deadline, "since": time.time()}
 
-    def move_done(self, name: str, kind: str, round_: int, failure: str | None) -> None:
+    def move_done(self, name: str, kind: str, round_: int | None, failure: str | None) -> None:
         self.status[name] = {"state": "failed" if failure else ("chosen" if kind != "clarify" else "spoke"),
                              "detail": failure}
 

@@ -1,0 +1,26 @@
+"""``lexicoord protocols``: the protocols installed, built-in and third-party alike."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from lexicoord.core.registry import failed_protocols
+from lexicoord.core.registry import protocols as installed
+
+console = Console()
+
+
+def protocols() -> None:
+    """Every installed protocol: its name, what it is, its settings, and whether it has a report and a live room."""
+    table = Table()
+    for col in ("protocol", "what", "settings", "report", "live room"):
+        table.add_column(col, overflow="fold")
+    for name, entry in sorted(installed().items()):
+        settings = ", ".join(entry.protocol.settings_model.model_fields)
+        table.add_row(escape(name), escape(entry.summary), escape(settings), "yes" if entry.report else "–",
+                      "yes" if entry.room else "–")
+    console.print(table)
+    for name, why in failed_protocols().items():
+        console.print(f"[yellow]protocol plugin {escape(name)} failed to load: {escape(why)}[/yellow]")

@@ -1,0 +1,38 @@
+"""``lexicoord report RUN``: any stored run's report, written by the protocol the run recorded."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from lexicoord.analysis.report import Report, report_run
+from lexicoord.cli.options import DbOption
+from lexicoord.runs.store import Store
+
+console = Console()
+
+
+def print_report(result: Report) -> None:
+    for t in result.tables:
+        table = Table(title=escape(t.title))
+        for h in t.head:
+            table.add_column(escape(h), overflow="fold")
+        for row in t.rows:
+            table.add_row(*(escape(c) for c in row))
+        console.print(table)
+    for kind, path in result.files.items():
+        console.print(f"{escape(kind)}: {escape(str(path))}", highlight=False)
+
+
+def report(
+    run_id: Annotated[str, typer.Argument(help="Run name (or a unique prefix).")],
+    out: Annotated[Path | None, typer.Option(help="Folder for the files (default: reports/RUN).")] = None,
+    db: DbOption = None,
+) -> None:
+    """Tables in the terminal; figures (PNG, SVG), an HTML report, JSON and CSV on disk, for any protocol."""
+    print_report(report_run(Store(db), run_id, out))

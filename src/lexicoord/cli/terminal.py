@@ -1,0 +1,113 @@
+"""A person at the keyboard answering any protocol's requests.
+
+The form is built from the request's answer schema, so every protocol can seat
+a person without terminal code of its own: a closed set is a numbered list, a
+text field is one line checked against its length limits, and the request's
+actions (``pass``, ``end``) can be typed instead of an answer. The whole answer
+is checked against the schema before it is given to the seat, so the person
+can correct it; nothing is cut short without a word.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+
+from lexicoord.core.seat import Request
+from lexicoord.seats.human import HumanSeat
+
+console = Console()
+#: Shows what the person may see before the form (a protocol's view, as data).
+ViewPrinter = Callable[[Request], None]
+
+
+class NoMoreInput(Exception):
+    """Standard input ended: the seat is left to time out and the game records the failed move."""
+
+
+async def ask_line(text: str) -> str:
+    try:
+        return (await asyncio.to_thread(input, text)).strip()
+    except EOFError:
+        raise NoMoreInput from None
+
+
+async def _pick(label: str, options: list[str], actions: tuple[str, ...]) -> str | tuple[str]:
+    for i, option in enumerate(options, start=1):
+        console.print(f"  {i}. {escape(option)}")
+    extra = f"; or {', '.join(actions)}" if actions else ""
+    while True:
+        answer = await ask_line(f"{label} (1-{len(options)}{extra}): ")
+        if answer.isdigit() and 1 <= int(answer) <= len(options):
+            return options[int(answer) - 1]
+        if answer.lower() in actions:
+            return (answer.lower(),)
+        if answer == "":
+            raise NoMoreInput
+        console.print(f"type a number from 1 to {len(options)}{extra}")
+
+
+async def _text(label: str, spec: dict[str, Any], actions: tuple[str, ...], first: bool) -> str | tuple[str]:
+    low, high = spec.get("minLength", 0), spec.get("maxLength")
+    limit = f", at most {high} characters" if high else ""
+    hint = ""
+    if first and actions:
+        hint = f"; {' or '.join(repr(a) for a in actions)}" + (" (empty: pass)" if "pass" in actions else "")
+    while True:
+        answer = await ask_line(f"{label}{limit}{hint}: ")
+        if first and answer.lower() in actions:
+            return (answer.lower(),)
+        if first and not answer and "pass" in actions:
+            return ("pass",)
+        if high is not None and len(answer) > high:
+            console.print(f"[yellow]that is {len(answer)} characters; the limit is {high}. Say it shorter.[/yellow]")
+            continue
+        if len(answer) < low:
+            console.print(f"[yellow]give at least {low} character(s)[/yellow]")
+            continue
+        return answer
+
+
+async def fill(request: Request) -> dict[str, Any] | tuple[str]:
+    """The person's answer to ``request`` (a value that passes its schema), or an action as a 1-tuple."""
+    schema = request.schema_for_answer()
+    props: dict[str, Any] = schema.get("properties", {})
+    while True:
+        value: dict[str, Any] = {}
+        for i, (name, spec) in enumerate(props.items()):
+            label = name.replace("_", " ")
+            if "enum" in spec:
+                got = await _pick(label, [str(o) for o in spec["enum"]], request.actions if i == 0 else ())
+            else:
+                got = await _text(label, spec, request.actions, first=i == 0)
+            if isinstance(got, tuple):
+                return got
+            value[name] = got
+        problem = request.check(value)
+        if problem is None:
+            return value
+        console.print(f"[yellow]not accepted: {escape(problem)}; please answer again.[/yellow]")
+
+
+async def keyboard(seat: HumanSeat, done: asyncio.Event, show: ViewPrinter) -> None:
+    """Answers the seat's requests from the keyboard until the episode is over or input ends."""
+    while not done.is_set():
+        request = seat.pending
+        if not seat.waiting or request is None:
+            await asyncio.sleep(0.05)
+            continue
+        show(request)
+        try:
+            answer = await fill(request)
+        except NoMoreInput:
+            return
+        if seat.pending is not request:
+            continue  # the request ended (timed out) while the person typed
+        if isinstance(answer, tuple):
+            seat.submit(action=answer[0])
+        else:
+            seat.submit(answer)

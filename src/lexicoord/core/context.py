@@ -1,0 +1,72 @@
+"""What a protocol gets for one episode: the item, settings and line-up, seats, a seeded RNG, and ``emit``."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from lexicoord.core.audience import Viewer
+from lexicoord.core.events import Event
+from lexicoord.core.recorder import Recorder
+from lexicoord.core.seat import Seat
+from lexicoord.core.spec import AgentSpec, EpisodeSpec
+
+#: Builds the seat for a line-up entry (``system_prompt`` is the protocol's instructions to a model seat).
+SeatMaker = Callable[[AgentSpec, "EpisodeContext", "str | None"], Seat]
+
+
+class Control:
+    """Signals from outside the rules: a front end asking the game to end. A live room journals them."""
+
+    async def should_end(self) -> bool:
+        return False
+
+
+def _no_seats(spec: AgentSpec, ctx: EpisodeContext, system_prompt: str | None) -> Seat:
+    from lexicoord.errors import ConfigError
+
+    raise ConfigError(f"No seat maker was given, so seat '{spec.name}' cannot be filled.")
+
+
+@dataclass
+class EpisodeContext:
+    spec: EpisodeSpec
+    seed: int
+    make_seat: SeatMaker = _no_seats
+    recorder: Recorder = field(default_factory=Recorder)
+    control: Control = field(default_factory=Control)
+    #: The groups each seat belongs to (a protocol puts the wolves in ``wolves``); visibility reads them.
+    groups: dict[str, set[str]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.rng = random.Random(self.seed)
+
+    @property
+    def item(self) -> dict[str, Any]:
+        return self.spec.item
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        return self.spec.settings
+
+    def emit(self, event: Event) -> Event:
+        return self.recorder.emit(event)
+
+    def seat(self, spec: AgentSpec, system_prompt: str | None = None) -> Seat:
+        """The seat for a line-up entry, whatever fills it (a model, a person, a simulated person)."""
+        return self.make_seat(spec, self, system_prompt)
+
+    def join(self, name: str, group: str) -> None:
+        self.groups.setdefault(name, set()).add(group)
+
+    def viewer(self, name: str | None) -> Viewer:
+        return Viewer(name=name, groups=frozenset(self.groups.get(name or "", ())))
+
+    def visible_to(self, name: str | None) -> list[Event]:
+        """Every event so far that seat ``name`` may see (``None``: a spectator, public events only)."""
+        return self.recorder.visible_to(self.viewer(name))
+
+    async def should_end(self) -> bool:
+        return await self.control.should_end()

@@ -1,0 +1,140 @@
+"""The typed record of an episode.
+
+An episode's life is a list of events; every metric, table and figure is
+computed from them, so a new analysis never needs a re-run. Each event type is
+a versioned pydantic model registered under its ``type``; each carries its
+audience (who may see it) and its phase. Types are registered by the modules
+that define them; the store asks :func:`event_from_dict`, which first loads
+every installed protocol and event module, so a stored event reads back typed
+whatever happened to be imported before. An event of a type nobody installed
+reads back as plain :class:`Event` with all its fields kept.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from importlib.metadata import entry_points
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from lexicoord.core.audience import EVERYONE, Audience
+
+log = logging.getLogger(__name__)
+
+#: Entry-point group of modules that define event types outside a protocol (the model layer's calls).
+EVENTS_GROUP = "lexicoord.events"
+
+
+class Event(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    type: str = "event"
+    version: int = 1
+    seq: int = 0
+    ts: float = Field(default_factory=time.time)
+    round: int | None = None
+    #: The protocol's phase when the event happened (``round``, ``night``, ``day``, ``coin``, ``use`` ...).
+    phase: str | None = None
+    agent: str | None = None
+    audience: Audience = EVERYONE
+
+    def line(self) -> str | None:
+        """One readable line for transcripts (plain text), or ``None`` to show the fields as they are.
+
+        Protocols' own events override it, so a transcript reads well without the
+        command line knowing every protocol.
+        """
+        return None
+
+
+E = TypeVar("E", bound=Event)
+_types: dict[str, type[Event]] = {}
+_loaded = False
+
+
+def event_type(cls: type[E]) -> type[E]:
+    """Register an event class under its ``type`` default so the store can read it back."""
+    name = cls.model_fields["type"].default
+    _types[name] = cls
+    return cls
+
+
+def load_event_types() -> None:
+    """Import every installed protocol and event module once, so that each registers its event types."""
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    from lexicoord.core.registry import load_protocols
+
+    load_protocols()
+    for ep in entry_points(group=EVENTS_GROUP):
+        try:
+            ep.load()
+        except Exception as exc:  # one broken plugin must not stop the store reading the rest
+            log.warning("event types from %s could not be loaded: %s", ep.value, exc)
+
+
+def registered_types() -> dict[str, type[Event]]:
+    load_event_types()
+    return dict(_types)
+
+
+def event_from_dict(data: dict[str, Any]) -> Event:
+    kind = data.get("type", "")
+    if kind not in _types:
+        load_event_types()
+    return _types.get(kind, Event).model_validate(data)
+
+
+@event_type
+class MessageEvent(Event):
+    """Something an agent said, to the event's audience."""
+
+    type: str = "message"
+    content: str
+
+
+@event_type
+class ChoiceEvent(Event):
+    """An agent's pick among options, with its justification; ``choice`` is ``None`` for no valid pick."""
+
+    type: str = "choice"
+    choice: str | None
+    justification: str = ""
+    options: list[str] = Field(default_factory=list)
+    failure: str | None = None
+    raw: str | None = None
+
+
+@event_type
+class RoundClosedEvent(Event):
+    type: str = "round_closed"
+    summary: dict[str, Any] = Field(default_factory=dict)
+
+
+@event_type
+class OutcomeEvent(Event):
+    type: str = "outcome"
+    outcome: dict[str, Any] = Field(default_factory=dict)
+
+
+@event_type
+class ErrorEvent(Event):
+    type: str = "error"
+    message: str
+    error_type: str = ""
+    raw: str | None = None
+
+
+def to_record(model: BaseModel) -> dict[str, Any]:
+    """A typed outcome as the store keeps it (JSON-ready)."""
+    return model.model_dump(mode="json")
+
+
+__all__ = [
+    "ChoiceEvent", "ErrorEvent", "Event", "MessageEvent", "OutcomeEvent", "RoundClosedEvent", "event_from_dict",
+    "event_type", "load_event_types", "registered_types", "to_record",
+]

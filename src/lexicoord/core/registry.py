@@ -1,0 +1,89 @@
+"""The protocols this installation knows, registered the way model providers are.
+
+Each installed package declares an entry point in the ``lexicoord.protocols``
+group that names a ``register()`` function; the built-in protocols register
+exactly that way. An entry says what a command, the report and the web need to
+know: the protocol's rules, its settings and outcome models (on the protocol
+class), the task it plays, and where its report and its live-room adapter are.
+Report and room are ``module:attribute`` strings, imported only when used, so
+a protocol package never imports the layers above it.
+"""
+
+from __future__ import annotations
+
+import logging
+from importlib import import_module
+from importlib.metadata import entry_points
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from lexicoord.core.protocol import Protocol
+from lexicoord.errors import ConfigError
+
+log = logging.getLogger(__name__)
+PROTOCOLS_GROUP = "lexicoord.protocols"
+
+
+class ProtocolEntry(BaseModel):
+    model_config = ConfigDict(arbitrary_types_allowed=True, frozen=True)
+
+    name: str
+    summary: str
+    protocol: type[Protocol]
+    #: ``module:attribute`` of the :class:`~lexicoord.tasks.base.Task` the protocol plays.
+    task: str | None = None
+    #: ``module:function`` writing the report of a stored run: ``f(store, run, out) -> ReportFiles``.
+    report: str | None = None
+    #: ``module:class`` of the live-room adapter, when people can play it in a browser.
+    room: str | None = None
+
+    def load(self, what: str) -> Any:
+        """The object named by the ``task``, ``report`` or ``room`` field."""
+        target = getattr(self, what)
+        if not target:
+            raise ConfigError(f"Protocol '{self.name}' has no {what}.")
+        module, _, attr = target.partition(":")
+        return getattr(import_module(module), attr)
+
+
+_protocols: dict[str, ProtocolEntry] = {}
+_failed: dict[str, str] = {}
+_loaded = False
+
+
+def register_protocol(entry: ProtocolEntry) -> None:
+    _protocols[entry.name] = entry
+
+
+def load_protocols() -> None:
+    """Run every installed ``register()`` once; one that fails is noted and the others still load."""
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    for ep in entry_points(group=PROTOCOLS_GROUP):
+        try:
+            ep.load()()
+        except Exception as exc:  # a broken plugin must not take the built-ins down with it
+            _failed[ep.name] = f"{type(exc).__name__}: {exc}"
+            log.warning("protocol plugin %s failed to load: %s", ep.name, exc)
+
+
+def protocols() -> dict[str, ProtocolEntry]:
+    load_protocols()
+    return dict(_protocols)
+
+
+def failed_protocols() -> dict[str, str]:
+    load_protocols()
+    return dict(_failed)
+
+
+def get_protocol(name: str) -> ProtocolEntry:
+    load_protocols()
+    try:
+        return _protocols[name]
+    except KeyError:
+        known = ", ".join(sorted(_protocols)) or "none"
+        raise ConfigError(f"No protocol '{name}' is installed; known: {known}.") from None

@@ -1,0 +1,135 @@
+"""What a protocol's live room must provide, and what the generic room gives it.
+
+The generic room (:mod:`lexicoord.web.room`) keeps people, tokens, the lead,
+presence, saving and broadcasting, and plays any protocol's episode with its
+seats bound to people (journal, timeouts, interrupts). An adapter decides
+everything the protocol makes different: which phases there are, what a
+``start`` begins, which moves people send, what everyone sees of a game, and
+the statistics and exports. It never sees another person's token, and what it
+shows a person is built only from what that person's seat may see.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from pydantic import BaseModel
+
+from lexicoord.core.events import Event
+from lexicoord.core.spec import AgentSpec
+from lexicoord.runs.records import EpisodeRecord
+from lexicoord.web.messages import Inbound
+from lexicoord.web.settings import RoomSettings
+
+if TYPE_CHECKING:
+    from lexicoord.web.room import Person, Room
+    from lexicoord.web.services import Services
+
+
+class AdapterError(Exception):
+    """A move the adapter refuses; ``code`` is for programs, the message for people."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class RoomAdapter(ABC):
+    #: The registry name of the protocol this adapter plays.
+    protocol: ClassVar[str]
+    settings_model: ClassVar[type[RoomSettings]] = RoomSettings
+    state_model: ClassVar[type[BaseModel]]
+    #: The moves people send besides every room's (hello, start, end_game, drop, hand_over, take_lead, ping).
+    messages: ClassVar[tuple[type[Inbound], ...]] = ()
+
+    def __init__(self, room: Room) -> None:
+        self.room = room
+
+    @property
+    def settings(self) -> RoomSettings:
+        return self.room.settings
+
+    # --------------------------------------------------------------------- creation and saving
+    @classmethod
+    def check(cls, settings: RoomSettings, services: Services) -> None:
+        """Refuse settings the operator did not offer (a dataset, a model): ``ConfigError``."""
+
+    @classmethod
+    def run_config(cls, settings: RoomSettings) -> dict[str, Any]:
+        """What the room's run records as its settings (``lexicoord report`` reads it)."""
+        return {"settings": settings.model_dump(mode="json")}
+
+    @abstractmethod
+    def saved(self) -> dict[str, Any]:
+        """The adapter's state as saved with the room (a dump of ``state_model``)."""
+
+    @abstractmethod
+    def restore(self, state: dict[str, Any]) -> None: ...
+
+    async def resume(self, replay: dict[str, list[dict[str, Any]]]) -> None:
+        """After a restart: play an interrupted game again from its journal, or reopen as it was."""
+
+    # --------------------------------------------------------------------------------- moves
+    @abstractmethod
+    async def start(self) -> None:
+        """The leader's ``start``."""
+
+    @abstractmethod
+    async def end(self) -> None:
+        """The leader's ``end_game``."""
+
+    @abstractmethod
+    async def handle(self, person: Person, msg: Inbound) -> None:
+        """One of :attr:`messages` from ``person``; raise :class:`AdapterError` to refuse it."""
+
+    def leader_only(self, msg: Inbound) -> bool:
+        """Whether only the leader may send ``msg``."""
+        return False
+
+    def lineup(self) -> list[AgentSpec]:
+        """The leader first (Player 1), then the other people present, then the agents."""
+        leader = self.room.leader
+        present = sorted((p for p in self.room.people.values() if not p.absent), key=lambda p: p is not leader)
+        people = [AgentSpec(name=p.name, kind="human") for p in present]
+        agents = [AgentSpec(name=a.name, model=a.model, options={"temperature": self.settings.temperature})
+                  for a in self.settings.agents]
+        return people + agents
+
+    # ------------------------------------------------------------------- the game as it goes
+    def on_event(self, event: Event) -> None:
+        """Every event of the game being played, as it happens (filter by audience before showing it)."""
+
+    def move_started(self, name: str, kind: str, round_: int | None, deadline: float | None) -> None: ...
+
+    def move_done(self, name: str, kind: str, round_: int | None, failure: str | None) -> None: ...
+
+    @abstractmethod
+    async def game_over(self, record: EpisodeRecord, events: list[Event]) -> None:
+        """The game ended and is stored."""
+
+    def game_failed(self) -> None:
+        """The server hit an error while the game was played (the room says so on the page)."""
+
+    # --------------------------------------------------------------------------------- views
+    @abstractmethod
+    def public(self) -> dict[str, Any]:
+        """What everyone in the room sees of the game (public events only)."""
+
+    @abstractmethod
+    def you(self, person: Person) -> dict[str, Any]:
+        """What only ``person`` sees: their own request."""
+
+    # ---------------------------------------------------------------------------- statistics
+    @abstractmethod
+    async def stats(self) -> dict[str, Any]:
+        """Statistics and history for the pages, after every game."""
+
+    def new_run(self) -> None:
+        """The room was just created: its run has no games yet, so nothing needs reading."""
+
+    @abstractmethod
+    async def export_json(self) -> dict[str, Any]: ...
+
+    @abstractmethod
+    async def export_csv(self) -> str: ...

@@ -1,0 +1,317 @@
+"""The coordination game in a live room: its phases, its moves, what everyone sees, its statistics.
+
+Phases: ``lobby`` (people join; the leader starts), in manual mode ``sentence``
+(the leader writes a sentence and picks the word), ``proposing`` (agents
+propose meanings) and ``confirm`` (the leader edits the option set), then
+``playing``, then ``over`` (the outcome; the leader starts the next game).
+Each game is stored as an episode of the room's run, so it appears in
+``lexicoord report`` like any campaign.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from lexicoord.core.audience import Viewer, can_see
+from lexicoord.core.context import EpisodeContext
+from lexicoord.core.events import Event
+from lexicoord.core.spec import AgentSpec, EpisodeSpec
+from lexicoord.errors import ConfigError, LexicoordError
+from lexicoord.protocols.coordination import CoordinationGame
+from lexicoord.protocols.coordination.manual import gather_proposals, manual_item, merge_proposals, validate_manual
+from lexicoord.runs.records import EpisodeRecord
+from lexicoord.seats.factory import SeatFactory
+from lexicoord.web.adapters.base import AdapterError, RoomAdapter
+from lexicoord.web.adapters.coordination_history import RoomRecord, history_csv, load_record, room_stats
+from lexicoord.web.adapters.coordination_messages import MESSAGES, Choose, Clarify, ManualConfirm, ManualSentence
+from lexicoord.web.adapters.coordination_view import GameView
+from lexicoord.web.messages import Inbound
+from lexicoord.web.room import Person
+from lexicoord.web.services import Services
+from lexicoord.web.settings import RoomSettings
+
+#: What the page shows of every game: only events everyone may see.
+SPECTATOR = Viewer()
+
+
+class CoordinationRoomSettings(RoomSettings):
+    mode: Literal["automatic", "manual"] = "automatic"
+    dataset: str = Field(default="builtin", max_length=200)
+    clarification_bound: int = Field(default=3, ge=0, le=10)
+    leader_clarifies: bool = True
+    failed_moves: Literal["block", "ignore"] = "block"
+
+    def game_settings(self) -> dict[str, object]:
+        """The rules' settings, as stored with each game (and read by ``lexicoord report``)."""
+        return {"clarification_bound": self.clarification_bound, "leader_clarifies": self.leader_clarifies,
+                "failed_moves": self.failed_moves, "seat_timeout": self.seat_timeout}
+
+
+class CurrentGame(BaseModel):
+    number: int
+    spec: dict[str, Any]
+    seed: int
+
+
+class CoordinationState(BaseModel):
+    version: int = 1
+    phase: Literal["lobby", "sentence", "proposing", "confirm", "playing", "over"] = "lobby"
+    cursor: int = 0
+    games: int = 0
+    current: CurrentGame | None = None
+    manual: dict[str, Any] | None = None
+
+
+class CoordinationRoom(RoomAdapter):
+    protocol = "coordination"
+    settings_model = CoordinationRoomSettings
+    state_model = CoordinationState
+    messages = MESSAGES
+
+    def __init__(self, room: Any) -> None:
+        super().__init__(room)
+        self.state = CoordinationState()
+        self.view: GameView | None = None
+        self.record: RoomRecord | None = None
+        settings = self.settings
+        #: The room's fixed facts, built once: every broadcast sends them.
+        self._fixed = {
+            "mode": settings.mode,
+            "agents": [a.model_dump() for a in settings.agents],
+            "settings": {"clarification_bound": settings.clarification_bound, "seat_timeout": settings.seat_timeout,
+                         "agent_timeout": settings.agent_timeout, "dataset": settings.dataset},
+        }
+
+    @property
+    def settings(self) -> CoordinationRoomSettings:
+        assert isinstance(self.room.settings, CoordinationRoomSettings)
+        return self.room.settings
+
+    # --------------------------------------------------------------------- creation and saving
+    @classmethod
+    def check(cls, settings: RoomSettings, services: Services) -> None:
+        assert isinstance(settings, CoordinationRoomSettings)
+        services.dataset(settings.dataset)
+        unknown = sorted({a.model for a in settings.agents} - set(services.model_names))
+        if unknown:
+            raise ConfigError(f"Model {unknown[0]} is not offered by this server; choose one of: "
+                              f"{', '.join(services.model_names)}.")
+
+    @classmethod
+    def run_config(cls, settings: RoomSettings) -> dict[str, Any]:
+        assert isinstance(settings, CoordinationRoomSettings)
+        return {"mode": settings.mode, "dataset": settings.dataset,
+                "lineup": [a.model_dump() for a in settings.agents], "settings": settings.game_settings()}
+
+    def saved(self) -> dict[str, Any]:
+        return self.state.model_dump(mode="json")
+
+    def restore(self, state: dict[str, Any]) -> None:
+        self.state = CoordinationState.model_validate(state)
+        if self.state.phase == "proposing":  # the proposals were lost with the server: ask for them again
+            self.state.phase = "sentence"
+        if self.state.phase == "playing" and not self.state.current:
+            self.state.phase = "over"
+
+    async def resume(self, replay: dict[str, list[dict[str, Any]]]) -> None:
+        if self.state.phase == "playing" and self.state.current:
+            self._launch(replay)
+
+    # --------------------------------------------------------------------------------- moves
+    def leader_only(self, msg: Inbound) -> bool:
+        return isinstance(msg, (ManualSentence, ManualConfirm))
+
+    async def handle(self, person: Person, msg: Inbound) -> None:
+        if isinstance(msg, Choose):
+            self._choose(person, msg)
+        elif isinstance(msg, Clarify):
+            self._clarify(person, msg)
+        elif isinstance(msg, ManualSentence):
+            await self._manual_sentence(msg.sentence, msg.word)
+        elif isinstance(msg, ManualConfirm):
+            await self._manual_confirm(msg.options)
+
+    def _choose(self, person: Person, msg: Choose) -> None:
+        found = self.room.seat_request(person)
+        if found is None or found[1].kind not in ("choose", "announce"):
+            raise AdapterError("not_your_turn", "There is no choice to make now.")
+        seat, pending = found
+        if pending.round != msg.round:
+            raise AdapterError("round_closed", f"Round {msg.round} is closed; this is round {pending.round}.")
+        if msg.choice not in pending.view["options"]:
+            raise AdapterError("not_an_option", "That is not one of the meanings on offer.")
+        value = {"choice": msg.choice, "justification": " ".join(msg.justification.split())}
+        problem = pending.check(value)
+        if problem is not None:  # the same schema a model answers: the person can correct it
+            raise AdapterError("bad_answer", f"Not accepted: {problem}.")
+        seat.submit(value)
+
+    def _clarify(self, person: Person, msg: Clarify) -> None:
+        found = self.room.seat_request(person)
+        if found is None or found[1].kind != "clarify":
+            raise AdapterError("not_your_turn", "No clarification is asked for now.")
+        seat, pending = found
+        if pending.round != msg.round:
+            raise AdapterError("round_closed", f"Round {msg.round} is over.")
+        statement = " ".join(msg.statement.split())
+        if not statement:
+            seat.submit(action="pass")
+            return
+        problem = pending.check({"statement": statement})
+        if problem is not None:
+            raise AdapterError("bad_answer", f"Not accepted: {problem}.")
+        seat.submit({"statement": statement})
+
+    async def start(self) -> None:
+        if self.state.phase not in ("lobby", "over"):
+            raise AdapterError("wrong_phase", "A game is already under way.")
+        if self.settings.mode == "manual":
+            self.state.phase = "sentence"
+            self.state.manual = None
+            await self.room.save()
+            return
+        items = self.room.services.dataset(self.settings.dataset)
+        order = random.Random(self.settings.seed).sample(range(len(items)), len(items))
+        item = items[order[self.state.cursor % len(items)]].as_task()
+        self.state.cursor += 1
+        await self._begin(item)
+
+    async def _begin(self, item: dict[str, Any]) -> None:
+        lineup = self.lineup()
+        if len(lineup) < 2:
+            raise AdapterError("too_few", "A game needs at least two players: invite someone or add agents.")
+        self.state.games += 1
+        spec = EpisodeSpec(item_id=str(item["id"]), item=item, settings=self.settings.game_settings(), lineup=lineup,
+                           repetition=self.state.games)
+        self.state.current = CurrentGame(number=self.state.games, spec=spec.model_dump(mode="json"),
+                                         seed=spec.seed(self.settings.seed))
+        self.state.phase = "playing"
+        self.room.notice = None
+        await self.room.save()
+        self._launch({})
+
+    def _launch(self, replay: dict[str, list[dict[str, Any]]]) -> None:
+        current = self.state.current
+        assert current is not None
+        spec = EpisodeSpec.model_validate(current.spec)
+        players = [{"name": a.name, "kind": a.kind, "model": a.model} for a in spec.lineup]
+        self.view = GameView(current.number, spec.item, players)
+        self.room.play(CoordinationGame(), spec, current.number, current.seed, replay)
+
+    async def end(self) -> None:
+        if self.state.phase in ("sentence", "proposing", "confirm"):
+            self.state.phase = "over" if self.state.games else "lobby"
+            self.state.manual = None
+            await self.room.save()
+            return
+        if self.state.phase != "playing" or not self.room.interrupt_game("the leader ended the game"):
+            raise AdapterError("wrong_phase", "No game is being played.")
+
+    # ---------------------------------------------------------------------------------- manual mode
+    async def _manual_sentence(self, sentence: str, word: str) -> None:
+        if self.state.phase != "sentence":
+            raise AdapterError("wrong_phase", "Start a game in manual mode first.")
+        try:
+            sentence, word = validate_manual(sentence, word)
+        except LexicoordError as exc:
+            raise AdapterError("bad_sentence", str(exc)) from None
+        self.state.manual = {"sentence": sentence, "word": word, "proposals": [], "options": [], "silent": []}
+        self.state.phase = "proposing"
+        await self.room.save()
+        self.room.run_task(self._propose(sentence, word))
+
+    async def _propose(self, sentence: str, word: str) -> None:
+        ctx = EpisodeContext(spec=EpisodeSpec(item_id="manual"), seed=self.settings.seed + self.state.games,
+                             make_seat=SeatFactory(self.room.services.models))
+        seats = [ctx.seat(AgentSpec(name=a.name, model=a.model)) for a in self.settings.agents]
+        try:
+            proposals = await asyncio.wait_for(gather_proposals(seats, sentence, word), self.settings.agent_timeout)
+        except TimeoutError:
+            proposals = []
+        merged = merge_proposals(proposals)
+        async with self.room.lock:
+            if self.state.phase != "proposing" or self.state.manual is None:
+                return
+            self.state.manual["proposals"] = [o.model_dump() for o in merged]
+            self.state.manual["options"] = [o.text for o in merged]
+            self.state.manual["silent"] = sorted({s.name for s in seats} - {p.agent for p in proposals})
+            self.state.phase = "confirm"
+            await self.room.save()
+        self.room.changed()
+
+    async def _manual_confirm(self, options: list[str]) -> None:
+        manual = self.state.manual
+        if self.state.phase != "confirm" or manual is None:
+            raise AdapterError("wrong_phase", "There is no option set to confirm.")
+        try:
+            item = manual_item(manual["sentence"], manual["word"], options, item_id=f"manual-{self.state.games + 1}")
+        except LexicoordError as exc:
+            raise AdapterError("bad_options", str(exc)) from None
+        await self._begin(item.as_task())
+
+    # ------------------------------------------------------------------- the game as it goes
+    def on_event(self, event: Event) -> None:
+        if self.view is not None and can_see(SPECTATOR, event.audience):
+            self.view.on_event(event)
+
+    def move_started(self, name: str, kind: str, round_: int | None, deadline: float | None) -> None:
+        if self.view is not None:
+            self.view.move_started(name, kind, round_, deadline)
+
+    def move_done(self, name: str, kind: str, round_: int | None, failure: str | None) -> None:
+        if self.view is not None:
+            self.view.move_done(name, kind, round_, failure)
+
+    async def game_over(self, record: EpisodeRecord, events: list[Event]) -> None:
+        async with self.room.lock:
+            self.state.current = None
+            self.state.phase = "over"
+            await self.room.save()
+        if self.record is not None:
+            self.record.add(record, events)
+
+    def game_failed(self) -> None:
+        self.state.phase = "over"
+
+    # --------------------------------------------------------------------------------- views
+    def public(self) -> dict[str, Any]:
+        phase = self.state.phase
+        return {
+            "phase": phase, "games": self.state.games, **self._fixed,
+            "manual": self.state.manual if phase in ("sentence", "proposing", "confirm") else None,
+            "game": self.view.public() if self.view is not None else None,
+        }
+
+    def you(self, person: Person) -> dict[str, Any]:
+        found = self.room.seat_request(person)
+        request = {"kind": found[1].kind, "round": found[1].round} if found is not None else None
+        return {"request": request}
+
+    # ---------------------------------------------------------------------------- statistics
+    async def stats(self) -> dict[str, Any]:
+        """Read from the store once, then kept up to date game by game."""
+        if self.record is None:
+            self.record = await self.room.services.rooms.call(
+                load_record, self.room.services.store, self.room.run_id, self.settings.clarification_bound
+            )
+        return self.record.stats()
+
+    def new_run(self) -> None:
+        self.record = RoomRecord(self.settings.clarification_bound)  # a new run has no games to read
+
+    async def _full_stats(self) -> dict[str, Any]:
+        """Statistics with every game of the room (pages get only the latest games)."""
+        services = self.room.services
+        return await services.rooms.call(room_stats, services.store, self.room.run_id,
+                                         self.settings.clarification_bound, None)
+
+    async def export_json(self) -> dict[str, Any]:
+        return {"room": {"code": self.room.code, "run": self.room.run_id, "mode": self.settings.mode,
+                         "settings": self.settings.model_dump(mode="json")}, **(await self._full_stats())}
+
+    async def export_csv(self) -> str:
+        return history_csv((await self._full_stats())["history"])

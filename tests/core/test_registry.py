@@ -1,0 +1,48 @@
+"""Protocols are found through entry points, the built-ins exactly as a third party's."""
+
+import pytest
+
+from lexicoord.core.protocol import Protocol
+from lexicoord.core.registry import ProtocolEntry, get_protocol, protocols, register_protocol
+from lexicoord.errors import ConfigError
+from lexicoord.protocols.coordination import CoordinationGame, CoordinationOutcome, CoordinationSettings
+from lexicoord.protocols.debate import AmbiguityOutcome, AmbiguityStudy
+
+
+def test_the_built_in_protocols_are_registered() -> None:
+    known = protocols()
+    assert {"coordination", "ambiguity"} <= set(known)
+    coord, study = known["coordination"], known["ambiguity"]
+    assert coord.protocol is CoordinationGame and study.protocol is AmbiguityStudy
+    assert coord.protocol.settings_model is CoordinationSettings and coord.protocol.outcome_model is CoordinationOutcome
+    assert study.protocol.outcome_model is AmbiguityOutcome
+    assert all(issubclass(e.protocol, Protocol) and e.summary for e in known.values())
+    assert get_protocol("coordination") == coord
+
+
+def test_a_protocol_nobody_installed_is_refused_naming_the_known_ones() -> None:
+    with pytest.raises(ConfigError, match=r"No protocol 'nope' is installed; known: .*ambiguity, coordination"):
+        get_protocol("nope")
+
+
+def test_each_built_in_report_can_be_found() -> None:
+    for name in ("coordination", "ambiguity"):
+        assert callable(get_protocol(name).load("report"))
+    with pytest.raises(ConfigError, match="'ambiguity' has no room"):
+        get_protocol("ambiguity").load("room")
+
+
+def test_a_registered_protocol_is_listed(monkeypatch) -> None:
+    from lexicoord.core import registry
+
+    class Echo(Protocol):
+        name = "echo-test"
+
+        async def play(self, ctx):  # pragma: no cover - never played here
+            raise NotImplementedError
+
+    monkeypatch.setattr(registry, "_protocols", dict(registry.protocols()))
+    register_protocol(ProtocolEntry(name="echo-test", summary="a test protocol", protocol=Echo))
+    assert get_protocol("echo-test").protocol is Echo and "echo-test" in protocols()
+    with pytest.raises(ConfigError, match="known: .*echo-test"):
+        get_protocol("nope")

@@ -1,0 +1,68 @@
+"""The README's "Writing a protocol" example, run as written: a new protocol is one module and one registration."""
+
+from __future__ import annotations
+
+import re
+import types
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lexicoord.core.audience import Viewer, visible
+from lexicoord.core.events import MessageEvent
+from lexicoord.core.registry import get_protocol, protocols
+from lexicoord.core.spec import AgentSpec
+from lexicoord.models import Model
+from lexicoord.models.pool import ModelPool
+from lexicoord.models.providers.scripted import ScriptedProvider
+from lexicoord.runs.grid import grid
+from lexicoord.runs.runner import Runner
+from lexicoord.runs.store import Store
+
+README = Path(__file__).parents[2] / "README.md"
+
+
+def example_blocks() -> list[str]:
+    text = README.read_text(encoding="utf-8")
+    section = text[text.index("## Writing a protocol"):text.index("## Tests")]
+    return re.findall(r"```python\n(.*?)```", section, re.S)
+
+
+def load_example() -> types.ModuleType:
+    module = types.ModuleType("my_game")
+    exec(compile(example_blocks()[0], "README:my_game", "exec"), module.__dict__)
+    return module
+
+
+async def test_the_example_registers_and_plays_by_its_rules(tmp_path) -> None:
+    game = load_example()
+    game.register()
+    assert "same-word" in protocols() and get_protocol("same-word").protocol is game.SameWord
+    pool = ModelPool(cache=False)
+    pool.add(Model(ScriptedProvider("words", {"a": [{"word": "Hammer"}, {"word": "hammer"}], "b": [{"word": "hammer"}],
+                                              "c": [{"word": "mallet"}]})), "scripted/words")
+    runner = Runner(Store(str(tmp_path / "w.db")), game.SameWord(), models=pool, progress=False)
+    seats = {n: AgentSpec(name=n, model="scripted/words") for n in "abc"}
+    item = {"id": "t1", "thing": "a tool for driving nails"}
+    await runner.run("w", grid([item], [[seats["a"], seats["b"]]]))
+    await runner.run("w2", grid([item], [[seats["c"], seats["a"]]]))
+    [(first, events)] = list(runner.store.iter_run_events("w"))
+    [(second, _)] = list(runner.store.iter_run_events("w2"))
+    assert first.outcome == {"agreed": True, "words": {"a": "hammer", "b": "hammer"}}
+    assert second.outcome is not None and second.outcome["agreed"] is False
+    said = [e for e in events if isinstance(e, MessageEvent)]
+    assert {e.agent for e in said} == {"a", "b"}
+    assert not [e for e in visible(said, Viewer(name="b")) if e.agent == "a"], "a's word is a's alone"
+
+
+@pytest.mark.embedded
+def test_the_example_runs_as_written_on_the_embedded_model(tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    namespace: dict[str, Any] = {}
+    for block in example_blocks():
+        exec(compile(block, "README", "exec"), namespace)
+    store = Store()
+    [(episode, _)] = list(store.iter_run_events("same-word-1"))
+    assert episode.status == "done", episode.error
+    assert set(episode.outcome["words"]) == {"a", "b"} and isinstance(episode.outcome["agreed"], bool)

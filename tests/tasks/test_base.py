@@ -1,0 +1,44 @@
+"""The task interface: sources, line-numbered errors, the hub behind an optional package, scoring."""
+
+import importlib.util
+
+import pytest
+
+from lexicoord.errors import ConfigError
+from lexicoord.tasks.ambiguous import TASK as WORDS
+from lexicoord.tasks.base import parse_hub_ref
+from lexicoord.tasks.instructions import TASK as INSTRUCTIONS
+from lexicoord.tasks.instructions import generated_instructions
+from lexicoord.tasks.jsonl import DatasetError
+
+
+def test_named_sources_and_files_load_through_one_call(tmp_path) -> None:
+    assert len(WORDS.load("builtin")) == 285
+    path = tmp_path / "mine.jsonl"
+    path.write_text('{"id": "a", "sentence": "Hold the part.", "word": "hold", "options": ["grip it", "wait"]}\n'
+                    '{"id": "b", "sentence": "x"}\n')
+    with pytest.raises(DatasetError, match="line 2: sentence"):
+        WORDS.load(str(path))
+
+
+def test_hub_references_are_parsed_and_need_the_optional_package() -> None:
+    assert parse_hub_ref("gsm8k:main@train") == ("gsm8k", "main", "train")
+    assert parse_hub_ref("me/words") == ("me/words", None, "test")
+    with pytest.raises(ConfigError, match="names no dataset"):
+        parse_hub_ref(":x")
+    if importlib.util.find_spec("datasets") is None:
+        with pytest.raises(ConfigError, match="needs the optional datasets package"):
+            WORDS.load("hf:me/words")
+
+
+def test_scoring_is_the_task_s() -> None:
+    item = {"intended": "grip it"}
+    assert WORDS.score(item, {"converged": True, "interpretation": "grip it"}) is True
+    assert WORDS.score(item, {"converged": True, "interpretation": "wait"}) is False
+    assert WORDS.score(item, {"converged": False, "interpretation": None}) is False
+    assert WORDS.score({"intended": None}, {"converged": True, "interpretation": "wait"}) is None, "open items"
+    ambiguous, clear = (i.as_task() for i in generated_instructions(1)[:2])
+    assert INSTRUCTIONS.score(clear, {"verdict": "clear", "question": ""}) is True
+    assert INSTRUCTIONS.score(clear, {"verdict": "ambiguous", "question": "How many?"}) is False, "a false alarm"
+    assert INSTRUCTIONS.score(ambiguous, {"verdict": "clear", "question": ""}) is False
+    assert INSTRUCTIONS.score(ambiguous, {"verdict": "ambiguous", "question": "x", "termination": "error"}) is False
