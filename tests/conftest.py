@@ -17,7 +17,25 @@ from pathlib import Path
 import httpx
 import pytest
 
+from lexicoord.models.providers import local
 from lexicoord.models.providers.presets import PRESETS
+
+
+@pytest.fixture(autouse=True)
+def embedded_calls_are_marked(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch):
+    """A test that makes the embedded model generate in this process must carry the ``embedded`` marker
+    (so ``-m "not embedded"`` is a true quick pass). Subprocess tests are marked by hand."""
+    calls = {"n": 0}
+    real = local.LocalProvider.generate
+
+    async def counted(self, messages, config):  # type: ignore[no-untyped-def]
+        calls["n"] += 1
+        return await real(self, messages, config)
+
+    monkeypatch.setattr(local.LocalProvider, "generate", counted)
+    yield
+    if calls["n"] and request.node.get_closest_marker("embedded") is None:
+        pytest.fail(f"{request.node.nodeid} ran the embedded model {calls['n']} time(s) without @pytest.mark.embedded")
 
 
 @pytest.fixture(autouse=True)

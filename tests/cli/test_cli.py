@@ -115,6 +115,7 @@ def test_demo_then_runs_list_show_export(tmp_path) -> None:
     assert len(choices) >= 4 and choices[0]["round"] == 0 and choices[0]["move"] == "announcement"
 
 
+@pytest.mark.embedded
 def test_demo_on_the_embedded_model(tmp_path) -> None:
     db = str(tmp_path / "embedded.db")
     demo = lexicoord("demo", "--run", "real", "--seed", "7", "--bound", "1", "--db", db, "--no-cache")

@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from tests.cli.test_cli import lexicoord
 
 
@@ -78,6 +80,7 @@ def test_manual_mode_in_the_terminal(tmp_path) -> None:
     assert episode["outcome"]["rounds"] >= 1
 
 
+@pytest.mark.embedded
 def test_a_short_real_campaign_on_the_embedded_model(tmp_path) -> None:
     db = str(tmp_path / "e.db")
     lexicoord("coord", "run", "--agents", "2", "--items", "2", "--bound", "1", "--run", "emb", "--db", db, "--no-cache")

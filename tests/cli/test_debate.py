@@ -1,6 +1,9 @@
 """The debate commands as a user runs them: generate, run (scripted and the real embedded model), report."""
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -74,6 +77,7 @@ def test_bad_input_is_a_clear_error(tmp_path) -> None:
         assert result.returncode == 1 and needle in result.stderr, (args, result.stderr)
 
 
+@pytest.mark.embedded
 def test_a_real_debate_on_the_embedded_model_end_to_end(tmp_path) -> None:
     db = str(tmp_path / "e.db")
     run = lexicoord("debate", "run", "-n", "1", "--items", "2", "--rounds", "2", "--max-tokens", "120",
@@ -93,6 +97,7 @@ def test_a_real_debate_on_the_embedded_model_end_to_end(tmp_path) -> None:
     assert "<svg" in (out / "report.html").read_text()
 
 
+@pytest.mark.embedded
 def test_a_debate_mixing_the_embedded_model_and_a_real_openai_compatible_server(tmp_path, llama_server) -> None:
     """Rotation across providers: each model leads once, the other two seats follow, over HTTP and in-process."""
     db = str(tmp_path / "m.db")
@@ -108,11 +113,7 @@ def test_a_debate_mixing_the_embedded_model_and_a_real_openai_compatible_server(
     assert all(c["usage"]["completion_tokens"] for c in calls)
 
 
-def _play(tmp_path, *args: str, answers: str) -> "subprocess.CompletedProcess[str]":
-    import os
-    import subprocess
-    import sys
-
+def _play(tmp_path, *args: str, answers: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "lexicoord.cli.app", "debate", "play", *args, "--seed", "1", "--timeout", "10",
          "--db", str(tmp_path / "p.db")],

@@ -11,6 +11,8 @@ from lexicoord.models import get_model
 from lexicoord.models.providers import local
 from lexicoord.models.types import assistant, user
 
+pytestmark = pytest.mark.embedded  # every test here runs the embedded model
+
 SCHEMA = {
     "type": "object",
     "properties": {

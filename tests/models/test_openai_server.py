@@ -1,8 +1,11 @@
 """The OpenAI-compatible provider against a real server on loopback (llama-cpp-python's own)."""
 
+import pytest
 from jsonschema import validate
 
 from lexicoord.models import get_model
+
+pytestmark = pytest.mark.embedded  # every test here runs the embedded model
 
 SCHEMA = {
     "type": "object",

@@ -5,6 +5,8 @@ import importlib.util
 import pytest
 
 from lexicoord.errors import ConfigError
+from lexicoord.protocols.coordination import CoordinationOutcome
+from lexicoord.protocols.debate import AmbiguityOutcome
 from lexicoord.tasks.ambiguous import TASK as WORDS
 from lexicoord.tasks.base import parse_hub_ref
 from lexicoord.tasks.instructions import TASK as INSTRUCTIONS
@@ -31,14 +33,23 @@ def test_hub_references_are_parsed_and_need_the_optional_package() -> None:
             WORDS.load("hf:me/words")
 
 
-def test_scoring_is_the_task_s() -> None:
+def game(converged: bool, interpretation: str | None) -> CoordinationOutcome:
+    return CoordinationOutcome(converged=converged, reason="converged" if converged else "bound",
+                               interpretation=interpretation, rounds=1)
+
+
+def answer(verdict: str, question: str = "", termination: str = "consensus") -> AmbiguityOutcome:
+    return AmbiguityOutcome(condition="debate", termination=termination, rounds=1, verdict=verdict, question=question)
+
+
+def test_scoring_is_the_task_s_on_the_protocol_s_typed_outcome() -> None:
     item = {"intended": "grip it"}
-    assert WORDS.score(item, {"converged": True, "interpretation": "grip it"}) is True
-    assert WORDS.score(item, {"converged": True, "interpretation": "wait"}) is False
-    assert WORDS.score(item, {"converged": False, "interpretation": None}) is False
-    assert WORDS.score({"intended": None}, {"converged": True, "interpretation": "wait"}) is None, "open items"
+    assert WORDS.score(item, game(True, "grip it")) is True
+    assert WORDS.score(item, game(True, "wait")) is False
+    assert WORDS.score(item, game(False, None)) is False
+    assert WORDS.score({"intended": None}, game(True, "wait")) is None, "open items"
     ambiguous, clear = (i.as_task() for i in generated_instructions(1)[:2])
-    assert INSTRUCTIONS.score(clear, {"verdict": "clear", "question": ""}) is True
-    assert INSTRUCTIONS.score(clear, {"verdict": "ambiguous", "question": "How many?"}) is False, "a false alarm"
-    assert INSTRUCTIONS.score(ambiguous, {"verdict": "clear", "question": ""}) is False
-    assert INSTRUCTIONS.score(ambiguous, {"verdict": "ambiguous", "question": "x", "termination": "error"}) is False
+    assert INSTRUCTIONS.score(clear, answer("clear")) is True
+    assert INSTRUCTIONS.score(clear, answer("ambiguous", "How many?")) is False, "a false alarm"
+    assert INSTRUCTIONS.score(ambiguous, answer("clear")) is False
+    assert INSTRUCTIONS.score(ambiguous, answer("ambiguous", "how many?", termination="error")) is False

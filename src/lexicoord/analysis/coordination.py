@@ -158,3 +158,8 @@ def compute(games: list[Game], bound: int | None = None) -> CoordinationStats:
         toward_leader=toward,
         bound=bound,
     )
+
+
+def statistics(rows: Iterable[tuple[EpisodeRecord, list[Event]]], bound: int | None = None) -> CoordinationStats:
+    """The game's statistics of a run's stored episodes (registered for the protocol)."""
+    return compute(games_from(rows), bound=bound)

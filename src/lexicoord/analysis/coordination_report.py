@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from lexicoord.analysis.coordination import CoordinationStats, Game, compute, games_from
+from lexicoord.analysis.coordination import CoordinationStats, Game, games_from, statistics
 from lexicoord.analysis.figures import depth_distribution
 from lexicoord.analysis.html import inline_svg, table
 from lexicoord.analysis.html import page as html_page
@@ -96,11 +96,12 @@ settings {html.escape(json.dumps(run.config, ensure_ascii=False))}</p>
 
 def report(store: Store, run: RunInfo, out_dir: Path) -> Report:
     """The coordination game's report of a stored run (registered for ``lexicoord report``)."""
-    games = games_from(store.iter_run_events(run.id))
+    rows = list(store.iter_run_events(run.id))
+    games = games_from(rows)
     if not games:
         raise LexicoordError(f"Run '{run.id}' has no finished coordination games yet.")
     bound = (run.config.get("settings") or {}).get("clarification_bound", run.config.get("bound"))
-    stats = compute(games, bound=bound)
+    stats = statistics(rows, bound=bound)
     agents = agent_rows(stats)
     depth = [[str(d), str(n)] for d, n in stats.depth_distribution.items()] + [["failed", str(stats.failed)]]
     tables = [

@@ -219,3 +219,10 @@ def compute(episodes: list[Episode], failed: int = 0, failed_configs: dict[str, 
         judge = Agreement(judged=len(pairs), agree=_rate(r == j for r, j in zip(rule_v, judge_v)),
                           kappa=cohen_kappa(rule_v, judge_v))
     return StudyStats(episodes=len(episodes), failed=failed, types=types, configs=configs, judge=judge)
+
+
+def statistics(rows: Iterable[tuple[EpisodeRecord, list[Event]]]) -> StudyStats:
+    """The study's statistics of a run's stored episodes, failed ones counted per configuration (registered)."""
+    rows = list(rows)
+    failed = sum(1 for r, _ in rows if r.status == "failed")
+    return compute(episodes_from(rows), failed=failed, failed_configs=dict(failed_by_config(rows)))

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from lexicoord.analysis.cells import safe_cell
-from lexicoord.analysis.debate import Episode, StudyStats, compute, episodes_from, failed_by_config
+from lexicoord.analysis.debate import Episode, StudyStats, episodes_from, statistics
 from lexicoord.analysis.debate_figures import study_figures
 from lexicoord.analysis.html import inline_svg, table
 from lexicoord.analysis.html import page as html_page
@@ -137,8 +137,8 @@ def report(store: Store, run: RunInfo, out_dir: Path) -> Report:
     episodes = episodes_from(rows)
     if not episodes:
         raise LexicoordError(f"Run '{run.id}' has no finished ambiguity episodes yet.")
-    failed = sum(1 for r, _ in rows if r.status == "failed")
-    stats = compute(episodes, failed=failed, failed_configs=dict(failed_by_config(rows)))
+    stats = statistics(rows)
+    failed = stats.failed
     tables = [ReportTable(title=f"{run.id}: success ({stats.episodes} episodes, {failed} failed)",
                           head=success_rows(stats)[0], rows=success_rows(stats)[1])]
     head, consensus = consensus_rows(stats)

@@ -19,7 +19,7 @@ from lexicoord.core.seat import Request
 from lexicoord.core.spec import AgentSpec, EpisodeSpec
 from lexicoord.errors import ConfigError
 from lexicoord.models.pool import ModelPool
-from lexicoord.protocols.coordination import CoordinationGame
+from lexicoord.protocols.coordination import CoordinationGame, CoordinationOutcome
 from lexicoord.protocols.coordination.manual import gather_proposals, manual_item, merge_proposals, validate_manual
 from lexicoord.runs.grid import grid
 from lexicoord.runs.runner import Runner
@@ -152,5 +152,5 @@ def play(
         if episode.status != "done":
             console.print(f"[red]The game failed to run:[/red] {escape(episode.error or '')}")
             raise typer.Exit(1)
-        print_game(events, episode.outcome or {})
+        print_game(events, CoordinationOutcome.model_validate(episode.outcome))
     console.print(f"[dim]Recorded as run {run_id}.[/dim]")

@@ -226,7 +226,7 @@ def play(
             line = e.line()
             if line and e.type in ("proposal", "feedback"):
                 console.print(f"r{e.round} [bold]{escape(e.agent or '')}[/bold] {escape(line)}", highlight=False)
-        outcome = AmbiguityOutcome.model_validate(episode.outcome or {})
+        outcome = AmbiguityOutcome.model_validate(episode.outcome)
         ended = "consensus" if outcome.consensus else outcome.termination
         console.print(f"Debate ended: {ended} after {outcome.rounds} round(s); final verdict {outcome.verdict}"
                       + (f", question: {escape(outcome.question)}" if outcome.question else "") + ".", highlight=False)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import random
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -16,7 +16,7 @@ from lexicoord.cli.options import DbOption, NoCacheOption, cache_setting, run_as
 from lexicoord.core.events import ChoiceEvent, Event
 from lexicoord.errors import ConfigError
 from lexicoord.models.pool import ModelPool
-from lexicoord.protocols.coordination import CoordinationGame
+from lexicoord.protocols.coordination import CoordinationGame, CoordinationOutcome
 from lexicoord.runs.grid import grid
 from lexicoord.runs.runner import Runner
 from lexicoord.runs.store import Store
@@ -26,7 +26,7 @@ console = Console()
 DEFAULT_ITEM = "release-01"
 
 
-def print_game(events: list[Event], outcome: dict[str, Any]) -> None:
+def print_game(events: list[Event], outcome: CoordinationOutcome) -> None:
     """Round by round, in the order things happened: who chose what and why, then the outcome."""
     this_round: list[ChoiceEvent] = []
     for e in events:
@@ -46,14 +46,14 @@ def print_game(events: list[Event], outcome: dict[str, Any]) -> None:
                 table.add_row(escape(c.agent or ""), choice, escape(c.justification))
             console.print(table)
             this_round = []
-    if outcome.get("converged"):
-        depth = outcome["depth"]
-        verdict = f"[green]Converged[/green] on '{escape(outcome['interpretation'])}' at clarification depth {depth}"
-        if outcome.get("intended"):
-            verdict += " (the intended meaning)" if outcome.get("correct") else f" (intended: '{escape(outcome['intended'])}')"
+    if outcome.converged:
+        verdict = (f"[green]Converged[/green] on '{escape(outcome.interpretation or '')}' at clarification depth "
+                   f"{outcome.depth}")
+        if outcome.intended:
+            verdict += " (the intended meaning)" if outcome.correct else f" (intended: '{escape(outcome.intended)}')"
         console.print(verdict + ".")
     else:
-        console.print(f"[yellow]Failed[/yellow] ({outcome.get('reason')}) after {outcome.get('rounds')} rounds.")
+        console.print(f"[yellow]Failed[/yellow] ({outcome.reason}) after {outcome.rounds} rounds.")
 
 
 def demo(
@@ -88,7 +88,7 @@ def demo(
         if episode.status != "done":
             console.print(f"[red]The game failed to run:[/red] {escape(episode.error or '')}")
             raise typer.Exit(1)
-        print_game(events, episode.outcome or {})
+        print_game(events, CoordinationOutcome.model_validate(episode.outcome))
     console.print(
         f"[dim]{summary.model_calls} model calls, {summary.prompt_tokens + summary.completion_tokens} tokens,"
         f" {summary.wall_time:.1f} s. Recorded as run {run_id}: lexicoord runs show {run_id} --transcript[/dim]"

@@ -33,13 +33,16 @@ class ProtocolEntry(BaseModel):
     protocol: type[Protocol]
     #: ``module:attribute`` of the :class:`~lexicoord.tasks.base.Task` the protocol plays.
     task: str | None = None
-    #: ``module:function`` writing the report of a stored run: ``f(store, run, out) -> ReportFiles``.
+    #: ``module:function`` computing the protocol's statistics from a run's stored episodes and events:
+    #: ``f(rows: Iterable[tuple[EpisodeRecord, list[Event]]]) -> BaseModel`` (events only: no re-run needed).
+    statistics: str | None = None
+    #: ``module:function`` writing the report of a stored run: ``f(store, run, out_dir) -> Report``.
     report: str | None = None
     #: ``module:class`` of the live-room adapter, when people can play it in a browser.
     room: str | None = None
 
     def load(self, what: str) -> Any:
-        """The object named by the ``task``, ``report`` or ``room`` field."""
+        """The object named by the ``task``, ``statistics``, ``report`` or ``room`` field."""
         target = getattr(self, what)
         if not target:
             raise ConfigError(f"Protocol '{self.name}' has no {what}.")

@@ -8,10 +8,9 @@ Files load through :mod:`lexicoord.tasks.jsonl`: every bad line is reported.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -105,7 +104,16 @@ def builtin_items() -> list[AmbiguityItem]:
     return parse_jsonl(text.splitlines(), f"built-in {BUILTIN}")[0]
 
 
-class AmbiguousWords(Task[AmbiguityItem]):
+class AgreedMeaning(Protocol):
+    """What the task scores of a game's outcome (the coordination game's outcome has it)."""
+
+    @property
+    def converged(self) -> bool: ...
+    @property
+    def interpretation(self) -> str | None: ...
+
+
+class AmbiguousWords(Task[AmbiguityItem, AgreedMeaning]):
     """Ambiguous words in context, for the coordination game.
 
     Sources: ``builtin`` (the project's own 285 items), ``coarsewsd:FOLDER``
@@ -125,10 +133,10 @@ class AmbiguousWords(Task[AmbiguityItem]):
             return load_coarsewsd(Path(source.removeprefix("coarsewsd:")))
         return super().load(source)
 
-    def score(self, item: dict[str, Any], outcome: Mapping[str, Any]) -> bool | None:
+    def score(self, item: dict[str, Any], outcome: AgreedMeaning) -> bool | None:
         if not item.get("intended"):
             return None
-        return bool(outcome.get("converged")) and outcome.get("interpretation") == item["intended"]
+        return outcome.converged and outcome.interpretation == item["intended"]
 
 
 TASK = AmbiguousWords()

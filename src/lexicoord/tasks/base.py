@@ -21,6 +21,7 @@ from lexicoord.tasks import jsonl
 from lexicoord.tasks.jsonl import DatasetError, LineError
 
 ItemT = TypeVar("ItemT", bound=BaseModel)
+OutcomeT = TypeVar("OutcomeT", contravariant=True)
 HUB = "hf:"
 
 
@@ -33,8 +34,9 @@ def parse_hub_ref(ref: str) -> tuple[str, str | None, str]:
     return name, config or None, split or "test"
 
 
-class Task(ABC, Generic[ItemT]):
-    """Subclasses set ``name`` and ``item_model`` and implement :meth:`score`."""
+class Task(ABC, Generic[ItemT, OutcomeT]):
+    """Subclasses set ``name`` and ``item_model`` and implement :meth:`score` on the protocol's typed outcome
+    (described structurally, so a task never imports the protocol that plays it)."""
 
     name: ClassVar[str]
     item_model: ClassVar[type[BaseModel]]
@@ -86,5 +88,5 @@ class Task(ABC, Generic[ItemT]):
         return item.model_dump(mode="json")
 
     @abstractmethod
-    def score(self, item: dict[str, Any], outcome: Mapping[str, Any]) -> bool | None:
+    def score(self, item: dict[str, Any], outcome: OutcomeT) -> bool | None:
         """Whether the outcome is right for the item; ``None`` when the item gives nothing to judge by."""

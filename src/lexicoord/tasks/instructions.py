@@ -14,9 +14,9 @@ ambiguous instruction by rule (an LLM judge needs ``ask_about`` at least).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -120,7 +120,18 @@ def rule_success(item: dict[str, Any], verdict: str | None, question: str) -> bo
     return verdict == "ambiguous" and bool(question) and named
 
 
-class RobotInstructions(Task[Instruction]):
+class FinalAnswer(Protocol):
+    """What the task scores of an episode's outcome (the ambiguity study's outcome has it)."""
+
+    @property
+    def termination(self) -> str: ...
+    @property
+    def verdict(self) -> str | None: ...
+    @property
+    def question(self) -> str: ...
+
+
+class RobotInstructions(Task[Instruction, FinalAnswer]):
     """Robot instructions on a scene, for the ambiguity study.
 
     Sources: a JSONL file of generated pairs (both twins, unless
@@ -137,10 +148,10 @@ class RobotInstructions(Task[Instruction]):
     def parse(self, lines: list[str], source: str) -> list[Instruction]:
         return parse_instructions(lines, source, unambiguous=self.unambiguous)[0]
 
-    def score(self, item: dict[str, Any], outcome: Mapping[str, Any]) -> bool | None:
-        if outcome.get("termination") == "error":
+    def score(self, item: dict[str, Any], outcome: FinalAnswer) -> bool | None:
+        if outcome.termination == "error":
             return False
-        return rule_success(item, outcome.get("verdict"), outcome.get("question") or "")
+        return rule_success(item, outcome.verdict, outcome.question)
 
 
 TASK = RobotInstructions()

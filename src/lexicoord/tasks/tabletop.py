@@ -23,7 +23,7 @@ deck, so every item of a vocabulary appears once N per category reaches its size
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Literal, TypeGuard
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -214,7 +214,3 @@ def vocabulary() -> dict[str, tuple[str, ...]]:
         "relations": RELATIONS, "vague_relations": VAGUE_RELATIONS, "colours": COLOURS,
     }
 
-
-def iter_jsonl(pairs: Sequence[InstructionPair]) -> Iterator[str]:
-    for pair in pairs:
-        yield pair.model_dump_json()

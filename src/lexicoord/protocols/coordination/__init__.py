@@ -19,6 +19,7 @@ def register() -> None:
         summary="LexiCoord: agree on one meaning of an ambiguous word, with clarification rounds",
         protocol=CoordinationGame,
         task="lexicoord.tasks.ambiguous:TASK",
+        statistics="lexicoord.analysis.coordination:statistics",
         report="lexicoord.analysis.coordination_report:report",
         room="lexicoord.web.adapters.coordination:CoordinationRoom",
     ))

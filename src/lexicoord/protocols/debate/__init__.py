@@ -36,6 +36,7 @@ def register() -> None:
         summary="Ambiguous robot instructions: a single-agent baseline and a leader-follower debate",
         protocol=AmbiguityStudy,
         task="lexicoord.tasks.instructions:TASK",
+        statistics="lexicoord.analysis.debate:statistics",
         report="lexicoord.analysis.debate_report:report",
     ))
 

@@ -116,6 +116,7 @@ class LeaderFollowerDebate(Protocol):
         for round_ in range(1, settings.rounds + 1):
             rounds = round_
             ctx.recorder.round = round_
+            ctx.recorder.phase = "propose"
             view: dict[str, Any] = {**shown, "role": "leader", "round": round_, "followers": len(followers),
                                     "sentences": settings.sentences}
             if round_ == 1:
@@ -146,6 +147,7 @@ class LeaderFollowerDebate(Protocol):
                 return text, view
 
             # Followers judge independently: every one reads the same proposal, none sees another's answer.
+            ctx.recorder.phase = "review"
             requests = [feedback_request(*review(f.name), settings, round_) for f in followers]
             answers = await asyncio.gather(*(ask_feedback(f, r) for f, r in zip(followers, requests)))
             feedback = {f.name: a for f, a in zip(followers, answers)}

@@ -29,6 +29,7 @@ class SingleAgent(Protocol):
         spec = ctx.spec.lineup[0]
         solo = seat(ctx, spec)
         ctx.recorder.round = 1
+        ctx.recorder.phase = "propose"
         prompt = render_prompt("debate_single", head=head(ctx.item), sentences=str(settings.sentences))
         request = proposal_request(prompt, {**scene(ctx.item), "role": "single", "sentences": settings.sentences},
                                    settings, 1)

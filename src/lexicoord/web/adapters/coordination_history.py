@@ -9,13 +9,18 @@ from typing import Any
 from lexicoord.analysis.cells import safe_cell
 from lexicoord.analysis.coordination import Game, compute, games_from
 from lexicoord.analysis.coordination_report import summary_rows
+from lexicoord.core.audience import Viewer, visible
 from lexicoord.core.events import ChoiceEvent, Event, MessageEvent
+from lexicoord.protocols.coordination import CoordinationOutcome
 from lexicoord.runs.records import EpisodeRecord
 from lexicoord.runs.store import Store
 
 
 def game_history(episode: EpisodeRecord, events: list[Event]) -> dict[str, Any]:
-    """One stored game as people read it: the item, the announcement, every decision and clarification."""
+    """One stored game as people read it: the item, the announcement, every decision and clarification.
+
+    Built from the events everyone may see, like the live view of the game."""
+    events = list(visible(events, Viewer()))
     item = (episode.spec or {}).get("item", {})
     rounds: dict[int, dict[str, Any]] = {}
     announcement = None
@@ -30,12 +35,13 @@ def game_history(episode: EpisodeRecord, events: list[Event]) -> dict[str, Any]:
         elif e.type == "clarification" and isinstance(e, MessageEvent) and e.content and e.round is not None:
             rounds.setdefault(e.round + 1, {"round": e.round + 1, "clarification": None, "decisions": []})
             rounds[e.round + 1]["clarification"] = e.content
-    outcome = episode.outcome or {}
+    outcome = CoordinationOutcome.model_validate(episode.outcome) if episode.outcome else None
     return {
         "number": episode.repetition, "item_id": episode.item_id, "sentence": item.get("sentence"),
         "word": item.get("word"), "options": item.get("options", []), "status": episode.status,
-        "error": episode.error, "converged": outcome.get("converged"), "reason": outcome.get("reason"),
-        "depth": outcome.get("depth"), "interpretation": outcome.get("interpretation"),
+        "error": episode.error, "converged": outcome.converged if outcome else None,
+        "reason": outcome.reason if outcome else None, "depth": outcome.depth if outcome else None,
+        "interpretation": outcome.interpretation if outcome else None,
         "announcement": announcement, "rounds": [rounds[k] for k in sorted(rounds) if rounds[k]["decisions"]],
         "finished_at": episode.finished_at,
     }

@@ -1,0 +1,56 @@
+"""The layers point one way: the core imports nothing above it, runs never import protocols, and the
+generic room imports no protocol. Read from the source's own import statements."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).parents[1] / "src" / "lexicoord"
+
+
+def imports_of(path: Path) -> set[str]:
+    """Every ``lexicoord...`` module a file imports, at any depth (including imports inside functions)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("lexicoord"):
+            found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.startswith("lexicoord")}
+    return found
+
+
+def files(*parts: str) -> list[Path]:
+    target = SRC.joinpath(*parts)
+    return sorted(target.rglob("*.py")) if target.is_dir() else [target]
+
+
+@pytest.mark.parametrize("path", files("core"), ids=lambda p: p.name)
+def test_the_core_imports_nothing_above_it(path: Path) -> None:
+    above = {m for m in imports_of(path) if not m.startswith(("lexicoord.core", "lexicoord.errors"))}
+    assert not above, f"{path.name} imports {sorted(above)}"
+
+
+@pytest.mark.parametrize("path", files("runs"), ids=lambda p: p.name)
+def test_runs_never_import_protocols(path: Path) -> None:
+    assert not {m for m in imports_of(path) if m.startswith("lexicoord.protocols")}
+
+
+GENERIC_WEB = ["room.py", "live.py", "messages.py", "settings.py", "registry.py", "app.py", "persistence.py",
+               "connection.py", "services.py", "tokens.py", "ratelimit.py", "adapters/base.py"]
+
+
+@pytest.mark.parametrize("name", GENERIC_WEB)
+def test_the_generic_room_imports_no_protocol(name: str) -> None:
+    path = SRC / "web" / name
+    bad = {m for m in imports_of(path) if m.startswith(("lexicoord.protocols", "lexicoord.web.adapters.coordination"))}
+    assert not bad, f"web/{name} imports {sorted(bad)}"
+
+
+@pytest.mark.parametrize("path", files("protocols"), ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_protocols_never_import_the_layers_above_them(path: Path) -> None:
+    above = {m for m in imports_of(path) if m.startswith(("lexicoord.runs", "lexicoord.web", "lexicoord.cli",
+                                                           "lexicoord.analysis"))}
+    assert not above, f"{path} imports {sorted(above)}"
