@@ -39,7 +39,8 @@ test: install-test browser
 	$(BIN)/mypy
 	$(BIN)/python -m pytest
 
-bench: install
+bench: $(BIN)/python
+	$(BIN)/pip install -q -e '.[bench]'
 	$(BIN)/python benchmarks/runner_overhead.py
 	$(BIN)/python benchmarks/embedded_throughput.py
 	$(BIN)/python benchmarks/cache_speedup.py

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 import random
 from typing import Annotated
@@ -13,7 +12,7 @@ from rich.markup import escape
 
 from lexicoord.cli.demo_cmd import print_game
 from lexicoord.cli.options import DbOption, NoCacheOption, cache_setting, run_async
-from lexicoord.cli.terminal import NoMoreInput, ask_line, keyboard
+from lexicoord.cli.terminal import NoMoreInput, ask_line, play_at_keyboard
 from lexicoord.core.context import EpisodeContext
 from lexicoord.core.seat import Request
 from lexicoord.core.spec import AgentSpec, EpisodeSpec
@@ -137,20 +136,8 @@ def play(
                     people={YOU: seat})
     episodes = grid([chosen.as_task()], [lineup], settings=[{"clarification_bound": bound, "seat_timeout": timeout}])
 
-    async def both() -> None:
-        done = asyncio.Event()
-        person = asyncio.create_task(keyboard(seat, done, GameScreen()))
-        try:
-            await runner.run(run_id, episodes, {"role": role, "model": model, "item": chosen.id})
-        finally:
-            done.set()
-            await person
-
     console.print(f"You are the {role}. {len(bots)} agents on {model}.")
-    run_async(both())
-    for episode, events in store.iter_run_events(run_id):
-        if episode.status != "done":
-            console.print(f"[red]The game failed to run:[/red] {escape(episode.error or '')}")
-            raise typer.Exit(1)
-        print_game(events, CoordinationOutcome.model_validate(episode.outcome))
+    episode, events = play_at_keyboard(runner, run_id, episodes[0], {"role": role, "model": model, "item": chosen.id},
+                                       seat, GameScreen())
+    print_game(events, CoordinationOutcome.model_validate(episode.outcome))
     console.print(f"[dim]Recorded as run {run_id}.[/dim]")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 import random
 import sys
@@ -15,7 +14,7 @@ from rich.markup import escape
 
 from lexicoord.cli import report_cmd
 from lexicoord.cli.options import DbOption, ModelOptions, NoCacheOption, cache_setting, parse_options, run_async
-from lexicoord.cli.terminal import keyboard
+from lexicoord.cli.terminal import play_at_keyboard
 from lexicoord.core.seat import Request
 from lexicoord.core.spec import AgentSpec, EpisodeSpec
 from lexicoord.errors import ConfigError
@@ -207,27 +206,15 @@ def play(
                     seed=base_seed, progress=False, people={YOU: seat})
     episodes = grid([chosen.as_task()], [lineup], settings=[settings])
 
-    async def both() -> None:
-        done = asyncio.Event()
-        person = asyncio.create_task(keyboard(seat, done, DebateScreen()))
-        try:
-            await runner.run(run_id, episodes, {"role": role, "model": model, "item": chosen.id})
-        finally:
-            done.set()
-            await person
-
     console.print(f"You are the {role} of a debate with {followers + 1 - (role == 'leader')} model seat(s) on {model}.")
-    run_async(both())
-    for episode, events in store.iter_run_events(run_id):
-        if episode.status != "done":
-            console.print(f"[red]The debate failed to run:[/red] {escape(episode.error or '')}")
-            raise typer.Exit(1)
-        for e in events:
-            line = e.line()
-            if line and e.type in ("proposal", "feedback"):
-                console.print(f"r{e.round} [bold]{escape(e.agent or '')}[/bold] {escape(line)}", highlight=False)
-        outcome = AmbiguityOutcome.model_validate(episode.outcome)
-        ended = "consensus" if outcome.consensus else outcome.termination
-        console.print(f"Debate ended: {ended} after {outcome.rounds} round(s); final verdict {outcome.verdict}"
-                      + (f", question: {escape(outcome.question)}" if outcome.question else "") + ".", highlight=False)
+    episode, events = play_at_keyboard(runner, run_id, episodes[0], {"role": role, "model": model, "item": chosen.id},
+                                       seat, DebateScreen(), what="debate")
+    for e in events:
+        line = e.line()
+        if line and e.type in ("proposal", "feedback"):
+            console.print(f"r{e.round} [bold]{escape(e.agent or '')}[/bold] {escape(line)}", highlight=False)
+    outcome = AmbiguityOutcome.model_validate(episode.outcome)
+    ended = "consensus" if outcome.consensus else outcome.termination
+    console.print(f"Debate ended: {ended} after {outcome.rounds} round(s); final verdict {outcome.verdict}"
+                  + (f", question: {escape(outcome.question)}" if outcome.question else "") + ".", highlight=False)
     console.print(f"[dim]Recorded as run {run_id}: lexicoord runs show {run_id} --transcript[/dim]")

@@ -14,10 +14,16 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
+import typer
 from rich.console import Console
 from rich.markup import escape
 
+from lexicoord.cli.options import run_async
+from lexicoord.core.events import Event
 from lexicoord.core.seat import Request
+from lexicoord.core.spec import EpisodeSpec
+from lexicoord.runs.records import EpisodeRecord
+from lexicoord.runs.runner import Runner
 from lexicoord.seats.human import HumanSeat
 
 console = Console()
@@ -111,3 +117,25 @@ async def keyboard(seat: HumanSeat, done: asyncio.Event, show: ViewPrinter) -> N
             seat.submit(action=answer[0])
         else:
             seat.submit(answer)
+
+
+def play_at_keyboard(runner: Runner, run_id: str, episode: EpisodeSpec, config: dict[str, Any], seat: HumanSeat,
+                     show: ViewPrinter, what: str = "game") -> tuple[EpisodeRecord, list[Event]]:
+    """Play one episode with a person at ``seat`` answering from the keyboard; the stored episode and its
+    events, or exit status 1 with the reason when it failed to run."""
+
+    async def both() -> None:
+        done = asyncio.Event()
+        person = asyncio.create_task(keyboard(seat, done, show))
+        try:
+            await runner.run(run_id, [episode], config)
+        finally:
+            done.set()
+            await person
+
+    run_async(both())
+    [(record, events)] = list(runner.store.iter_run_events(run_id))
+    if record.status != "done":
+        console.print(f"[red]The {what} failed to run:[/red] {escape(record.error or '')}")
+        raise typer.Exit(1)
+    return record, events

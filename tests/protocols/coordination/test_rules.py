@@ -192,45 +192,37 @@ async def test_a_seated_person_who_does_not_answer_is_a_failed_move(tmp_path) ->
     assert not outcome["converged"] and outcome["failed_moves"] == 1
 
 
-async def test_a_persons_answer_is_checked_against_the_same_schema_as_a_models(tmp_path) -> None:
+async def play_with_a_person(tmp_path, answer: dict, **settings):
+    """a1 (scripted, the river meaning) and a person ``p`` who submits ``answer`` to their one choice request."""
     from lexicoord.seats.human import HumanSeat
 
     seat = HumanSeat("p", timeout=5)
     lineup = [AgentSpec(name="a1", model="scripted/game"), AgentSpec(name="p", kind="human")]
-    script = {"a1": [says(RIVER), says(RIVER)]}
 
     async def person() -> None:
         while not seat.waiting:
             await asyncio.sleep(0.005)
         assert seat.pending.kind == "choose"
-        assert seat.submit({"choice": RIVER, "justification": "x" * 161})
+        assert seat.submit(answer)
 
     helper = asyncio.create_task(person())
-    outcome, events = await play(tmp_path, script, lineup=lineup, settings={"clarification_bound": 0},
+    outcome, events = await play(tmp_path, {"a1": [says(RIVER), says(RIVER)]}, lineup=lineup, settings=settings,
                                  people={"p": seat})
     await asyncio.wait_for(helper, 5)
     [move] = [e for e in events if isinstance(e, ChoiceEvent) and e.agent == "p"]
+    return outcome, move
+
+
+async def test_a_persons_answer_is_checked_against_the_same_schema_as_a_models(tmp_path) -> None:
+    outcome, move = await play_with_a_person(tmp_path, {"choice": RIVER, "justification": "x" * 161},
+                                             clarification_bound=0)
     assert move.choice is None and move.failure.startswith("justification:"), move.failure
     assert json.loads(move.raw)["justification"] == "x" * 161, "the refused answer is kept"
     assert not outcome["converged"] and outcome["failed_moves"] == 1
 
 
 async def test_a_persons_valid_move_is_recorded_without_a_raw_copy(tmp_path) -> None:
-    from lexicoord.seats.human import HumanSeat
-
-    seat = HumanSeat("p", timeout=5)
-    lineup = [AgentSpec(name="a1", model="scripted/game"), AgentSpec(name="p", kind="human")]
-    script = {"a1": [says(RIVER), says(RIVER)]}
-
-    async def person() -> None:
-        while not seat.waiting:
-            await asyncio.sleep(0.005)
-        assert seat.submit(says(RIVER, "by the water"))
-
-    helper = asyncio.create_task(person())
-    outcome, events = await play(tmp_path, script, lineup=lineup, people={"p": seat})
-    await asyncio.wait_for(helper, 5)
-    [move] = [e for e in events if isinstance(e, ChoiceEvent) and e.agent == "p"]
+    outcome, move = await play_with_a_person(tmp_path, says(RIVER, "by the water"))
     assert move.choice == RIVER and move.justification == "by the water" and move.failure is None
     assert move.raw is None, "a valid move is its choice and justification; raw text is kept only for failures"
     assert outcome["converged"] and outcome["depth"] == 0
