@@ -29,6 +29,7 @@ from lexicoord.core.events import Event
 from lexicoord.core.recorder import Recorder
 from lexicoord.core.seat import Answer, Request, Seat
 from lexicoord.core.spec import AgentSpec
+from lexicoord.errors import LexicoordError
 from lexicoord.models.observe import ModelCallRecord, current_observer, observing, report
 from lexicoord.seats.factory import SeatFactory
 from lexicoord.seats.human import HumanSeat
@@ -53,7 +54,7 @@ class LiveSeat(Seat):
         self.inner = inner
         self.kind, self.simulated = inner.kind, inner.simulated
         self.hooks = hooks
-        self.replay = [e for e in replay if "answer" in e]
+        self.replay = [e for e in replay if "answer" in e or "error" in e]
         self.timeout = timeout
         self.calls = 0
         self.absent = False
@@ -88,6 +89,8 @@ class LiveSeat(Seat):
             entry = self.replay[idx]
             for c in entry.get("calls", []):
                 report(ModelCallRecord.model_validate(c))
+            if "error" in entry:  # the seat's model could not be reached: the same error, in the same place
+                raise LexicoordError(entry["error"])
             answer = Answer.model_validate(entry["answer"])
             self.hooks.move_started(self.name, request.kind, request.round, None)  # shown as made
             self.hooks.move_done(self.name, request.kind, request.round, answer.failure)
@@ -115,7 +118,13 @@ class LiveSeat(Seat):
             finally:
                 stopper.cancel()
             if task in done:
-                answer = task.result()  # a model that cannot be reached raises here, as it would anywhere
+                try:
+                    answer = task.result()
+                except LexicoordError as exc:  # journalled too, so a replay fails this move exactly as it failed
+                    await self.hooks.record_move(self.name, idx, {"kind": request.kind, "error": str(exc),
+                                                                  "calls": [c.model_dump(mode="json") for c in captured]})
+                    self.hooks.move_done(self.name, request.kind, request.round, str(exc))
+                    raise
             else:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
