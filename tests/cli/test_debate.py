@@ -166,3 +166,24 @@ def test_a_person_follows_an_embedded_leader(tmp_path) -> None:
                    answers="1\nI agree with the proposal.\n\n")
     assert result.returncode == 0, result.stderr
     assert "m1 proposes" in result.stdout and "Debate ended:" in result.stdout
+
+
+def test_an_empty_line_is_asked_again_and_the_command_ends_with_the_game(tmp_path) -> None:
+    """Standard input stays open (a person at a terminal): the command must still end when the game does."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "lexicoord.cli.app", "debate", "play", "-m", "scripted/first", "--seed", "1",
+         "--timeout", "30", "--db", str(tmp_path / "p.db")],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+    assert proc.stdin is not None
+    proc.stdin.write("The quantity is vague.\n\n2\nHow many?\n")  # the empty line at the verdict: asked again
+    proc.stdin.flush()
+    try:
+        proc.wait(timeout=60)  # stdin is never closed
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    stdout = proc.stdout.read() if proc.stdout else ""
+    assert proc.returncode == 0, proc.stderr.read() if proc.stderr else ""
+    assert "type a number from 1 to 2" in stdout and "Debate ended: consensus" in stdout

@@ -8,12 +8,16 @@ person's browser received from a live room.
 
 from __future__ import annotations
 
+import json
 import random
 import re
 from typing import Any
 
 import pytest
 
+from lexicoord.core.audience import Audience
+from lexicoord.core.events import ChoiceEvent
+from lexicoord.core.seat import Request, Seat
 from lexicoord.core.spec import AgentSpec
 from lexicoord.models import Model
 from lexicoord.models.observe import ModelCallEvent, current_agent
@@ -52,14 +56,35 @@ def prompts_of(events: list[Any], seat: str) -> str:
                      for m in e.messages)
 
 
+class Recording:
+    """The run's seat maker, with every request each seat was given kept (its view and its prompt)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.given: dict[str, list[str]] = {}
+
+    def __call__(self, spec: AgentSpec, ctx: Any, system_prompt: str | None) -> Seat:
+        seat = self.inner(spec, ctx, system_prompt)
+        given = self.given.setdefault(spec.name, [])
+        real = seat.answer
+
+        async def answer(request: Request) -> Any:
+            given.append(json.dumps(request.view, ensure_ascii=False) + "\n" + request.prompt)
+            return await real(request)
+
+        seat.answer = answer  # type: ignore[method-assign]
+        return seat
+
+
 @pytest.mark.parametrize("seed", range(24))
-async def test_feedback_never_reaches_another_followers_prompt(tmp_path, seed: int) -> None:
+async def test_feedback_never_reaches_a_seat_outside_its_audience(tmp_path, seed: int) -> None:
     rng = random.Random(seed)
     followers = [f"f{i}" for i in range(1, rng.randint(1, 3) + 1)]
     lineup = [AgentSpec(name=n, model="scripted/marks") for n in ["lead", *followers]]
     pool = ModelPool(cache=False)
     pool.add(Model(ScriptedProvider("marks", debate_script(rng))), "scripted/marks")
     runner = Runner(Store(str(tmp_path / "v.db")), AmbiguityStudy(), models=pool, progress=False)
+    recording = runner.seats = Recording(runner.seats)  # type: ignore[assignment]
     settings = {"condition": "debate", "rounds": rng.randint(1, 4)}
     await runner.run("v", grid([ITEM], [lineup], settings=[settings]))
     [(episode, events)] = list(runner.store.iter_run_events("v"))
@@ -68,21 +93,24 @@ async def test_feedback_never_reaches_another_followers_prompt(tmp_path, seed: i
     feedback = [e for e in events if isinstance(e, FeedbackEvent)]
     assert feedback, "every game has feedback to keep private"
     for seat in ["lead", *followers]:
-        seen = prompts_of(events, seat)
+        seen = prompts_of(events, seat) + "\n".join(recording.given[seat])  # what the model read, and every view
         for e in feedback:
             [mark] = MARK.findall(e.reasoning)
             if seat in e.audience.agents:
                 continue
             assert mark not in seen, f"{seat} was shown {e.agent}'s feedback {mark} (seed {seed})"
     last_round = max(e.round or 0 for e in feedback)
-    for e in feedback:  # and the audience does get it: the leader revises on every earlier round's feedback
-        if (e.round or 0) < last_round:
-            assert MARK.findall(e.reasoning)[0] in prompts_of(events, "lead")
+    for e in feedback:  # and the audience does get it: the leader revises on every earlier round's feedback,
+        if (e.round or 0) < last_round:  # and a follower's next view shows it its own
+            [mark] = MARK.findall(e.reasoning)
+            assert mark in prompts_of(events, "lead")
+            assert mark in "\n".join(recording.given[e.agent or ""])
 
 
 def test_a_person_s_frames_never_carry_a_model_s_private_text(tmp_path) -> None:
     """A live coordination room: each model reply carries a private marker outside its answer (so it lives
-    only in that seat's model-call record); no frame any browser receives may contain one."""
+    only in that seat's model-call record), and mid-game an event for one seat's private channel arrives;
+    no frame any browser receives may contain either."""
     from fastapi.testclient import TestClient
 
     from lexicoord.tasks.ambiguous import builtin_items
@@ -100,6 +128,10 @@ def test_a_person_s_frames_never_carry_a_model_s_private_text(tmp_path) -> None:
         else:
             answer = {"statement": "I mean the first one"}
         return f"«secret of {current_agent.get()}» " + json.dumps(answer)
+
+    async def inject(room: Any) -> None:
+        room.on_event(ChoiceEvent(agent="ghost", round=1, choice=room.adapter.view.item["options"][0],
+                                  justification="«secret of a private channel»", audience=Audience.only("ghost")))
 
     pool = ModelPool(cache=False)
     pool.add(Model(ScriptedProvider("whisper", whisper)), "scripted/first")
@@ -121,9 +153,12 @@ def test_a_person_s_frames_never_carry_a_model_s_private_text(tmp_path) -> None:
 
             ann.receive = receive  # type: ignore[method-assign]
             ann.hello(token)
+            room = next(iter(client.app.state.rooms.by_code.values()))
             for _ in range(2):
                 ann.send(type="start")
                 ann.vote(0)
+                # An event only the bot may see, as a protocol with private channels would emit mid-game.
+                client.portal.call(inject, room)
                 ann.vote(0)
                 ann.phase("over")
     events = [e for _, evs in Store(str(tmp_path / "w.db")).iter_run_events(

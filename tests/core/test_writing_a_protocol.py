@@ -35,7 +35,16 @@ def load_example() -> types.ModuleType:
     return module
 
 
-async def test_the_example_registers_and_plays_by_its_rules(tmp_path) -> None:
+@pytest.fixture
+def registry_restored():
+    """The example registers itself; take it out again so later tests see the installed protocols only."""
+    yield
+    from lexicoord.core import registry
+
+    registry._protocols.pop("same-word", None)
+
+
+async def test_the_example_registers_and_plays_by_its_rules(tmp_path, registry_restored) -> None:
     game = load_example()
     game.register()
     assert "same-word" in protocols() and get_protocol("same-word").protocol is game.SameWord
@@ -57,7 +66,7 @@ async def test_the_example_registers_and_plays_by_its_rules(tmp_path) -> None:
 
 
 @pytest.mark.embedded
-def test_the_example_runs_as_written_on_the_embedded_model(tmp_path, monkeypatch) -> None:
+def test_the_example_runs_as_written_on_the_embedded_model(tmp_path, monkeypatch, registry_restored) -> None:
     monkeypatch.chdir(tmp_path)
     namespace: dict[str, Any] = {}
     for block in example_blocks():

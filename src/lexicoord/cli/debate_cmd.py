@@ -162,6 +162,8 @@ class DebateScreen:
                           f"{limit} sentences, then say whether the instruction is clear or ambiguous; if ambiguous, "
                           "give the one clarifying question to ask (leave it empty when clear).")
         elif request.kind == "review":
+            for f in view.get("feedback") or []:
+                console.print(f"  your feedback last round: {escape(str(f['stance']))}. {escape(f['reasoning'])}")
             p = view.get("proposal") or {}
             ask = f" Question: {p.get('question')}" if p.get("verdict") == "ambiguous" else ""
             console.print(f"\n[bold]Round {view.get('round')}: {escape(str(view.get('leader')))} proposes[/bold] "
@@ -173,7 +175,7 @@ class DebateScreen:
 @app.command("play")
 def play(
     role: Annotated[str, typer.Option(help="leader or follower.")] = "leader",
-    model: Annotated[str, typer.Option(help="Model for the other seats.")] = "local/smollm2-135m",
+    model: Annotated[str, typer.Option("--model", "-m", help="Model for the other seats.")] = "local/smollm2-135m",
     followers: Annotated[int, typer.Option(min=1, max=8, help="Followers in the debate.")] = 2,
     dataset: Annotated[str | None, typer.Option(help="JSONL of instructions (default: generated ones).")] = None,
     item: Annotated[str | None, typer.Option(help="Instruction id (default: a random ambiguous one).")] = None,
@@ -206,7 +208,7 @@ def play(
                     seed=base_seed, progress=False, people={YOU: seat})
     episodes = grid([chosen.as_task()], [lineup], settings=[settings])
 
-    console.print(f"You are the {role} of a debate with {followers + 1 - (role == 'leader')} model seat(s) on {model}.")
+    console.print(f"You are the {role} of a debate with {len(lineup) - 1} model seat(s) on {model}.")
     episode, events = play_at_keyboard(runner, run_id, episodes[0], {"role": role, "model": model, "item": chosen.id},
                                        seat, DebateScreen(), what="debate")
     for e in events:

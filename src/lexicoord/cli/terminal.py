@@ -11,6 +11,9 @@ can correct it; nothing is cut short without a word.
 from __future__ import annotations
 
 import asyncio
+import queue
+import sys
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -35,11 +38,35 @@ class NoMoreInput(Exception):
     """Standard input ended: the seat is left to time out and the game records the failed move."""
 
 
+_lines: queue.Queue[str | None] = queue.Queue()
+_reader: threading.Thread | None = None
+
+
+def _read_stdin() -> None:
+    for line in sys.stdin:
+        _lines.put(line.rstrip("\n"))
+    _lines.put(None)
+
+
 async def ask_line(text: str) -> str:
-    try:
-        return (await asyncio.to_thread(input, text)).strip()
-    except EOFError:
-        raise NoMoreInput from None
+    """One line from the keyboard. Standard input is read on a daemon thread, so a game that ends while
+    the person is still typing does not keep the command waiting for a line that will not be used."""
+    global _reader
+    if _reader is None:
+        _reader = threading.Thread(target=_read_stdin, name="lexicoord-keyboard", daemon=True)
+        _reader.start()
+    sys.stdout.write(text)
+    sys.stdout.flush()
+    while True:
+        try:
+            line = _lines.get_nowait()
+        except queue.Empty:
+            await asyncio.sleep(0.02)
+            continue
+        if line is None:
+            _lines.put(None)  # stays ended for every later question
+            raise NoMoreInput
+        return line.strip()
 
 
 async def _pick(label: str, options: list[str], actions: tuple[str, ...]) -> str | tuple[str]:
@@ -52,8 +79,6 @@ async def _pick(label: str, options: list[str], actions: tuple[str, ...]) -> str
             return options[int(answer) - 1]
         if answer.lower() in actions:
             return (answer.lower(),)
-        if answer == "":
-            raise NoMoreInput
         console.print(f"type a number from 1 to {len(options)}{extra}")
 
 
@@ -78,6 +103,26 @@ async def _text(label: str, spec: dict[str, Any], actions: tuple[str, ...], firs
         return answer
 
 
+async def _typed(label: str, spec: dict[str, Any], actions: tuple[str, ...]) -> Any:
+    """A number, or a list (comma-separated), read as the schema's type; asked again until it reads."""
+    kind = spec["type"]
+    hint = {"integer": "a whole number", "number": "a number", "array": "items separated by commas"}[kind]
+    while True:
+        answer = await ask_line(f"{label} ({hint}): ")
+        if answer.lower() in actions:
+            return (answer.lower(),)
+        try:
+            if kind == "integer":
+                return int(answer)
+            if kind == "number":
+                return float(answer)
+            items = [part.strip() for part in answer.split(",") if part.strip()]
+            item_type = (spec.get("items") or {}).get("type")
+            return [int(x) for x in items] if item_type == "integer" else items
+        except ValueError:
+            console.print(f"[yellow]give {hint}[/yellow]")
+
+
 async def fill(request: Request) -> dict[str, Any] | tuple[str]:
     """The person's answer to ``request`` (a value that passes its schema), or an action as a 1-tuple."""
     schema = request.schema_for_answer()
@@ -87,7 +132,13 @@ async def fill(request: Request) -> dict[str, Any] | tuple[str]:
         for i, (name, spec) in enumerate(props.items()):
             label = name.replace("_", " ")
             if "enum" in spec:
-                got = await _pick(label, [str(o) for o in spec["enum"]], request.actions if i == 0 else ())
+                got: Any = await _pick(label, [str(o) for o in spec["enum"]], request.actions if i == 0 else ())
+                got = got if isinstance(got, tuple) else spec["enum"][[str(o) for o in spec["enum"]].index(got)]
+            elif spec.get("type") == "boolean":
+                got = await _pick(label, ["yes", "no"], request.actions if i == 0 else ())
+                got = got if isinstance(got, tuple) else got == "yes"
+            elif spec.get("type") in ("integer", "number", "array"):
+                got = await _typed(label, spec, request.actions if i == 0 else ())
             else:
                 got = await _text(label, spec, request.actions, first=i == 0)
             if isinstance(got, tuple):

@@ -13,6 +13,7 @@ reads back as plain :class:`Event` with all its fields kept.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from importlib.metadata import entry_points
 from typing import Any, TypeVar
@@ -52,6 +53,7 @@ class Event(BaseModel):
 E = TypeVar("E", bound=Event)
 _types: dict[str, type[Event]] = {}
 _loaded = False
+_loading = threading.RLock()
 
 
 def event_type(cls: type[E]) -> type[E]:
@@ -66,15 +68,18 @@ def load_event_types() -> None:
     global _loaded
     if _loaded:
         return
-    _loaded = True
-    from lexicoord.core.registry import load_protocols
+    with _loading:  # the store reads on worker threads: the first to come loads, the others wait for it
+        if _loaded:
+            return
+        from lexicoord.core.registry import load_protocols
 
-    load_protocols()
-    for ep in entry_points(group=EVENTS_GROUP):
-        try:
-            ep.load()
-        except Exception as exc:  # one broken plugin must not stop the store reading the rest
-            log.warning("event types from %s could not be loaded: %s", ep.value, exc)
+        load_protocols()
+        for ep in entry_points(group=EVENTS_GROUP):
+            try:
+                ep.load()
+            except Exception as exc:  # one broken plugin must not stop the store reading the rest
+                log.warning("event types from %s could not be loaded: %s", ep.value, exc)
+        _loaded = True
 
 
 def registered_types() -> dict[str, type[Event]]:

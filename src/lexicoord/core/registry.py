@@ -12,6 +12,7 @@ a protocol package never imports the layers above it.
 from __future__ import annotations
 
 import logging
+import threading
 from importlib import import_module
 from importlib.metadata import entry_points
 from typing import Any
@@ -53,6 +54,7 @@ class ProtocolEntry(BaseModel):
 _protocols: dict[str, ProtocolEntry] = {}
 _failed: dict[str, str] = {}
 _loaded = False
+_loading = threading.RLock()
 
 
 def register_protocol(entry: ProtocolEntry) -> None:
@@ -64,13 +66,16 @@ def load_protocols() -> None:
     global _loaded
     if _loaded:
         return
-    _loaded = True
-    for ep in entry_points(group=PROTOCOLS_GROUP):
-        try:
-            ep.load()()
-        except Exception as exc:  # a broken plugin must not take the built-ins down with it
-            _failed[ep.name] = f"{type(exc).__name__}: {exc}"
-            log.warning("protocol plugin %s failed to load: %s", ep.name, exc)
+    with _loading:
+        if _loaded:
+            return
+        for ep in entry_points(group=PROTOCOLS_GROUP):
+            try:
+                ep.load()()
+            except Exception as exc:  # a broken plugin must not take the built-ins down with it
+                _failed[ep.name] = f"{type(exc).__name__}: {exc}"
+                log.warning("protocol plugin %s failed to load: %s", ep.name, exc)
+        _loaded = True
 
 
 def protocols() -> dict[str, ProtocolEntry]:

@@ -138,6 +138,9 @@ class LeaderFollowerDebate(Protocol):
                 view = {**shown, "role": "follower", "round": round_, "leader": leader.name,
                         "proposal": seen.model_dump(include={"reasoning", "verdict", "question"}),
                         "sentences": settings.sentences}
+                if round_ > 1:  # what this follower may see of the last round's feedback: its own
+                    view["feedback"] = [{"agent": k, **v.model_dump(include={"stance", "reasoning", "alternative"})}
+                                        for k, v in feedback_seen(name, round_ - 1).items()]
                 if round_ == 1:
                     text = render_prompt("debate_follow", head=top, leader=leader.name, proposal=seen.shown(),
                                          sentences=n)

@@ -275,7 +275,10 @@ class CoordinationRoom(RoomAdapter):
             self.record.add(record, events)
 
     def game_failed(self) -> None:
+        """The game is over for good: it is not replayed after a restart (its journal stays for the audit)."""
         self.state.phase = "over"
+        self.state.current = None
+        asyncio.get_running_loop().create_task(self.room.save())
 
     # --------------------------------------------------------------------------------- views
     def public(self) -> dict[str, Any]:

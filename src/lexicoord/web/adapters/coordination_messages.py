@@ -17,7 +17,8 @@ class Choose(Inbound):
     type: Literal["choose"]
     round: int = Field(ge=0, le=100)
     choice: str = Field(min_length=1, max_length=MAX_GLOSS * 2)
-    justification: str = Field(default="", max_length=MAX_JUSTIFICATION)
+    #: The frame's bound only: the request's schema (MAX_JUSTIFICATION, as for models) decides, as ``bad_answer``.
+    justification: str = Field(default="", max_length=MAX_JUSTIFICATION * 8)
 
 
 class Clarify(Inbound):
@@ -25,7 +26,7 @@ class Clarify(Inbound):
 
     type: Literal["clarify"]
     round: int = Field(ge=0, le=100)
-    statement: str = Field(default="", max_length=MAX_STATEMENT)
+    statement: str = Field(default="", max_length=MAX_STATEMENT * 4)
 
 
 class ManualSentence(Inbound):
