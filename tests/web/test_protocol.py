@@ -242,3 +242,11 @@ def test_lookups_are_rate_limited_per_address(db) -> None:
     with TestClient(create_app(make_services(db), http_rate=0.01, http_burst=5)) as c:
         statuses = [c.get("/api/rooms/AAAAA-BBBBB").status_code for _ in range(8)]
     assert statuses[:5] == [404] * 5 and statuses[5:] == [429] * 3
+
+
+def test_each_protocols_page_part_is_served_from_its_adapter_only(client) -> None:
+    r = client.get("/adapters/coordination.js")
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/javascript")
+    assert "adapters.coordination" in r.text
+    for name in ("ambiguity", "nope", "..%2F..%2Fetc%2Fpasswd"):  # no room adapter, unknown, a path
+        assert client.get(f"/adapters/{name}.js").status_code == 404, name

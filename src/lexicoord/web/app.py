@@ -26,7 +26,7 @@ from lexicoord.errors import LexicoordError
 from lexicoord.web import messages as m
 from lexicoord.web.connection import Connection
 from lexicoord.web.ratelimit import AddressLimiter, TokenBucket
-from lexicoord.web.registry import Rooms
+from lexicoord.web.registry import Rooms, adapter_for
 from lexicoord.web.room import Room, RoomError
 from lexicoord.web.services import Services
 
@@ -131,6 +131,17 @@ def create_app(services: Services, *, http_rate: float = 2.0, http_burst: float 
     @app.get("/r/{code}", include_in_schema=False)
     async def room_page(code: str) -> FileResponse:
         return FileResponse(STATIC / "room.html")
+
+    @app.get("/adapters/{protocol}.js", include_in_schema=False)
+    async def adapter_script(protocol: str) -> FileResponse:
+        """The page's part for a protocol this server offers (never a path: only a registered adapter's file)."""
+        try:
+            script = adapter_for(protocol, services).script
+        except LexicoordError:
+            script = None
+        if script is None:
+            raise Refused(404, "no_adapter", f"No page for '{protocol}' rooms on this server.")
+        return FileResponse(script, media_type="text/javascript")
 
     @app.get("/api/offer")
     async def offer() -> dict[str, Any]:

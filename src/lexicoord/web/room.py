@@ -118,6 +118,10 @@ class Room:
         self.leader_name: str | None = None
         #: Seconds the leader must be away before someone else may take the lead.
         self.lead_after = LEAD_AFTER
+        #: The agents seated in every game, built once: every broadcast sends them.
+        self._agents = [a.model_dump() for a in settings.agents]
+        #: The game in play, for views a person's own seat may see (:meth:`visible_to`).
+        self.ctx: EpisodeContext | None = None
         self.adapter = adapter(self)
 
     # ---------------------------------------------------------------------------------- saved state
@@ -216,6 +220,10 @@ class Room:
             raise RoomError(exc.code, str(exc)) from None
         self.changed()
 
+    def visible_to(self, person: Person) -> list[Event]:
+        """The events of the game in play that ``person``'s seat may see (an adapter's per-person view)."""
+        return self.ctx.visible_to(person.name) if self.ctx is not None else []
+
     def seat_request(self, person: Person) -> tuple[HumanSeat, Request] | None:
         """The request ``person``'s seat is waiting to answer, if any."""
         if self.game is None:
@@ -298,8 +306,8 @@ class Room:
 
     async def _play(self, protocol: Protocol, spec: EpisodeSpec, number: int, seed: int) -> None:
         assert self.game is not None
-        ctx = EpisodeContext(spec=spec, seed=seed, make_seat=self.game, recorder=LiveRecorder(self),
-                             control=self.game.control())
+        ctx = self.ctx = EpisodeContext(spec=spec, seed=seed, make_seat=self.game, recorder=LiveRecorder(self),
+                                        control=self.game.control())
         record, events = await play_episode(protocol, ctx, self.run_id, position=number)
         try:
             record.id = await self.services.rooms.call(self.services.store.save_episode, record, events)
@@ -353,6 +361,7 @@ class Room:
         leader = self.leader
         return {
             "code": self.code, "protocol": self.adapter.protocol,
+            "agents": self._agents,
             "leader": leader.name if leader else None,
             "people": [{"name": p.name, "connected": bool(p.connections), "absent": p.absent}
                        for p in self.people.values()],

@@ -12,6 +12,7 @@ shows a person is built only from what that person's seat may see.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel
@@ -42,6 +43,9 @@ class RoomAdapter(ABC):
     state_model: ClassVar[type[BaseModel]]
     #: The moves people send besides every room's (hello, start, end_game, drop, hand_over, take_lead, ping).
     messages: ClassVar[tuple[type[Inbound], ...]] = ()
+    #: The page's part for this protocol (JavaScript registering ``adapters[protocol]``), served at
+    #: ``/adapters/<protocol>.js``; a third-party adapter ships its own file beside its module.
+    script: ClassVar[Path | None] = None
 
     def __init__(self, room: Room) -> None:
         self.room = room

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -71,6 +72,7 @@ class CoordinationRoom(RoomAdapter):
     settings_model = CoordinationRoomSettings
     state_model = CoordinationState
     messages = MESSAGES
+    script = Path(__file__).with_name("coordination.js")
 
     def __init__(self, room: Any) -> None:
         super().__init__(room)
@@ -81,7 +83,6 @@ class CoordinationRoom(RoomAdapter):
         #: The room's fixed facts, built once: every broadcast sends them.
         self._fixed = {
             "mode": settings.mode,
-            "agents": [a.model_dump() for a in settings.agents],
             "settings": {"clarification_bound": settings.clarification_bound, "seat_timeout": settings.seat_timeout,
                          "agent_timeout": settings.agent_timeout, "dataset": settings.dataset},
         }

@@ -68,21 +68,33 @@ function receive(msg) {
 // ------------------------------------------------------------------------------------------ rendering
 const isLeader = () => you && you.leader;
 
-// Each protocol's room adapter registers how its phases, its game and its statistics look
-// (static/<protocol>.js); this file knows only what every room has: people, the lead, the connection.
+// Each protocol's room adapter registers how its phases, its game and its statistics look; the server
+// serves its script at /adapters/<protocol>.js, loaded once the room says what it plays. This file knows
+// only what every room has: people, the lead, the connection.
 const adapters = {};
-const adapter = () => adapters[state.protocol] || adapters.coordination;
+let adapterScript = null;
+const adapter = () => adapters[state.protocol];
+
+function loadAdapter() {
+  if (adapterScript) return;
+  adapterScript = document.createElement("script");
+  adapterScript.src = `/adapters/${encodeURIComponent(state.protocol)}.js`;
+  adapterScript.onload = () => { render(); renderStats(); };
+  adapterScript.onerror = () => showError(`This page cannot show ${state.protocol} rooms.`);
+  document.head.append(adapterScript);
+}
 
 function render() {
   $("#room").hidden = false;
   $("#code").textContent = state.code;
-  adapter().render($("#phase-box"), $("#game-box"));
+  if (adapter()) adapter().render($("#phase-box"), $("#game-box"));
+  else loadAdapter();
   renderPeople();
 }
 
 let statsShown = false;  // statistics arrive after every game; the first may come before the room's state
 function renderStats() {
-  if (!stats || !state) return;
+  if (!stats || !state || !adapter()) return;
   statsShown = true;
   adapter().renderStats($("#stats-box"), $("#history-box"), `/api/rooms/${encodeURIComponent(code)}`);
 }

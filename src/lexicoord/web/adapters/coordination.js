@@ -1,6 +1,7 @@
 "use strict";
-// The coordination game's part of a room page (the generic part is room.js): its phases, the game,
-// the request form, and the statistics. As in room.js, every piece of text goes on the page as text.
+// The coordination game's part of a room page (the generic part is static/room.js, whose helpers this
+// uses): its phases, the game, the request form, and the statistics. Served at /adapters/coordination.js
+// (RoomAdapter.script). As in room.js, every piece of text goes on the page as text.
 
 const draft = { key: null, choice: null, justification: "", statement: "", sentence: "", options: null, optionsKey: null };
 
