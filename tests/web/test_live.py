@@ -78,3 +78,26 @@ async def test_the_end_signal_is_journalled_and_replayed() -> None:
     assert await control.should_end() is True
     replayed = LiveControl(Journal(end=False), [e for _, _, e in journal.entries])
     assert [await replayed.should_end(), await replayed.should_end()] == [False, True]
+
+
+async def test_a_person_who_left_stops_counting_at_the_same_point_after_a_restart() -> None:
+    class Person(Seat):
+        kind = "human"
+
+        async def answer(self, request: Request) -> Answer:
+            return Answer(value={"choice": "a", "justification": "mine"})
+
+    journal = Journal()
+    live = LiveSeat(Person("Bob"), journal, [], timeout=None)
+    await live.answer(ASK)  # one move made, then the leader lets Bob go
+    await live.leave("Bob left the room")
+    assert not live.present and (await live.answer(ASK)).failure == "Bob left the room"
+    moves = [e for n, _, e in journal.entries if n == "Bob"]
+    [left] = [e for n, _, e in journal.entries if n == "#left:Bob"]
+    assert left["after"] == 1
+
+    replayed = LiveSeat(Person("Bob"), Journal(), moves, timeout=None, left_after=left["after"])
+    assert replayed.present, "Bob still counts for the move he made"
+    assert (await replayed.answer(ASK)).value is not None
+    assert not replayed.present, "and stops counting where he left"
+    assert (await replayed.answer(ASK)).failure == "Bob left the room"

@@ -27,7 +27,7 @@ from lexicoord.core.events import Event
 from lexicoord.models.observe import ModelCallEvent
 from lexicoord.protocols.debate.common import AmbiguityOutcome
 from lexicoord.runs.records import EpisodeRecord
-from lexicoord.tasks.instructions import rule_success
+from lexicoord.tasks.instructions import TASK
 
 TYPES = ("attribute", "numerical", "spatial")
 
@@ -76,7 +76,7 @@ def episodes_from(rows: Iterable[tuple[EpisodeRecord, list[Event]]]) -> list[Epi
             continue
         o, item = AmbiguityOutcome.model_validate(record.outcome), record.spec.get("item", {})
         condition, model, verdict, question = o.condition, o.config_model, o.verdict, o.question
-        rule = rule_success(item, verdict, question) if o.termination != "error" else False
+        rule = TASK.score(item, o)  # the task's own measure: the paper's rule, an error never a success
         judge = o.judge.asks_slot if o.judge else None
         ambiguous = bool(item.get("ambiguous"))
         # The judge scores the episode; its call is not part of the debate's time.

@@ -36,6 +36,8 @@ from lexicoord.seats.human import HumanSeat
 
 #: The journal's name for the game's end checks (seat names cannot start with '#').
 CONTROL = "#control"
+#: The journal's name for when a person left the game: ``#left:<seat>``.
+LEFT = "#left:"
 
 
 class RoomHooks(Protocol):
@@ -49,7 +51,8 @@ class RoomHooks(Protocol):
 
 
 class LiveSeat(Seat):
-    def __init__(self, inner: Seat, hooks: RoomHooks, replay: list[dict[str, Any]], timeout: float | None) -> None:
+    def __init__(self, inner: Seat, hooks: RoomHooks, replay: list[dict[str, Any]], timeout: float | None,
+                 left_after: int | None = None) -> None:
         super().__init__(inner.name, inner.role)
         self.inner = inner
         self.kind, self.simulated = inner.kind, inner.simulated
@@ -60,6 +63,9 @@ class LiveSeat(Seat):
         self.absent = False
         self.stop = asyncio.Event()
         self.stop_reason = ""
+        #: From the journal: the person left once this many requests had been answered.
+        self.left_after = left_after
+        self._left_if_due()
 
     @property
     def present(self) -> bool:
@@ -73,6 +79,17 @@ class LiveSeat(Seat):
         self.stop_reason = reason
         self.absent = self.absent or leave
         self.stop.set()
+
+    async def leave(self, reason: str) -> None:
+        """The person left the game: journalled first (with how many requests they had been given), so a
+        replay after a restart stops counting them at the same point."""
+        await self.hooks.record_move(f"{LEFT}{self.name}", 0, {"kind": "left", "after": self.calls,
+                                                                "reason": reason})
+        self.interrupt(reason, leave=True)
+
+    def _left_if_due(self) -> None:
+        if self.left_after is not None and self.calls >= self.left_after and not self.absent:
+            self.interrupt(f"{self.name} left the room", leave=True)
 
     def _deadline(self) -> float | None:
         if self.timeout is not None:
@@ -94,6 +111,7 @@ class LiveSeat(Seat):
             answer = Answer.model_validate(entry["answer"])
             self.hooks.move_started(self.name, request.kind, request.round, None)  # shown as made
             self.hooks.move_done(self.name, request.kind, request.round, answer.failure)
+            self._left_if_due()
             return answer
         captured: list[ModelCallRecord] = []
         outer = current_observer.get()
@@ -170,7 +188,9 @@ class LiveSeats(SeatFactory):
     def __call__(self, spec: AgentSpec, ctx: EpisodeContext, system_prompt: str | None) -> Seat:
         inner = super().__call__(spec, ctx, system_prompt)
         timeout = None if isinstance(inner, HumanSeat) else self.agent_timeout
-        seat = LiveSeat(inner, self.hooks, self.replay.get(spec.name, []), timeout)
+        left = self.replay.get(f"{LEFT}{spec.name}")
+        seat = LiveSeat(inner, self.hooks, self.replay.get(spec.name, []), timeout,
+                        left_after=int(left[0]["after"]) if left else None)
         self.live[spec.name] = seat
         return seat
 

@@ -239,7 +239,7 @@ class Room:
             raise RoomError("no_such_person", "The leader can let go any other person in the room, by name.")
         person.absent = True
         if self.game is not None and name in self.game.live:
-            self.game.live[name].interrupt(f"{name} left the room", leave=True)
+            await self.game.live[name].leave(f"{name} left the room")
         self.notice = f"The game goes on without {name}."
         await self.save()
 

@@ -166,6 +166,8 @@ class CoordinationGame(Protocol):
                 ctx.emit(ClarificationEvent(agent=leader.name, round=round_, content="", failure=failure))
 
         intended = item.get("intended")
+        # ``correct`` is the task's own score, recorded for converged games only (a failed game has no meaning
+        # to be right about; the report's accuracy is over converged games with a settled meaning).
         return CoordinationOutcome(
             converged=agreed is not None, reason=reason, interpretation=agreed,
             depth=rounds - 1 if agreed is not None else None, rounds=rounds, announcement=announcement.choice,
