@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from lexicoord.core.events import ChoiceEvent, Event
+from lexicoord.core.seat import SeatInfo
 from lexicoord.protocols.coordination.rules import CoordinationOutcome
 from lexicoord.runs.records import EpisodeRecord
 
@@ -37,7 +38,7 @@ class Game(BaseModel):
     correct: bool | None
     announcement: str | None
     leader: str
-    agents: dict[str, dict[str, Any]]
+    agents: dict[str, SeatInfo]
     rounds: dict[int, dict[str, str | None]] = Field(default_factory=dict)
 
 
@@ -47,7 +48,7 @@ def games_from(episodes: Iterable[tuple[EpisodeRecord, list[Event]]]) -> list[Ga
         if episode.status != "done" or not episode.outcome or "converged" not in episode.outcome:
             continue
         out = CoordinationOutcome.model_validate(episode.outcome)
-        agents = {a["name"]: a for a in out.agents}
+        agents = {a.name: a for a in out.agents}
         rounds: dict[int, dict[str, str | None]] = defaultdict(dict)
         for e in events:
             if isinstance(e, ChoiceEvent) and e.round is not None and e.round >= 1:
@@ -74,7 +75,7 @@ def _failure_cause(game: Game) -> str:
         return "leader ended the game"
     if any(c is None for c in first.values()):
         return "a failed move in round 1"
-    kinds = {n: game.agents.get(n, {}).get("kind") for n in first}
+    kinds = {n: game.agents[n].kind if n in game.agents else None for n in first}
     people = {c for n, c in first.items() if kinds[n] in PEOPLE}
     machines = {c for n, c in first.items() if kinds[n] not in PEOPLE}
     who = "people" if "human" in kinds.values() else "simulated people"
@@ -118,7 +119,7 @@ def compute(games: list[Game], bound: int | None = None) -> CoordinationStats:
         ordered = [g.rounds[r] for r in sorted(g.rounds)]
         for name, info in g.agents.items():
             row = revisions.setdefault(
-                name, {"kind": info.get("kind"), "model": info.get("model"), "simulated": info.get("simulated", False),
+                name, {"kind": info.kind, "model": info.model, "simulated": info.simulated,
                        "revisions": 0, "games": 0, "opportunities": 0, "leads": False},
             )
             row["games"] += 1

@@ -66,7 +66,7 @@ def write_report(run: RunInfo, stats: CoordinationStats, games: list[Game], out_
         writer.writerow(["item", "repetition", "converged", "reason", "depth", "interpretation", "intended", "correct",
                          "simulated_agents"])
         for g in games:
-            simulated = " ".join(n for n, a in g.agents.items() if a.get("simulated"))
+            simulated = " ".join(n for n, a in g.agents.items() if a.simulated)
             writer.writerow([g.item_id, g.repetition, g.converged, g.reason, g.depth, g.interpretation, g.intended,
                              g.correct, simulated])
 

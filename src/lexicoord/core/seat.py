@@ -80,6 +80,19 @@ class Answer(BaseModel):
         return self.failure is None and self.value is not None
 
 
+class SeatInfo(BaseModel):
+    """Who sat in a seat, as an outcome records it: a kind's own facts (a model, a policy) ride along."""
+
+    model_config = ConfigDict(extra="allow")
+
+    name: str
+    kind: str
+    role: str | None = None
+    #: Stands in for a person (a simulated person): reported as such everywhere.
+    simulated: bool = False
+    model: str | None = None
+
+
 class Seat(ABC):
     """A participant the protocol can ask; ``simulated`` marks seats that stand in for a person."""
 
@@ -103,8 +116,8 @@ class Seat(ABC):
         the protocol decides whether that fails a move or the episode.
         """
 
-    def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "kind": self.kind, "role": self.role, "simulated": self.simulated}
+    def describe(self) -> SeatInfo:
+        return SeatInfo(name=self.name, kind=self.kind, role=self.role, simulated=self.simulated)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r})"

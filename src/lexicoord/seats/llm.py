@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lexicoord.core.seat import Answer, Request, Seat
+from lexicoord.core.seat import Answer, Request, Seat, SeatInfo
 from lexicoord.models.model import Model
 from lexicoord.models.observe import acting_as
 from lexicoord.models.types import ChatMessage, GenerateConfig, ModelOutput
@@ -36,8 +36,8 @@ class LLMSeat(Seat):
         self.config = config or GenerateConfig()
         self.history: list[ChatMessage] = []
 
-    def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "model": self.model.spec}
+    def describe(self) -> SeatInfo:
+        return super().describe().model_copy(update={"model": self.model.spec})
 
     def messages_for(self, prompt: str) -> list[ChatMessage]:
         head = [ChatMessage(role="system", content=self.system_prompt)] if self.system_prompt else []

@@ -27,7 +27,7 @@ from typing import Any, Protocol
 from lexicoord.core.context import Control, EpisodeContext
 from lexicoord.core.events import Event
 from lexicoord.core.recorder import Recorder
-from lexicoord.core.seat import Answer, Request, Seat
+from lexicoord.core.seat import Answer, Request, Seat, SeatInfo
 from lexicoord.core.spec import AgentSpec
 from lexicoord.errors import LexicoordError
 from lexicoord.models.observe import ModelCallRecord, current_observer, observing, report
@@ -71,7 +71,7 @@ class LiveSeat(Seat):
     def present(self) -> bool:
         return not self.absent
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> SeatInfo:
         return self.inner.describe()
 
     def interrupt(self, reason: str, *, leave: bool = False) -> None:

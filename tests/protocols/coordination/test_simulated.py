@@ -161,9 +161,9 @@ async def test_a_simulated_seat_reads_only_what_its_view_shows() -> None:
 def test_an_unknown_policy_is_refused_and_the_seat_says_it_is_simulated() -> None:
     with pytest.raises(LexicoordError, match="Unknown simulated-human policy 'psychic'; known: first"):
         seat("psychic")
-    described = seat("noisy", p=0.3).describe()
-    assert described == {"name": "sim", "kind": "simulated", "role": None, "simulated": True, "policy": "noisy",
-                         "p": 0.3}
+    described = seat("noisy", p=0.3).describe().model_dump()
+    assert described == {"name": "sim", "kind": "simulated", "role": None, "simulated": True, "model": None,
+                         "policy": "noisy", "p": 0.3}
 
 
 def test_a_line_up_seat_gets_its_policy_p_and_the_items_intended_meaning() -> None:

@@ -33,7 +33,7 @@ from pydantic import BaseModel, Field
 from lexicoord.core.context import EpisodeContext
 from lexicoord.core.events import ChoiceEvent, MessageEvent, RoundClosedEvent, event_type
 from lexicoord.core.protocol import Protocol
-from lexicoord.core.seat import Seat
+from lexicoord.core.seat import Seat, SeatInfo
 from lexicoord.errors import ConfigError
 from lexicoord.prompting import render_prompt
 from lexicoord.protocols.coordination.moves import (
@@ -75,7 +75,7 @@ class CoordinationOutcome(BaseModel):
     intended: str | None = None
     correct: bool | None = None
     #: Every seat in line-up order (the leader first): name, kind, role, simulated, model or policy.
-    agents: list[dict[str, Any]] = Field(default_factory=list)
+    agents: list[SeatInfo] = Field(default_factory=list)
     failed_moves: int = 0
 
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from typing import Any, Literal
+from typing import Literal
 
 from lexicoord.core.context import EpisodeContext
-from lexicoord.core.seat import Answer, Request, Seat
+from lexicoord.core.seat import Answer, Request, Seat, SeatInfo
 from lexicoord.core.spec import AgentSpec
 from lexicoord.errors import LexicoordError
 from lexicoord.protocols.coordination.views import RoundView
@@ -42,8 +42,8 @@ class SimulatedSeat(Seat):
         self.intended = intended
         self._kept: str | None = None
 
-    def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "policy": self.policy, "p": self.p}
+    def describe(self) -> SeatInfo:
+        return SeatInfo(**super().describe().model_dump(), policy=self.policy, p=self.p)
 
     def pick(self, view: RoundView) -> str:
         policy = self.policy
