@@ -23,7 +23,13 @@ from lexicoord.core.events import Event
 from lexicoord.core.spec import AgentSpec, EpisodeSpec
 from lexicoord.errors import ConfigError, LexicoordError
 from lexicoord.protocols.coordination import CoordinationGame
-from lexicoord.protocols.coordination.manual import gather_proposals, manual_item, merge_proposals, validate_manual
+from lexicoord.protocols.coordination.manual import (
+    Option,
+    gather_proposals,
+    manual_item,
+    merge_proposals,
+    validate_manual,
+)
 from lexicoord.runs.records import EpisodeRecord
 from lexicoord.seats.factory import SeatFactory
 from lexicoord.web.adapters.base import AdapterError, RoomAdapter
@@ -54,8 +60,18 @@ class CoordinationRoomSettings(RoomSettings):
 
 class CurrentGame(BaseModel):
     number: int
-    spec: dict[str, Any]
+    spec: EpisodeSpec
     seed: int
+
+
+class ManualState(BaseModel):
+    """Manual mode before play: the leader's sentence and word, the agents' merged proposals, who gave none."""
+
+    sentence: str
+    word: str
+    proposals: list[Option] = Field(default_factory=list)
+    options: list[str] = Field(default_factory=list)
+    silent: list[str] = Field(default_factory=list)
 
 
 class CoordinationState(BaseModel):
@@ -64,7 +80,7 @@ class CoordinationState(BaseModel):
     cursor: int = 0
     games: int = 0
     current: CurrentGame | None = None
-    manual: dict[str, Any] | None = None
+    manual: ManualState | None = None
 
 
 class CoordinationRoom(RoomAdapter):
@@ -188,8 +204,7 @@ class CoordinationRoom(RoomAdapter):
         self.state.games += 1
         spec = EpisodeSpec(item_id=str(item["id"]), item=item, settings=self.settings.game_settings(), lineup=lineup,
                            repetition=self.state.games)
-        self.state.current = CurrentGame(number=self.state.games, spec=spec.model_dump(mode="json"),
-                                         seed=spec.seed(self.settings.seed))
+        self.state.current = CurrentGame(number=self.state.games, spec=spec, seed=spec.seed(self.settings.seed))
         self.state.phase = "playing"
         self.room.notice = None
         await self.room.save()
@@ -198,7 +213,7 @@ class CoordinationRoom(RoomAdapter):
     def _launch(self, replay: dict[str, list[dict[str, Any]]]) -> None:
         current = self.state.current
         assert current is not None
-        spec = EpisodeSpec.model_validate(current.spec)
+        spec = current.spec
         players = [{"name": a.name, "kind": a.kind, "model": a.model} for a in spec.lineup]
         self.view = GameView(current.number, spec.item, players)
         self.room.play(CoordinationGame(), spec, current.number, current.seed, replay)
@@ -220,7 +235,7 @@ class CoordinationRoom(RoomAdapter):
             sentence, word = validate_manual(sentence, word)
         except LexicoordError as exc:
             raise AdapterError("bad_sentence", str(exc)) from None
-        self.state.manual = {"sentence": sentence, "word": word, "proposals": [], "options": [], "silent": []}
+        self.state.manual = ManualState(sentence=sentence, word=word)
         self.state.phase = "proposing"
         await self.room.save()
         self.room.run_task(self._propose(sentence, word))
@@ -237,9 +252,9 @@ class CoordinationRoom(RoomAdapter):
         async with self.room.lock:
             if self.state.phase != "proposing" or self.state.manual is None:
                 return
-            self.state.manual["proposals"] = [o.model_dump() for o in merged]
-            self.state.manual["options"] = [o.text for o in merged]
-            self.state.manual["silent"] = sorted({s.name for s in seats} - {p.agent for p in proposals})
+            self.state.manual.proposals = merged
+            self.state.manual.options = [o.text for o in merged]
+            self.state.manual.silent = sorted({s.name for s in seats} - {p.agent for p in proposals})
             self.state.phase = "confirm"
             await self.room.save()
         self.room.changed()
@@ -249,7 +264,7 @@ class CoordinationRoom(RoomAdapter):
         if self.state.phase != "confirm" or manual is None:
             raise AdapterError("wrong_phase", "There is no option set to confirm.")
         try:
-            item = manual_item(manual["sentence"], manual["word"], options, item_id=f"manual-{self.state.games + 1}")
+            item = manual_item(manual.sentence, manual.word, options, item_id=f"manual-{self.state.games + 1}")
         except LexicoordError as exc:
             raise AdapterError("bad_options", str(exc)) from None
         await self._begin(item.as_task())
@@ -286,7 +301,8 @@ class CoordinationRoom(RoomAdapter):
         phase = self.state.phase
         return {
             "phase": phase, "games": self.state.games, **self._fixed,
-            "manual": self.state.manual if phase in ("sentence", "proposing", "confirm") else None,
+            "manual": self.state.manual.model_dump() if self.state.manual and phase in ("sentence", "proposing",
+                                                                                         "confirm") else None,
             "game": self.view.public() if self.view is not None else None,
         }
 
