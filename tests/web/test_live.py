@@ -101,3 +101,17 @@ async def test_a_person_who_left_stops_counting_at_the_same_point_after_a_restar
     assert (await replayed.answer(ASK)).value is not None
     assert not replayed.present, "and stops counting where he left"
     assert (await replayed.answer(ASK)).failure == "Bob left the room"
+
+
+async def test_a_replay_brings_a_seats_own_memory_to_where_answering_would_have_left_it() -> None:
+    from lexicoord.models import Model
+    from lexicoord.models.providers.scripted import ScriptedProvider
+    from lexicoord.seats.llm import LLMSeat
+
+    remembered = Request(kind="propose", prompt="What do you propose?", schema={"type": "object"}, remember=True)
+    seat = LLMSeat("lead", Model(ScriptedProvider("none", [])))  # an empty script: asking it would fail loudly
+    entry = {"kind": "propose", "answer": {"value": {"verdict": "clear"}, "raw": '{"verdict": "clear"}'}}
+    live = LiveSeat(seat, Journal(), [entry], timeout=None)
+    assert (await live.answer(remembered)).value == {"verdict": "clear"}
+    assert [(m.role, m.content) for m in seat.history] == [("user", "What do you propose?"),
+                                                            ("assistant", '{"verdict": "clear"}')]

@@ -116,6 +116,10 @@ class Seat(ABC):
         the protocol decides whether that fails a move or the episode.
         """
 
+    async def replayed(self, request: Request, answer: Answer) -> None:
+        """``request`` was answered from a journal, not by this seat: bring the seat's own state (a model's
+        conversation, a policy's random stream) to where answering it would have left it."""
+
     def describe(self) -> SeatInfo:
         return SeatInfo(name=self.name, kind=self.kind, role=self.role, simulated=self.simulated)
 

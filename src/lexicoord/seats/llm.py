@@ -76,6 +76,11 @@ class LLMSeat(Seat):
             self.history += [ChatMessage(role="user", content=prompt), ChatMessage(role="assistant", content=output.text)]
         return output
 
+    async def replayed(self, request: Request, answer: Answer) -> None:
+        if request.remember:  # the exchange joins the conversation as if it had just happened
+            self.history += [ChatMessage(role="user", content=request.prompt),
+                             ChatMessage(role="assistant", content=answer.raw or "")]
+
     async def answer(self, request: Request) -> Answer:
         # A temperature set on the seat (--agent ... options) wins over the request's.
         temperature = None if self.config.temperature is not None else request.temperature

@@ -109,6 +109,7 @@ class LiveSeat(Seat):
             if "error" in entry:  # the seat's model could not be reached: the same error, in the same place
                 raise LexicoordError(entry["error"])
             answer = Answer.model_validate(entry["answer"])
+            await self.inner.replayed(request, answer)
             self.hooks.move_started(self.name, request.kind, request.round, None)  # shown as made
             self.hooks.move_done(self.name, request.kind, request.round, answer.failure)
             self._left_if_due()

@@ -176,3 +176,16 @@ def test_a_line_up_seat_gets_its_policy_p_and_the_items_intended_meaning() -> No
     again = EpisodeContext(spec=ctx.spec, seed=3)
     assert simulated_seat(spec, again).rng.random() == random.Random(random.Random(3).random()).random(), \
         "each seat's random stream is drawn from the episode's seed"
+
+
+@pytest.mark.parametrize("policy", ["random", "stubborn", "noisy"])
+async def test_a_replayed_answer_leaves_the_policy_where_answering_would(policy: str) -> None:
+    """After a live room's restart the journal answers the first moves; the later ones must be the same."""
+    requests = [choose("sim", r, ANNOUNCED) for r in (1, 2, 3, 4)]
+    for seed in range(20):
+        played = seat(policy, seed, p=0.5)
+        moves = [await pick(played, r) for r in requests]
+        resumed = seat(policy, seed, p=0.5)
+        for r, m in zip(requests[:2], moves[:2]):
+            await resumed.replayed(r, Answer(value={"choice": m, "justification": f"simulated ({policy})"}))
+        assert [await pick(resumed, r) for r in requests[2:]] == moves[2:], (policy, seed)

@@ -70,6 +70,9 @@ class SimulatedSeat(Seat):
                 return announced if announced in leading else leading[0]
         return announced or view.options[0]
 
+    async def replayed(self, request: Request, answer: Answer) -> None:
+        await self.answer(request)  # the same draws from the policy's stream, so later moves stay the same
+
     async def answer(self, request: Request) -> Answer:
         view = RoundView.model_validate(request.view)
         if request.kind == "clarify":
