@@ -54,3 +54,10 @@ def test_protocols_never_import_the_layers_above_them(path: Path) -> None:
     above = {m for m in imports_of(path) if m.startswith(("lexicoord.runs", "lexicoord.web", "lexicoord.cli",
                                                            "lexicoord.analysis"))}
     assert not above, f"{path} imports {sorted(above)}"
+
+
+@pytest.mark.parametrize("path", files("lexicon"), ids=lambda p: p.name)
+def test_the_lexicon_layer_knows_no_protocol(path: Path) -> None:
+    """COGENT's layer serves any protocol (the debate, Werewolf, clarifications): it imports only the core."""
+    above = {m for m in imports_of(path) if not m.startswith(("lexicoord.core", "lexicoord.lexicon", "lexicoord.errors"))}
+    assert not above, f"{path.name} imports {sorted(above)}"

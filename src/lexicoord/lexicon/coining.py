@@ -1,0 +1,137 @@
+"""A coining turn, read and judged: which ``term = definition`` candidates become entries, and why not.
+
+The paper (COGENT, section 3, Table 3): a coining turn has [PART 1] compact
+reasoning and [PART 2] new named terms, no [PART 3] and no final-answer marker;
+a candidate is accepted only if it has the ``term = definition`` form, is used
+in the same turn's reasoning (PART 1), and passes novelty and blocklist checks.
+The paper does not define the novelty checks; ours, in this order:
+
+1. ``bad_form``: no ``=``, an empty side, or a term over :attr:`CoiningRules.max_words` words or
+   :attr:`CoiningRules.max_chars` characters;
+2. ``final_answer_marker`` / ``part_three``: the turn breaks the format (every candidate of it is rejected);
+3. ``blocklisted``: the term is on the blocklist (generic words such as "answer", "step");
+4. ``duplicate``: the same term earlier in the same turn;
+5. ``on_board``: already an entry the coiner can see (its own, or shared with it);
+6. ``task_word``: the term occurs, as a whole word or phrase, in the task's own text;
+7. ``dictionary_word``: a one-word term that is a plain English word (GCIDE, from the english-words package);
+   a phrase of ordinary words ("core lock") is a coinage;
+8. ``not_used``: the term does not occur in PART 1.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from pydantic import BaseModel, Field
+
+from lexicoord.core.audience import Viewer
+from lexicoord.lexicon.board import Board, Entry, Provenance, normal
+from lexicoord.lexicon.uses import find_uses
+
+_HEADER = re.compile(r"^[\s#*>_\-]*\[?\s*part\s*([1-9])\s*\]?[\s*_:.)-]*", re.IGNORECASE | re.MULTILINE)
+_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s*")
+DEFAULT_MARKERS = (r"####", r"\\boxed\{", r"\bfinal answer\b", r"\bthe answer is\b", r"^\s*answer\s*:")
+DEFAULT_BLOCKLIST = frozenset({
+    "answer", "final answer", "solution", "step", "steps", "reasoning", "option", "options", "choice",
+    "conclusion", "premise", "premises", "question", "result", "term", "definition", "part", "true", "false",
+    "uncertain", "yes", "no",
+})
+
+
+class CoiningRules(BaseModel):
+    max_words: int = Field(default=4, ge=1)
+    max_chars: int = Field(default=40, ge=2)
+    final_markers: tuple[str, ...] = DEFAULT_MARKERS
+    blocklist: frozenset[str] = DEFAULT_BLOCKLIST
+    #: Reject one-word terms that are plain English words.
+    dictionary: bool = True
+
+
+class Candidate(BaseModel):
+    term: str
+    definition: str
+    accepted: bool = False
+    reason: str | None = None
+
+
+class Turn(BaseModel):
+    """A coining turn split into its parts."""
+
+    part1: str = ""
+    part2: str = ""
+    part3: bool = False
+    #: The final-answer marker found in the turn, if any.
+    marker: str | None = None
+    candidates: list[Candidate] = Field(default_factory=list)
+
+
+def _clean(text: str) -> str:
+    return text.strip().strip("*_`\"'“”‘’").strip()
+
+
+def read_turn(text: str, rules: CoiningRules | None = None) -> Turn:
+    """The turn's parts and the raw candidates of PART 2 (one per non-empty line)."""
+    rules = rules or CoiningRules()
+    parts: dict[str, str] = {}
+    heads = list(_HEADER.finditer(text))
+    for i, head in enumerate(heads):
+        end = heads[i + 1].start() if i + 1 < len(heads) else len(text)
+        parts.setdefault(head.group(1), text[head.end():end].strip())
+    marker = next((m.group(0) for p in rules.final_markers
+                   if (m := re.search(p, text, re.IGNORECASE | re.MULTILINE))), None)
+    candidates = []
+    for line in parts.get("2", "").splitlines():
+        line = _BULLET.sub("", line).strip()
+        if not line:
+            continue
+        term, sep, definition = line.partition("=")
+        candidates.append(Candidate(term=_clean(term) if sep else _clean(line)[:80], definition=_clean(definition),
+                                    reason=None if sep else "bad_form"))
+    return Turn(part1=parts.get("1", ""), part2=parts.get("2", ""), part3=any(k not in ("1", "2") for k in parts),
+                marker=marker, candidates=candidates)
+
+
+@lru_cache(maxsize=1)
+def dictionary_words() -> frozenset[str]:
+    from english_words import get_english_words_set
+
+    return frozenset(get_english_words_set(["gcide"], lower=True, alpha=True))
+
+
+def _occurs(term: str, text: str) -> bool:
+    probe = Entry(term=term, definition="", provenance=Provenance(agent=""))
+    return bool(find_uses(text, [probe]))
+
+
+def judge_turn(turn: Turn, *, coiner: str, board: Board, viewer: Viewer, task_text: str = "",
+               rules: CoiningRules | None = None) -> list[Candidate]:
+    """Every candidate of ``turn`` with its verdict (the first rule it breaks), in the order written."""
+    rules = rules or CoiningRules()
+    judged: list[Candidate] = []
+    seen: set[str] = set()
+    for c in turn.candidates:
+        key = normal(c.term)
+        reason = c.reason
+        if reason is None and (not key or not c.definition or len(key.split()) > rules.max_words
+                               or len(key) > rules.max_chars):
+            reason = "bad_form"
+        elif reason is None and turn.marker is not None:
+            reason = "final_answer_marker"
+        elif reason is None and turn.part3:
+            reason = "part_three"
+        elif reason is None and key in rules.blocklist:
+            reason = "blocklisted"
+        elif reason is None and key in seen:
+            reason = "duplicate"
+        elif reason is None and board.knows(c.term, viewer):
+            reason = "on_board"
+        elif reason is None and task_text and _occurs(c.term, task_text):
+            reason = "task_word"
+        elif reason is None and rules.dictionary and " " not in key and key.isalpha() and key in dictionary_words():
+            reason = "dictionary_word"
+        elif reason is None and not _occurs(c.term, turn.part1):
+            reason = "not_used"
+        seen.add(key)
+        judged.append(c.model_copy(update={"accepted": reason is None, "reason": reason}))
+    return judged
