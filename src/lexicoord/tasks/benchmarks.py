@@ -1,0 +1,191 @@
+"""GSM8K, FOLIO and MMLU as tasks: local files in their public formats, seeded slices, and each
+benchmark's own answer extraction and equality.
+
+Where to get the files: GSM8K ``test.jsonl`` (github.com/openai/grade-school-math), FOLIO
+``folio-validation.jsonl`` (github.com/Yale-LILY/FOLIO), MMLU's ``data/test/*.csv`` (github.com/hendrycks/test).
+Loaders take a path (or ``hf:NAME``); nothing is downloaded otherwise.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import random
+from collections import defaultdict
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, ClassVar, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from lexicoord.errors import ConfigError
+from lexicoord.tasks import jsonl
+from lexicoord.tasks.answers import read_label, read_letter, read_number
+from lexicoord.tasks.base import Task
+from lexicoord.tasks.jsonl import DatasetError, LineError
+
+
+class Prediction(Protocol):
+    """What a benchmark scores of an outcome: the final answer as the task reads it (``None``: invalid)."""
+
+    @property
+    def answer(self) -> str | None: ...
+
+
+def stable_id(prefix: str, text: str) -> str:
+    """An id from the item's own text, so a slice names the same items whatever order the file is in."""
+    return f"{prefix}-{hashlib.sha256(text.encode()).hexdigest()[:10]}"
+
+
+def seeded_slice(items: list[Any], n: int | None, seed: int) -> list[Any]:
+    """``n`` items drawn with ``seed`` (all, shuffled, when ``n`` is ``None`` or larger than the set)."""
+    rng = random.Random(seed)
+    chosen = rng.sample(items, len(items))
+    return chosen if n is None else chosen[:n]
+
+
+class Benchmark(Task[Any, Prediction]):
+    """A benchmark task: :meth:`extract` reads a reply, :meth:`equal` compares with the gold answer."""
+
+    name: ClassVar[str]
+
+    def extract(self, reply: str) -> str | None:
+        raise NotImplementedError
+
+    def equal(self, predicted: str | None, gold: str) -> bool:
+        return predicted is not None and predicted == gold
+
+    def score(self, item: dict[str, Any], outcome: Prediction) -> bool | None:
+        return self.equal(outcome.answer, str(item["answer"]))
+
+
+# ------------------------------------------------------------------------------------------------ GSM8K
+class MathItem(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    id: str
+    question: str = Field(min_length=1)
+    #: The gold number, as written after ``####`` (separators removed).
+    answer: str
+    solution: str = ""
+
+    @field_validator("answer")
+    @classmethod
+    def _number(cls, v: str) -> str:
+        value = read_number(f"#### {v}")
+        if value is None:
+            raise ValueError(f"the answer {v!r} is not a number")
+        return str(value)
+
+
+class GSM8K(Benchmark):
+    """Grade-school maths: the number after ``####``; compared numerically (sign kept, ``$`` and ``,`` dropped)."""
+
+    name = "gsm8k"
+    item_model = MathItem
+
+    def parse_line(self, data: dict[str, Any]) -> MathItem:
+        answer = str(data.get("answer", ""))
+        gold = answer.rsplit("####", 1)[-1].strip() if "####" in answer else answer
+        return MathItem(id=str(data.get("id") or stable_id("gsm8k", str(data.get("question", "")))),
+                        question=data.get("question", ""), answer=gold, solution=answer)
+
+    def extract(self, reply: str) -> str | None:
+        value = read_number(reply)
+        return None if value is None else str(value)
+
+    def equal(self, predicted: str | None, gold: str) -> bool:
+        return predicted is not None and Decimal(predicted) == Decimal(gold)
+
+
+# ------------------------------------------------------------------------------------------------ FOLIO
+class LogicItem(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    id: str
+    premises: list[str] = Field(min_length=1)
+    conclusion: str = Field(min_length=1)
+    answer: Literal["True", "False", "Uncertain"]
+
+
+class FOLIO(Benchmark):
+    """First-order logic in English: is the conclusion True, False or Uncertain given the premises?"""
+
+    name = "folio"
+    item_model = LogicItem
+
+    def parse_line(self, data: dict[str, Any]) -> LogicItem:
+        premises = data.get("premises", [])
+        premises = [p.strip() for p in (premises.split("\n") if isinstance(premises, str) else premises) if p.strip()]
+        label = str(data.get("label", ""))
+        label = "Uncertain" if label.lower() in ("unknown", "uncertain") else label.capitalize()
+        key = data.get("example_id") or stable_id("folio", " ".join(premises) + "|" + str(data.get("conclusion")))
+        return LogicItem(id=str(key), premises=premises, conclusion=data.get("conclusion", ""), answer=label)
+
+    def extract(self, reply: str) -> str | None:
+        return read_label(reply)
+
+
+# ------------------------------------------------------------------------------------------------- MMLU
+class ChoiceItem(BaseModel):
+    id: str
+    subject: str
+    question: str = Field(min_length=1)
+    choices: list[str] = Field(min_length=4, max_length=4)
+    answer: Literal["A", "B", "C", "D"]
+
+
+class MMLU(Benchmark):
+    """Multiple choice over 57 subjects: one letter A-D. Loads a folder of ``<subject>_test.csv`` files
+    (or one such file); a slice is stratified across subjects."""
+
+    name = "mmlu"
+    item_model = ChoiceItem
+
+    def load_file(self, path: str) -> list[ChoiceItem]:
+        root = Path(path)
+        files = sorted(root.glob("*.csv")) if root.is_dir() else [root]
+        if not files or not all(f.is_file() for f in files):
+            raise ConfigError(f"No MMLU CSV files at {root} (a folder of <subject>_test.csv files, or one file).")
+        items: list[ChoiceItem] = []
+        for f in files:
+            subject = f.stem.removesuffix("_test").removesuffix("_dev").removesuffix("_val")
+            errors: list[LineError] = []
+            with f.open(encoding="utf-8", newline="") as fh:
+                reader = csv.reader(fh)
+                for n, row in enumerate(reader, start=1):
+                    try:
+                        if len(row) != 6:
+                            raise ValueError(f"{len(row)} fields, not 6 (question, A, B, C, D, answer)")
+                        items.append(ChoiceItem(id=f"{subject}-{n}", subject=subject, question=row[0],
+                                                choices=row[1:5], answer=row[5].strip().upper()))
+                    except (ValueError, ValidationError) as exc:
+                        reason = jsonl.validation_reason(exc) if isinstance(exc, ValidationError) else str(exc)
+                        errors.append(LineError(line=reader.line_num, reason=f"row {n}: {reason}"))
+            if errors:
+                raise DatasetError(str(f), errors)
+        return items
+
+    def extract(self, reply: str) -> str | None:
+        return read_letter(reply)
+
+
+def stratified_slice(items: list[ChoiceItem], n: int | None, seed: int) -> list[ChoiceItem]:
+    """``n`` items taken in turn from every subject (each shuffled with ``seed``), so no subject dominates."""
+    rng = random.Random(seed)
+    by_subject: dict[str, list[ChoiceItem]] = defaultdict(list)
+    for item in items:
+        by_subject[item.subject].append(item)
+    queues = [rng.sample(v, len(v)) for _, v in sorted(by_subject.items())]
+    out: list[ChoiceItem] = []
+    while queues and (n is None or len(out) < n):
+        for q in list(queues):
+            if n is not None and len(out) >= n:
+                break
+            out.append(q.pop())
+            if not q:
+                queues.remove(q)
+    return out
+
+
+BENCHMARKS: dict[str, Benchmark] = {"gsm8k": GSM8K(), "folio": FOLIO(), "mmlu": MMLU()}
+#: The paper's slice sizes (FOLIO: every validation item; the paper used 282, the public file has 204).
+PAPER_SIZES: dict[str, int | None] = {"gsm8k": 500, "folio": None, "mmlu": 500}
