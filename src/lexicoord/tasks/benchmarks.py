@@ -45,9 +45,16 @@ def seeded_slice(items: list[Any], n: int | None, seed: int) -> list[Any]:
 
 
 class Benchmark(Task[Any, Prediction]):
-    """A benchmark task: :meth:`extract` reads a reply, :meth:`equal` compares with the gold answer."""
+    """A benchmark task: :meth:`render` words an item for a prompt, :meth:`extract` reads a reply,
+    :meth:`equal` compares with the gold answer. Each benchmark owns its wording."""
 
     name: ClassVar[str]
+    #: How a reply must end, said in every prompt that asks for an answer.
+    answer_format: ClassVar[str] = ""
+
+    def render(self, item: dict[str, Any]) -> str:
+        """The item as a prompt shows it (fenced by the caller: it is dataset text)."""
+        return str(item["question"])
 
     def extract(self, reply: str) -> str | None:
         raise NotImplementedError
@@ -82,6 +89,7 @@ class GSM8K(Benchmark):
 
     name = "gsm8k"
     item_model = MathItem
+    answer_format = "End your reply with the final answer on its own line, as '#### <number>'."
 
     def parse_line(self, data: dict[str, Any]) -> MathItem:
         answer = str(data.get("answer", ""))
@@ -111,6 +119,12 @@ class FOLIO(Benchmark):
 
     name = "folio"
     item_model = LogicItem
+    answer_format = "End your reply with 'Answer: True', 'Answer: False' or 'Answer: Uncertain'."
+
+    def render(self, item: dict[str, Any]) -> str:
+        premises = "\n".join(f"- {p}" for p in item["premises"])
+        return f"Premises:\n{premises}\nConclusion: {item['conclusion']}\n" \
+               "Given only the premises, is the conclusion True, False or Uncertain?"
 
     def parse_line(self, data: dict[str, Any]) -> LogicItem:
         premises = data.get("premises", [])
@@ -139,6 +153,11 @@ class MMLU(Benchmark):
 
     name = "mmlu"
     item_model = ChoiceItem
+    answer_format = "End your reply with 'Answer: <letter>', one of A, B, C or D."
+
+    def render(self, item: dict[str, Any]) -> str:
+        options = "\n".join(f"{letter}. {text}" for letter, text in zip("ABCD", item["choices"]))
+        return f"{item['question']}\n{options}"
 
     def load_file(self, path: str) -> list[ChoiceItem]:
         root = Path(path)

@@ -1,0 +1,21 @@
+"""COGENT (coined terms over sequential debate) with its baselines SINGLE and VANILLA, on GSM8K, FOLIO, MMLU.
+
+The rules are in :mod:`~lexicoord.protocols.cogent.rules`; the coin-share-use layer they use is
+:mod:`lexicoord.lexicon`, which knows nothing of this protocol.
+"""
+
+from lexicoord.protocols.cogent.rules import CogentOutcome, CogentSettings, CogentStudy, ResponseEvent, finalize
+
+__all__ = ["CogentOutcome", "CogentSettings", "CogentStudy", "ResponseEvent", "finalize", "register"]
+
+
+def register() -> None:
+    """The entry point: COGENT registers exactly as a third-party protocol would."""
+    from lexicoord.core.registry import ProtocolEntry, register_protocol
+
+    register_protocol(ProtocolEntry(
+        name="cogent",
+        summary="COGENT: coin, share and use named terms in a two-agent sequential debate (with SINGLE, VANILLA)",
+        protocol=CogentStudy,
+        task="lexicoord.tasks.benchmarks:BENCHMARKS",
+    ))

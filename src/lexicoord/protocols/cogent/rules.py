@@ -1,0 +1,218 @@
+"""COGENT and its baselines (COGENT paper, section 3, Algorithms 1 and 2, Appendix B), and nothing else.
+
+- **SINGLE**: one answer to ``P_init(q)``.
+- **VANILLA** (Algorithm 2): each agent answers ``P_init(q)`` independently (round 0); then for r = 1..R,
+  A answers seeing its own and B's previous answers, and B answers seeing its own previous answer and
+  A's fresh one.
+- **COGENT** (Algorithm 1, defaults R=3, K=2, R_c=2): the same round 0; then each meta-round r:
+  *Coin* (only while r <= R_c): each agent makes K passes over its own latest response (``P_judge`` header
+  and ``P_name``: [PART 1] compact reasoning, [PART 2] ``term = definition``), every candidate judged by the
+  lexicon layer and the accepted ones added to the agent's private lexicon; *Share*: the board becomes
+  L_A ∪ L_B; *Use*: A answers seeing B's latest (coined) response and the KNOWN_TERMS block, then B seeing
+  A's fresh answer and the block; when terms exist the prompt asks that one be considered or reused.
+- **FINALIZE** (Appendix B): one prediction from each agent's latest debate response only. Equal and valid:
+  that answer; one valid: that one; two valid and different: the tie rule (default: B, the later speaker,
+  who saw A's answer), recorded as a tie. No valid prediction: no answer, which is wrong.
+
+Who sees what: round-0 answers and debate answers are public; a coining pass and its candidates are the
+coiner's own until the share; each prompt is built from what its seat may see (its own latest response,
+the other's latest public response, the board as it sees it).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from lexicoord.core.audience import EVERYONE, Audience
+from lexicoord.core.context import EpisodeContext
+from lexicoord.core.events import Event, event_type
+from lexicoord.core.protocol import Protocol
+from lexicoord.core.seat import Request, Seat
+from lexicoord.errors import ConfigError
+from lexicoord.lexicon import Board, Provenance, find_uses, judge_turn, read_turn
+from lexicoord.lexicon.events import candidate_events, use_events
+from lexicoord.prompting import fence, render_prompt
+from lexicoord.tasks.benchmarks import BENCHMARKS, Benchmark
+
+Variant = Literal["single", "vanilla", "cogent"]
+Rule = Literal["agree", "one_valid", "tie", "none", "single"]
+
+
+class CogentSettings(BaseModel):
+    variant: Variant = "cogent"
+    task: Literal["gsm8k", "folio", "mmlu"] = "gsm8k"
+    #: Meta-rounds R, coining passes K per active round, coining-active rounds R_c (the paper's 3, 2, 2).
+    rounds: int = Field(default=3, ge=1, le=10)
+    passes: int = Field(default=2, ge=0, le=5)
+    coin_rounds: int = Field(default=2, ge=0, le=10)
+    #: Two valid, different predictions: the later speaker's (B, who saw A), the earlier's (A), or none.
+    tie: Literal["later", "earlier", "none"] = "later"
+    temperature: float = Field(default=0.7, ge=0, le=2)
+    max_tokens: int = Field(default=512, ge=16, le=8192)
+
+
+@event_type
+class ResponseEvent(Event):
+    """One reply of an agent: ``stage`` is ``single``, ``init`` (round 0), ``coin`` (a private pass),
+    ``debate`` (VANILLA) or ``use`` (COGENT); ``prediction`` is what the task reads from it (``None``: none)."""
+
+    type: str = "response"
+    stage: str
+    text: str
+    prediction: str | None = None
+    coin_pass: int | None = None
+    words: int = 0
+
+    def line(self) -> str:
+        said = " ".join(self.text.split())
+        return f"{self.stage}: {said[:200]}" + (f" -> {self.prediction}" if self.stage != "coin" else "")
+
+
+class CogentOutcome(BaseModel):
+    variant: Variant
+    task: str
+    #: The final prediction (``None``: no valid prediction, counted as wrong).
+    answer: str | None
+    correct: bool
+    #: The predictions FINALIZE read: A's and B's latest (or the single agent's).
+    predictions: dict[str, str | None] = Field(default_factory=dict)
+    #: ``agree``, ``one_valid``, ``tie`` (two valid, different), ``none`` (no valid one), ``single``.
+    rule: Rule
+    rounds: int = 0
+    terms_accepted: int = 0
+    terms_rejected: int = 0
+
+
+def finalize(a: str | None, b: str | None, task: Benchmark, tie: str) -> tuple[str | None, Rule]:
+    """Appendix B's FINALIZE over A's and B's latest predictions, with the stated tie rule."""
+    if a is not None and b is not None:
+        if task.equal(a, b):
+            return b, "agree"
+        return {"later": b, "earlier": a, "none": None}[tie], "tie"
+    if a is not None or b is not None:
+        return a if a is not None else b, "one_valid"
+    return None, "none"
+
+
+def _text(answer: Any) -> str:
+    return str(answer.value.get("text", "")) if answer.ok and answer.value else (answer.raw or "")
+
+
+class CogentStudy(Protocol):
+    name = "cogent"
+    settings_model = CogentSettings
+    outcome_model = CogentOutcome
+
+    async def play(self, ctx: EpisodeContext) -> CogentOutcome:
+        settings = CogentSettings(**ctx.settings)
+        task = BENCHMARKS[settings.task]
+        expected = 1 if settings.variant == "single" else 2
+        if len(ctx.spec.lineup) != expected:
+            raise ConfigError(f"{settings.variant.upper()} takes {expected} seat(s), not {len(ctx.spec.lineup)}.")
+        seats = [ctx.seat(spec) for spec in ctx.spec.lineup]
+        question = fence(task.render(ctx.item), "TASK")
+        game = _Game(ctx, settings, task, question)
+        if settings.variant == "single":
+            ctx.recorder.round = 0
+            reply = await game.say(seats[0], "single", render_prompt("cogent_init", task=question,
+                                                                      answer_format=task.answer_format))
+            prediction = task.extract(reply)
+            return game.outcome(prediction, {seats[0].name: prediction}, "single", 0)
+        a, b = seats
+        ctx.recorder.round, ctx.recorder.phase = 0, "init"
+        init = render_prompt("cogent_init", task=question, answer_format=task.answer_format)
+        latest = {a.name: await game.say(a, "init", init), b.name: await game.say(b, "init", init)}
+        if settings.variant == "vanilla":
+            for r in range(1, settings.rounds + 1):
+                ctx.recorder.round, ctx.recorder.phase = r, "debate"
+                for seat, other in ((a, b), (b, a)):
+                    prompt = render_prompt("cogent_debate", round=str(r), task=question,
+                                           own=fence(latest[seat.name], "YOURS"),
+                                           other=fence(latest[other.name], "OTHER"), answer_format=task.answer_format)
+                    latest[seat.name] = await game.say(seat, "debate", prompt)
+        else:
+            await game.cogent(a, b, latest)
+        pa, pb = task.extract(latest[a.name]), task.extract(latest[b.name])
+        answer, rule = finalize(pa, pb, task, settings.tie)
+        return game.outcome(answer, {a.name: pa, b.name: pb}, rule, settings.rounds)
+
+
+class _Game:
+    """One episode's moves, with its board; the rules above say in which order they happen."""
+
+    def __init__(self, ctx: EpisodeContext, settings: CogentSettings, task: Benchmark, question: str) -> None:
+        self.ctx, self.settings, self.task, self.question = ctx, settings, task, question
+        self.board = Board()
+        self.accepted = self.rejected = 0
+        self.proposed: dict[str, int] = {}
+
+    def config(self) -> dict[str, Any]:
+        return {"max_tokens": self.settings.max_tokens, "temperature": self.settings.temperature}
+
+    async def say(self, seat: Seat, stage: str, prompt: str, *, coin_pass: int | None = None,
+                  audience: Audience = EVERYONE) -> str:
+        answer = await seat.answer(Request(kind=stage, round=self.ctx.recorder.round, prompt=prompt,
+                                           view={"task": self.question, "stage": stage}, **self.config()))
+        text = _text(answer)
+        prediction = None if stage == "coin" else self.task.extract(text)
+        self.ctx.emit(ResponseEvent(agent=seat.name, stage=stage, text=text, prediction=prediction,
+                                    coin_pass=coin_pass, words=len(text.split()), audience=audience))
+        return text
+
+    async def cogent(self, a: Seat, b: Seat, latest: dict[str, str]) -> None:
+        ctx, s = self.ctx, self.settings
+        for r in range(1, s.rounds + 1):
+            ctx.recorder.round = r
+            if r <= s.coin_rounds:  # Coin: K private passes per agent over its own latest response
+                ctx.recorder.phase = "coin"
+                for seat in (a, b):
+                    for k in range(1, s.passes + 1):
+                        latest[seat.name] = await self.coin(seat, latest[seat.name], r, k)
+            # Share: L_pub = L_A ∪ L_B
+            ctx.recorder.phase = "share"
+            ctx.emit(self.board.share([a.name, b.name]))
+            # Use: A sees B's latest (coined) response; B sees A's fresh answer
+            ctx.recorder.phase = "use"
+            for seat, other in ((a, b), (b, a)):
+                viewer = ctx.viewer(seat.name)
+                known = self.board.visible(viewer)
+                reuse = "Consider or reuse at least one of the known terms." if known else ""
+                prompt = render_prompt("cogent_use", round=str(r), task=self.question,
+                                       known=fence(self.board.block(viewer), "KNOWN_TERMS"),
+                                       other=fence(latest[other.name], "OTHER"), reuse=reuse,
+                                       answer_format=self.task.answer_format)
+                latest[seat.name] = await self.say(seat, "use", prompt)
+                for event in use_events(find_uses(latest[seat.name], known), seat.name, EVERYONE):
+                    ctx.emit(event)
+
+    async def coin(self, seat: Seat, latest: str, r: int, k: int) -> str:
+        viewer = self.ctx.viewer(seat.name)
+        mine = [e for e in self.board.visible(viewer) if e.provenance.agent == seat.name]
+        prompt = render_prompt(
+            "cogent_name", agent=seat.name, round=str(r), **{"pass": str(k)}, words=str(len(latest.split())),
+            known=fence(self.board.block(viewer), "KNOWN_TERMS"), proposed=str(self.proposed.get(seat.name, 0)),
+            accepted=str(len(mine)), task=self.question, latest=fence(latest, "LATEST"),
+        )
+        text = await self.say(seat, "coin", prompt, coin_pass=k, audience=Audience.only(seat.name))
+        turn = read_turn(text)
+        judged = judge_turn(turn, coiner=seat.name, board=self.board, viewer=viewer,
+                            task_text=self.task.render(self.ctx.item))
+        self.proposed[seat.name] = self.proposed.get(seat.name, 0) + len(judged)
+        for c in judged:
+            if c.accepted:
+                self.board.coin(c.term, c.definition, Provenance(agent=seat.name, round=r, coin_pass=k,
+                                                                 episode=self.ctx.spec.key))
+        self.accepted += sum(c.accepted for c in judged)
+        self.rejected += sum(not c.accepted for c in judged)
+        for event in candidate_events(judged, seat.name, coin_pass=k):
+            self.ctx.emit(event)
+        return text
+
+    def outcome(self, answer: str | None, predictions: dict[str, str | None], rule: Rule, rounds: int) -> CogentOutcome:
+        gold = str(self.ctx.item["answer"])
+        return CogentOutcome(variant=self.settings.variant, task=self.settings.task, answer=answer,
+                             correct=self.task.equal(answer, gold), predictions=predictions,
+                             rule=rule, rounds=rounds,
+                             terms_accepted=self.accepted, terms_rejected=self.rejected)

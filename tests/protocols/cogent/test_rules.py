@@ -1,0 +1,142 @@
+"""COGENT, VANILLA and SINGLE with scripted agents: the call order, who sees what in each call, the lexicon
+events, and FINALIZE (deterministic replies for the rules, not model behaviour)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from lexicoord.core.spec import AgentSpec
+from lexicoord.lexicon.events import TermCandidateEvent, TermsSharedEvent, TermUsedEvent
+from lexicoord.models import Model
+from lexicoord.models.observe import ModelCallEvent, current_agent
+from lexicoord.models.pool import ModelPool
+from lexicoord.models.providers.scripted import ScriptedProvider
+from lexicoord.protocols.cogent import CogentStudy, ResponseEvent, finalize
+from lexicoord.runs.grid import grid
+from lexicoord.runs.runner import Runner
+from lexicoord.runs.store import Store
+from lexicoord.tasks.benchmarks import GSM8K
+
+ITEM = {"id": "eggs", "question": "Janet's ducks lay 16 eggs. She eats 3 and bakes with 4, and sells the rest "
+        "at $2 each. How much does she make?", "answer": "18", "solution": "#### 18"}
+COINED = {"A": "[PART 1] The eggleft count is 9, so eggleft times 2.\n[PART 2]\neggleft = eggs left to sell\n",
+          "B": "[PART 1] Using sellprice 2 on 9 eggs.\n[PART 2]\nsellprice = price of one egg\nlock = a word\n"}
+
+
+def stage(prompt: str) -> str:
+    if "[PRIVATE NOTE" in prompt:
+        return "coin"
+    if "KNOWN_TERMS (coined" in prompt:
+        return "use"
+    return "debate" if "Debate round" in prompt else "init"
+
+
+def script(answers: dict[str, str]) -> Any:
+    def reply(messages: Any, config: Any) -> str:
+        agent = current_agent.get() or "?"
+        kind = stage(messages[-1].content)
+        if kind == "coin":
+            return COINED[agent]
+        if kind == "use":
+            return f"{agent} keeps eggleft and sellprice in view.\n#### {answers[agent]}"
+        return f"{agent} thinks.\n#### {answers[agent]}"
+
+    return reply
+
+
+async def play(tmp_path, variant: str, answers: dict[str, str], **settings: Any):
+    pool = ModelPool(cache=False)
+    pool.add(Model(ScriptedProvider("c", script(answers))), "scripted/c")
+    seats = ["A"] if variant == "single" else ["A", "B"]
+    lineup = [AgentSpec(name=n, model="scripted/c") for n in seats]
+    runner = Runner(Store(str(tmp_path / "c.db")), CogentStudy(), models=pool, progress=False)
+    await runner.run("c", grid([ITEM], [lineup], settings=[{"variant": variant, "task": "gsm8k", **settings}]))
+    [(episode, events)] = list(runner.store.iter_run_events("c"))
+    assert episode.status == "done", episode.error
+    return episode.outcome, events
+
+
+def prompt_of(events: list[Any], agent: str, n: int) -> str:
+    calls = [e for e in events if isinstance(e, ModelCallEvent) and e.agent == agent]
+    return calls[n].messages[-1].content
+
+
+async def test_cogent_calls_in_the_papers_order(tmp_path) -> None:
+    outcome, events = await play(tmp_path, "cogent", {"A": "18", "B": "18"})
+    order = [(e.agent, e.stage, e.round) for e in events if isinstance(e, ResponseEvent)]
+    per_round = lambda r, coin: ([("A", "coin", r)] * 2 + [("B", "coin", r)] * 2 if coin else []) + [  # noqa: E731
+        ("A", "use", r), ("B", "use", r)]
+    assert order == [("A", "init", 0), ("B", "init", 0), *per_round(1, True), *per_round(2, True), *per_round(3, False)]
+    assert outcome["answer"] == "18" and outcome["correct"] and outcome["rule"] == "agree"
+
+
+async def test_who_sees_what_in_each_call(tmp_path) -> None:
+    _, events = await play(tmp_path, "cogent", {"A": "18", "B": "17"}, rounds=1, passes=1, coin_rounds=1)
+    a_coin, b_coin = prompt_of(events, "A", 1), prompt_of(events, "B", 1)
+    assert "eggleft" not in b_coin and "sellprice" not in a_coin, "before the share each lexicon is private"
+    a_use, b_use = prompt_of(events, "A", 2), prompt_of(events, "B", 2)
+    assert COINED["B"].strip() in a_use, "A's use prompt holds B's latest (coined) response"
+    assert "eggleft = eggs left to sell (coined by A)" in a_use and "sellprice = price of one egg" in a_use
+    assert "Consider or reuse at least one of the known terms." in a_use
+    assert "A keeps eggleft and sellprice in view.\n#### 18" in b_use, "B's use prompt holds A's fresh answer"
+    coin_events = [e for e in events if isinstance(e, ResponseEvent) and e.stage == "coin"]
+    assert all(e.audience.agents == (e.agent,) for e in coin_events), "a coining pass is its coiner's own"
+
+
+async def test_terms_are_judged_shared_and_their_uses_counted(tmp_path) -> None:
+    outcome, events = await play(tmp_path, "cogent", {"A": "18", "B": "18"}, rounds=1, passes=1, coin_rounds=1)
+    judged = [(e.agent, e.term, e.reason) for e in events if isinstance(e, TermCandidateEvent)]
+    assert judged == [("A", "eggleft", None), ("B", "sellprice", None), ("B", "lock", "dictionary_word")]
+    [shared] = [e for e in events if isinstance(e, TermsSharedEvent)]
+    assert shared.terms == ["eggleft", "sellprice"] and shared.audience.public
+    uses = {(e.agent, e.term, e.coiner) for e in events if isinstance(e, TermUsedEvent)}
+    assert ("B", "eggleft", "A") in uses and ("A", "sellprice", "B") in uses, "cross-agent uptake is recorded"
+    assert (outcome["terms_accepted"], outcome["terms_rejected"]) == (2, 1)
+
+
+async def test_vanilla_is_sequential_debate_without_a_lexicon(tmp_path) -> None:
+    outcome, events = await play(tmp_path, "vanilla", {"A": "18", "B": "20"}, rounds=2)
+    order = [(e.agent, e.stage, e.round) for e in events if isinstance(e, ResponseEvent)]
+    assert order == [("A", "init", 0), ("B", "init", 0), ("A", "debate", 1), ("B", "debate", 1),
+                     ("A", "debate", 2), ("B", "debate", 2)]
+    b_round1 = prompt_of(events, "B", 1)
+    assert b_round1.index("B thinks.\n#### 20") < b_round1.index("A thinks.\n#### 18"), "own first, then A's fresh"
+    assert not [e for e in events if isinstance(e, (TermCandidateEvent, TermsSharedEvent))]
+    assert outcome["rule"] == "tie" and outcome["answer"] == "20" and not outcome["correct"], "B, the later speaker"
+
+
+async def test_single_is_one_call(tmp_path) -> None:
+    outcome, events = await play(tmp_path, "single", {"A": "18"})
+    assert [e.stage for e in events if isinstance(e, ResponseEvent)] == ["single"]
+    assert outcome["correct"] and outcome["rule"] == "single"
+
+
+@pytest.mark.parametrize("a,b,tie,answer,rule", [
+    ("18", "18.0", "later", "18.0", "agree"),
+    ("18", None, "later", "18", "one_valid"),
+    (None, "7", "later", "7", "one_valid"),
+    ("18", "7", "later", "7", "tie"),
+    ("18", "7", "earlier", "18", "tie"),
+    ("18", "7", "none", None, "tie"),
+    (None, None, "later", None, "none"),
+])
+def test_finalize_reads_only_the_latest_predictions(a, b, tie, answer, rule) -> None:
+    assert finalize(a, b, GSM8K(), tie) == (answer, rule)
+
+
+@pytest.mark.embedded
+@pytest.mark.parametrize("variant", ["single", "vanilla", "cogent"])
+async def test_each_variant_runs_on_the_embedded_model(tmp_path, variant: str) -> None:
+    """The embedded model scores near zero on GSM8K; this checks the protocol runs for real, not its accuracy."""
+    seats = ["A"] if variant == "single" else ["A", "B"]
+    lineup = [AgentSpec(name=n, model="local/smollm2-135m") for n in seats]
+    runner = Runner(Store(str(tmp_path / "e.db")), CogentStudy(), progress=False)
+    settings = {"variant": variant, "task": "gsm8k", "rounds": 1, "passes": 1, "coin_rounds": 1, "max_tokens": 96}
+    await runner.run("e", grid([ITEM], [lineup], settings=[settings]))
+    [(episode, events)] = list(runner.store.iter_run_events("e"))
+    assert episode.status == "done", episode.error
+    responses = [e for e in events if isinstance(e, ResponseEvent)]
+    assert len(responses) == {"single": 1, "vanilla": 4, "cogent": 6}[variant] and all(e.text for e in responses)
+    assert isinstance(episode.outcome["correct"], bool) and episode.model_calls == len(responses)
