@@ -13,6 +13,7 @@ from rich.markup import escape
 from lexicoord import __version__
 from lexicoord.cli import (
     ask_cmd,
+    cogent_cmd,
     coord_cmd,
     debate_cmd,
     demo_cmd,
@@ -35,6 +36,7 @@ app.add_typer(models_cmd.app, name="models")
 app.add_typer(runs_cmd.app, name="runs")
 app.add_typer(coord_cmd.app, name="coord")
 app.add_typer(debate_cmd.app, name="debate")
+app.add_typer(cogent_cmd.app, name="cogent")
 app.command("ask")(ask_cmd.ask)
 app.command("report")(report_cmd.report)
 app.command("protocols")(protocols_cmd.protocols)

@@ -1,0 +1,98 @@
+"""``lexicoord cogent``: SINGLE, VANILLA and COGENT on GSM8K, FOLIO or MMLU, resumable, one command."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from pydantic import ValidationError
+from rich.console import Console
+from rich.markup import escape
+
+from lexicoord.cli.options import DbOption, ModelOptions, NoCacheOption, cache_setting, parse_options, run_async
+from lexicoord.core.spec import AgentSpec, EpisodeSpec
+from lexicoord.errors import ConfigError
+from lexicoord.models.pool import ModelPool
+from lexicoord.protocols.cogent import CogentSettings, CogentStudy
+from lexicoord.runs.grid import grid
+from lexicoord.runs.runner import Runner
+from lexicoord.runs.store import Store
+from lexicoord.tasks.benchmarks import BENCHMARKS, PAPER_SIZES, seeded_slice, stratified_slice
+from lexicoord.tasks.jsonl import validation_reason
+
+app = typer.Typer(help="COGENT: coined terms over sequential debate, with SINGLE and VANILLA, on GSM8K, FOLIO, MMLU.",
+                  no_args_is_help=True)
+console = Console()
+VARIANTS = ("single", "vanilla", "cogent")
+
+
+def lineups(models: list[str]) -> dict[str, list[AgentSpec]]:
+    """SINGLE seats A on the first model; the debates seat A on the first and B on the second (or the same)."""
+    a = models[0]
+    b = models[1] if len(models) > 1 else a
+    return {"single": [AgentSpec(name="A", model=a)],
+            "debate": [AgentSpec(name="A", model=a), AgentSpec(name="B", model=b)]}
+
+
+def episodes_for(task: str, data: Path, items: int | None, seed: int, variants: list[str], models: list[str],
+                 settings: CogentSettings) -> list[EpisodeSpec]:
+    benchmark = BENCHMARKS[task]
+    loaded = benchmark.load(str(data))
+    size = items if items is not None else PAPER_SIZES[task]
+    chosen = stratified_slice(loaded, size, seed) if task == "mmlu" else seeded_slice(loaded, size, seed)
+    tasks = [benchmark.as_task(i) for i in chosen]
+    seats = lineups(models)
+    out: list[EpisodeSpec] = []
+    for variant in variants:
+        base = settings.model_copy(update={"variant": variant, "task": task}).model_dump()
+        out += grid(tasks, [seats["single" if variant == "single" else "debate"]], settings=[base])
+    return out
+
+
+@app.command("run")
+def run(
+    task: Annotated[str, typer.Option(help="gsm8k, folio or mmlu.")],
+    data: Annotated[Path, typer.Option(help="The benchmark's file (GSM8K test.jsonl, FOLIO validation JSONL) "
+                                            "or MMLU's test folder; or hf:NAME.")],
+    model: Annotated[list[str] | None, typer.Option("--model", "-m", help="A's model; a second -m is B's.")] = None,
+    variant: Annotated[list[str] | None, typer.Option("--variant", help="single, vanilla, cogent (default all).")] = None,
+    items: Annotated[int | None, typer.Option(min=1, help="Items (default: the paper's slice).")] = None,
+    rounds: Annotated[int, typer.Option("-R", "--rounds", min=1, max=10, help="Meta-rounds R.")] = 3,
+    passes: Annotated[int, typer.Option("-K", "--passes", min=0, max=5, help="Coining passes K.")] = 2,
+    coin_rounds: Annotated[int, typer.Option("--coin-rounds", min=0, max=10, help="Coining-active rounds R_c.")] = 2,
+    tie: Annotated[str, typer.Option(help="Two valid, different answers: later (B), earlier (A) or none.")] = "later",
+    temperature: Annotated[float, typer.Option(min=0.0, max=2.0)] = 0.7,
+    max_tokens: Annotated[int, typer.Option(min=16, max=8192)] = 512,
+    seed: Annotated[int, typer.Option(help="Seed of the slice and of the run.")] = 0,
+    concurrency: Annotated[int, typer.Option(min=1, max=256)] = 4,
+    run_name: Annotated[str | None, typer.Option("--run", help="Run name; the same name resumes it.")] = None,
+    db: DbOption = None,
+    no_cache: NoCacheOption = False,
+    option: ModelOptions = None,
+) -> None:
+    """Play every item under each variant; store every reply, term and use; resume on re-run."""
+    if task not in BENCHMARKS:
+        raise ConfigError(f"Unknown task '{task}'; use {', '.join(BENCHMARKS)}.")
+    variants = variant or list(VARIANTS)
+    bad = [v for v in variants if v not in VARIANTS]
+    if bad:
+        raise ConfigError(f"Unknown variant(s) {', '.join(bad)}; use {', '.join(VARIANTS)}.")
+    models = model or ["local/smollm2-135m"]
+    if len(models) > 2:
+        raise ConfigError("COGENT has two agents: give at most two --model (A's, then B's).")
+    try:
+        settings = CogentSettings.model_validate({"task": task, "rounds": rounds, "passes": passes, "tie": tie,
+                                                  "coin_rounds": coin_rounds, "temperature": temperature,
+                                                  "max_tokens": max_tokens})
+    except ValidationError as exc:
+        raise ConfigError(f"Bad settings: {validation_reason(exc)}.") from None
+    episodes = episodes_for(task, data, items, seed, variants, models, settings)
+    pool = ModelPool(cache=cache_setting(no_cache), **parse_options(option))
+    runner = Runner(Store(db), CogentStudy(), models=pool, concurrency=concurrency, seed=seed)
+    run_id = run_name or f"cogent-{task}-{dt.datetime.now():%Y%m%d-%H%M%S}"
+    config = {"task": task, "data": str(data), "items": len(episodes) // len(variants), "variants": variants,
+              "models": models, "settings": settings.model_dump(exclude={"variant", "task"})}
+    run_async(runner.run(run_id, episodes, config))
+    console.print(f"transcripts: lexicoord runs show {escape(run_id)} --transcript", highlight=False)
