@@ -68,6 +68,13 @@ def test_folio_reads_true_false_or_uncertain(reply: str, label: str | None) -> N
     assert FOLIO().extract(reply) == label
 
 
+def test_the_last_marker_wins_even_on_one_line() -> None:
+    echoed = "End your reply with 'Answer: True', 'Answer: False' or 'Answer: Uncertain'."
+    assert FOLIO().extract(echoed) == "Uncertain"
+    assert MMLU().extract("Answer: A? No. Answer: C") == "C"
+    assert GSM8K().extract("\\boxed{\\frac{1}{2}} then \\boxed{7}") == "7"
+
+
 def test_the_public_files_load_with_the_papers_sizes() -> None:
     gsm = GSM8K().load(str(shared("gsm8k/test.jsonl")))
     folio = FOLIO().load(str(shared("folio/folio-validation.jsonl")))

@@ -12,25 +12,33 @@ from __future__ import annotations
 import re
 from decimal import Decimal, InvalidOperation
 
-MARKERS = (
-    re.compile(r"####\s*(?P<a>[^\n]*)"),
-    re.compile(r"\\boxed\{(?P<a>[^{}]*(?:\{[^{}]*\}[^{}]*)*)\}"),
-    re.compile(r"(?:final\s+answer|answer)\s*(?:is|:)?\s*[:\-]?\s*(?P<a>[^\n]*)", re.IGNORECASE),
-)
+#: Where an answer starts: ``####``, ``\\boxed{``, "answer is", "answer:", "final answer" (any case).
+MARKER = re.compile(r"####|\\boxed\{|\b(?:final\s+)?answer\b\s*(?:is\b|:)?\s*[:\-]?", re.IGNORECASE)
 _NUMBER = re.compile(r"(?<![\w.])(-|−)?\s*\$?\s*(\d[\d,]*(?:\.\d+)?|\.\d+)")
 _LETTER = re.compile(r"(?<![A-Za-z])\(?([A-D])\)?(?![A-Za-z])")
 _LABEL = re.compile(r"\b(true|false|uncertain|unknown)\b", re.IGNORECASE)
 
 
 def answer_text(reply: str) -> str:
-    """The text after the last answer marker, or the last non-empty line when there is none."""
-    best: tuple[int, str] | None = None
-    for pattern in MARKERS:
-        for m in pattern.finditer(reply):
-            if best is None or m.start() >= best[0]:
-                best = (m.start(), m.group("a"))
-    if best is not None and best[1].strip():
-        return best[1].strip()
+    """The text after the last answer marker (to the end of its line, or of its box), or the last non-empty
+    line when there is none. Markers are found wherever they start, several on one line included."""
+    last = None
+    pos = 0
+    while (m := MARKER.search(reply, pos)) is not None:  # step one character on: overlapping starts count too
+        last = m
+        pos = m.start() + 1
+    if last is not None:
+        rest = reply[last.end():]
+        if last.group(0).startswith("\\boxed"):
+            depth, end = 1, 0
+            while end < len(rest) and depth:
+                depth += {"{": 1, "}": -1}.get(rest[end], 0)
+                end += 1
+            text = rest[:end - 1] if depth == 0 else rest
+        else:
+            text = rest.split("\n", 1)[0]
+        if text.strip():
+            return text.strip()
     lines = [line.strip() for line in reply.strip().splitlines() if line.strip()]
     return lines[-1] if lines else ""
 
