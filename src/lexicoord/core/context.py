@@ -12,6 +12,7 @@ from lexicoord.core.events import Event
 from lexicoord.core.recorder import Recorder
 from lexicoord.core.seat import Seat
 from lexicoord.core.spec import AgentSpec, EpisodeSpec
+from lexicoord.errors import ConfigError
 
 #: Builds the seat for a line-up entry (``system_prompt`` is the protocol's instructions to a model seat).
 SeatMaker = Callable[[AgentSpec, "EpisodeContext", "str | None"], Seat]
@@ -25,8 +26,6 @@ class Control:
 
 
 def _no_seats(spec: AgentSpec, ctx: EpisodeContext, system_prompt: str | None) -> Seat:
-    from lexicoord.errors import ConfigError
-
     raise ConfigError(f"No seat maker was given, so seat '{spec.name}' cannot be filled.")
 
 

@@ -134,12 +134,7 @@ class ErrorEvent(Event):
     raw: str | None = None
 
 
-def to_record(model: BaseModel) -> dict[str, Any]:
-    """A typed outcome as the store keeps it (JSON-ready)."""
-    return model.model_dump(mode="json")
-
-
 __all__ = [
     "ChoiceEvent", "ErrorEvent", "Event", "MessageEvent", "OutcomeEvent", "RoundClosedEvent", "event_from_dict",
-    "event_type", "load_event_types", "registered_types", "to_record",
+    "event_type", "load_event_types", "registered_types",
 ]

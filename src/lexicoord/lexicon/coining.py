@@ -26,8 +26,8 @@ from functools import lru_cache
 from pydantic import BaseModel, Field
 
 from lexicoord.core.audience import Viewer
-from lexicoord.lexicon.board import Board, Entry, Provenance, normal
-from lexicoord.lexicon.uses import find_uses
+from lexicoord.lexicon.board import Board, normal
+from lexicoord.lexicon.uses import occurs
 
 _HEADER = re.compile(r"^[\s#*>_\-]*\[?\s*part\s*([1-9])\s*\]?[\s*_:.)-]*", re.IGNORECASE | re.MULTILINE)
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s*")
@@ -99,11 +99,6 @@ def dictionary_words() -> frozenset[str]:
     return frozenset(get_english_words_set(["gcide"], lower=True, alpha=True))
 
 
-def _occurs(term: str, text: str) -> bool:
-    probe = Entry(term=term, definition="", provenance=Provenance(agent=""))
-    return bool(find_uses(text, [probe]))
-
-
 def judge_turn(turn: Turn, *, coiner: str, board: Board, viewer: Viewer, task_text: str = "",
                rules: CoiningRules | None = None) -> list[Candidate]:
     """Every candidate of ``turn`` with its verdict (the first rule it breaks), in the order written."""
@@ -126,11 +121,11 @@ def judge_turn(turn: Turn, *, coiner: str, board: Board, viewer: Viewer, task_te
             reason = "duplicate"
         elif reason is None and board.knows(c.term, viewer):
             reason = "on_board"
-        elif reason is None and task_text and _occurs(c.term, task_text):
+        elif reason is None and task_text and occurs(c.term, task_text):
             reason = "task_word"
         elif reason is None and rules.dictionary and " " not in key and key.isalpha() and key in dictionary_words():
             reason = "dictionary_word"
-        elif reason is None and not _occurs(c.term, turn.part1):
+        elif reason is None and not occurs(c.term, turn.part1):
             reason = "not_used"
         seen.add(key)
         judged.append(c.model_copy(update={"accepted": reason is None, "reason": reason}))

@@ -27,6 +27,11 @@ def _pattern(term: str) -> re.Pattern[str]:
     return re.compile(r"(?<![\w])" + r"\s+".join(words) + r"(?![\w])", re.IGNORECASE)
 
 
+def occurs(term: str, text: str) -> bool:
+    """Whether ``term`` occurs in ``text`` as a whole word or phrase (case and spacing aside)."""
+    return _pattern(term).search(text) is not None
+
+
 def find_uses(text: str, entries: list[Entry]) -> list[Use]:
     """The entries used in ``text`` and how often, longest terms claiming their spans first."""
     claimed: list[tuple[int, int]] = []

@@ -24,14 +24,13 @@ import contextlib
 import time
 from typing import Any, Protocol
 
-from lexicoord.core.context import Control, EpisodeContext
+from lexicoord.core.context import Control, EpisodeContext, SeatMaker
 from lexicoord.core.events import Event
 from lexicoord.core.recorder import Recorder
 from lexicoord.core.seat import Answer, Request, Seat, SeatInfo
 from lexicoord.core.spec import AgentSpec
 from lexicoord.errors import LexicoordError
 from lexicoord.models.observe import ModelCallRecord, current_observer, observing, report
-from lexicoord.seats.factory import SeatFactory
 from lexicoord.seats.human import HumanSeat
 
 #: The journal's name for the game's end checks (seat names cannot start with '#').
@@ -174,20 +173,19 @@ class LiveControl(Control):
         return end
 
 
-class LiveSeats(SeatFactory):
-    """Fills a room game's seats as any run would, then wraps each in a :class:`LiveSeat`."""
+class LiveSeats:
+    """Fills a room game's seats as any run would (``base``), then wraps each in a :class:`LiveSeat`."""
 
-    def __init__(self, base: SeatFactory, hooks: RoomHooks, replay: dict[str, list[dict[str, Any]]],
+    def __init__(self, base: SeatMaker, hooks: RoomHooks, replay: dict[str, list[dict[str, Any]]],
                  agent_timeout: float) -> None:
-        super().__init__(base.models, people=base.people, own_kinds=base.own_kinds,
-                         person_timeout=base.person_timeout)
+        self.base = base
         self.hooks = hooks
         self.replay = replay
         self.agent_timeout = agent_timeout
         self.live: dict[str, LiveSeat] = {}
 
     def __call__(self, spec: AgentSpec, ctx: EpisodeContext, system_prompt: str | None) -> Seat:
-        inner = super().__call__(spec, ctx, system_prompt)
+        inner = self.base(spec, ctx, system_prompt)
         timeout = None if isinstance(inner, HumanSeat) else self.agent_timeout
         left = self.replay.get(f"{LEFT}{spec.name}")
         seat = LiveSeat(inner, self.hooks, self.replay.get(spec.name, []), timeout,
