@@ -95,3 +95,15 @@ def llama_server(gguf_path: Path, tmp_path_factory: pytest.TempPathFactory):
         proc.wait(10)
     except subprocess.TimeoutExpired:
         proc.kill()
+
+
+#: The public benchmark data lives beside the checkout (../shared/data); LEXICOORD_SHARED_DATA points elsewhere.
+SHARED_DATA = Path(os.environ.get("LEXICOORD_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
+
+
+def shared_data(part: str) -> Path:
+    """A public dataset's path, or a failure saying where it was expected (never a silent skip)."""
+    path = SHARED_DATA / part
+    if not path.exists():
+        pytest.fail(f"public benchmark data expected at {path} (see shared/data/README.md)")
+    return path

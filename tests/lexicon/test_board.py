@@ -63,5 +63,5 @@ def test_candidates_and_uses_are_events_with_their_audiences_and_read_back_typed
     code = ("from lexicoord.core.events import event_from_dict; import sys, json;"
             "e = event_from_dict(json.loads(sys.argv[1])); print(type(e).__name__, e.line())")
     out = subprocess.run([sys.executable, "-c", code, events[0].model_dump_json()], capture_output=True, text=True)
-    assert out.stdout.strip() == "TermCandidateEvent coins 'zorp' = a unit", out.stderr
+    assert out.stdout.strip() == "TermCandidateEvent coins 'zorp' = a unit (pass 1)", out.stderr
     assert isinstance(events[0], TermCandidateEvent)

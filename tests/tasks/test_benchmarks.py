@@ -1,23 +1,15 @@
 """GSM8K, FOLIO and MMLU: answers read from messy real-looking replies, equality, loaders, seeded slices."""
 
-import os
 from decimal import Decimal
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
 from lexicoord.tasks.benchmarks import FOLIO, GSM8K, MMLU, PAPER_SIZES, seeded_slice, stratified_slice
 from lexicoord.tasks.jsonl import DatasetError
+from tests.conftest import shared_data
 
-SHARED = Path(os.environ.get("LEXICOORD_SHARED_DATA", Path(__file__).resolve().parents[3] / "shared" / "data"))
-
-
-def shared(part: str) -> Path:
-    path = SHARED / part
-    if not path.exists():
-        pytest.fail(f"public benchmark data expected at {path} (see shared/data/README.md)")
-    return path
+shared = shared_data
 
 
 @pytest.mark.parametrize("reply,number", [

@@ -1,5 +1,4 @@
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -7,9 +6,9 @@ import pytest
 from lexicoord.errors import ConfigError
 from lexicoord.tasks.ambiguous import DatasetError
 from lexicoord.tasks.coarsewsd import gloss, load_coarsewsd
+from tests.conftest import SHARED_DATA
 
-# The public data lives beside the checkout (../shared/data); LEXICOORD_SHARED_DATA points elsewhere.
-SHARED = Path(os.environ.get("LEXICOORD_SHARED_DATA", Path(__file__).resolve().parents[3] / "shared" / "data")) / "coarsewsd20"
+SHARED = SHARED_DATA / "coarsewsd20"
 
 
 def make_word(root: Path, word: str, classes: dict, rows: list[tuple[str, str]]) -> None:

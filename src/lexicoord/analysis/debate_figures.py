@@ -5,18 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from lexicoord.analysis.debate import StudyStats
-from lexicoord.analysis.figures import _pyplot
+from lexicoord.analysis.figures import _pyplot, save_figure
 
 SINGLE, DEBATE = "#7f9cc0", "#3b6ea8"
-
-
-def _save(fig: object, stem: Path) -> list[Path]:
-    plt = _pyplot()
-    paths = [stem.with_suffix(".png"), stem.with_suffix(".svg")]
-    for path in paths:
-        fig.savefig(path)  # type: ignore[attr-defined]
-    plt.close(fig)
-    return paths
 
 
 def _bars(labels: list[str], values: list[float | None], colours: list[str], title: str, ylabel: str,
@@ -36,7 +27,7 @@ def _bars(labels: list[str], values: list[float | None], colours: list[str], tit
     ax.set_title(title, fontsize=10)
     ax.spines[["top", "right"]].set_visible(False)
     fig.tight_layout()
-    return _save(fig, stem)
+    return save_figure(fig, stem)
 
 
 def study_figures(stats: StudyStats, out_dir: Path) -> dict[str, list[Path]]:
@@ -71,7 +62,7 @@ def study_figures(stats: StudyStats, out_dir: Path) -> dict[str, list[Path]]:
         ax.legend(fontsize=7)
         ax.spines[["top", "right"]].set_visible(False)
         fig.tight_layout()
-        figs["rounds"] = _save(fig, out_dir / "fig6_rounds_to_consensus")
+        figs["rounds"] = save_figure(fig, out_dir / "fig6_rounds_to_consensus")
         figs["non_consensus"] = _bars([c.config for c in debates], [c.non_consensus_rate for c in debates],
                                       [DEBATE] * len(debates), "Non-consensus rate (Fig. 7)", "debates without consensus (%)",
                                       out_dir / "fig7_non_consensus")

@@ -18,6 +18,16 @@ def _pyplot() -> Any:
     return plt
 
 
+def save_figure(fig: Any, stem: Path) -> list[Path]:
+    """Write a figure as PNG and SVG beside each other, and free it."""
+    plt = _pyplot()
+    paths = [stem.with_suffix(".png"), stem.with_suffix(".svg")]
+    for path in paths:
+        fig.savefig(path)
+    plt.close(fig)
+    return paths
+
+
 def depth_distribution(stats: CoordinationStats, stem: Path, title: str = "") -> list[Path]:
     """The paper's Figure 1: converged games by clarification depth, with failed games beside them."""
     plt = _pyplot()
@@ -36,8 +46,4 @@ def depth_distribution(stats: CoordinationStats, stem: Path, title: str = "") ->
     ax.spines[["top", "right"]].set_visible(False)
     ax.set_ylim(0, max(counts + [stats.failed, 1]) * 1.25)
     fig.tight_layout()
-    paths = [stem.with_suffix(".png"), stem.with_suffix(".svg")]
-    for path in paths:
-        fig.savefig(path)
-    plt.close(fig)
-    return paths
+    return save_figure(fig, stem)

@@ -11,12 +11,18 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 
+from lexicoord.analysis import cogent_report, term_annotator
+from lexicoord.analysis.cogent import episodes_from
+from lexicoord.analysis.term_functions import read_labels, write_labels
 from lexicoord.cli.options import DbOption, ModelOptions, NoCacheOption, cache_setting, parse_options, run_async
+from lexicoord.cli.report_cmd import print_report
 from lexicoord.core.spec import AgentSpec, EpisodeSpec
 from lexicoord.errors import ConfigError
 from lexicoord.models.pool import ModelPool
 from lexicoord.protocols.cogent import CogentSettings, CogentStudy
+from lexicoord.protocols.cogent.rules import ABLATIONS, MAIN_VARIANTS
 from lexicoord.runs.grid import grid
+from lexicoord.runs.records import RunInfo
 from lexicoord.runs.runner import Runner
 from lexicoord.runs.store import Store
 from lexicoord.tasks.benchmarks import BENCHMARKS, PAPER_SIZES, seeded_slice, stratified_slice
@@ -25,7 +31,7 @@ from lexicoord.tasks.jsonl import validation_reason
 app = typer.Typer(help="COGENT: coined terms over sequential debate, with SINGLE and VANILLA, on GSM8K, FOLIO, MMLU.",
                   no_args_is_help=True)
 console = Console()
-VARIANTS = ("single", "vanilla", "cogent")
+VARIANTS = MAIN_VARIANTS + ABLATIONS
 
 
 def lineups(models: list[str]) -> dict[str, list[AgentSpec]]:
@@ -57,7 +63,10 @@ def run(
     data: Annotated[Path, typer.Option(help="The benchmark's file (GSM8K test.jsonl, FOLIO validation JSONL) "
                                             "or MMLU's test folder; or hf:NAME.")],
     model: Annotated[list[str] | None, typer.Option("--model", "-m", help="A's model; a second -m is B's.")] = None,
-    variant: Annotated[list[str] | None, typer.Option("--variant", help="single, vanilla, cogent (default all).")] = None,
+    variant: Annotated[list[str] | None, typer.Option(
+        "--variant", help="single, vanilla, cogent (default: these three), or an ablation: vanilla_matched, "
+                          "cogent_private, cogent_free, cogent_log.")] = None,
+    ablations: Annotated[bool, typer.Option("--ablations", help="Add the four ablations to the variants.")] = False,
     items: Annotated[int | None, typer.Option(min=1, help="Items (default: the paper's slice).")] = None,
     rounds: Annotated[int, typer.Option("-R", "--rounds", min=1, max=10, help="Meta-rounds R.")] = 3,
     passes: Annotated[int, typer.Option("-K", "--passes", min=0, max=5, help="Coining passes K.")] = 2,
@@ -75,7 +84,7 @@ def run(
     """Play every item under each variant; store every reply, term and use; resume on re-run."""
     if task not in BENCHMARKS:
         raise ConfigError(f"Unknown task '{task}'; use {', '.join(BENCHMARKS)}.")
-    variants = variant or list(VARIANTS)
+    variants = list(dict.fromkeys((variant or list(MAIN_VARIANTS)) + (list(ABLATIONS) if ablations else [])))
     bad = [v for v in variants if v not in VARIANTS]
     if bad:
         raise ConfigError(f"Unknown variant(s) {', '.join(bad)}; use {', '.join(VARIANTS)}.")
@@ -95,4 +104,62 @@ def run(
     config = {"task": task, "data": str(data), "items": len(episodes) // len(variants), "variants": variants,
               "models": models, "settings": settings.model_dump(exclude={"variant", "task"})}
     run_async(runner.run(run_id, episodes, config))
-    console.print(f"transcripts: lexicoord runs show {escape(run_id)} --transcript", highlight=False)
+    console.print(f"transcripts: lexicoord runs show {escape(run_id)} --transcript\n"
+                  f"report: lexicoord cogent report {escape(run_id)}", highlight=False)
+
+
+def _cogent_run(store: Store, run_id: str) -> RunInfo:
+    run = store.run(run_id)
+    if run.protocol != "cogent":
+        raise ConfigError(f"Run '{run.id}' is a {run.protocol} run, not a COGENT one; use lexicoord report {run.id}.")
+    return run
+
+
+@app.command("report")
+def report(
+    run_id: Annotated[str, typer.Argument(help="Run name (or a unique prefix).")],
+    out: Annotated[Path | None, typer.Option(help="Folder for the files (default: reports/RUN).")] = None,
+    tokenizer: Annotated[str, typer.Option(
+        help="What counts tokens for CR and Tok: 'backend' (each output's reported completion tokens) or one "
+             "tokenizer for every output, offline: local/smollm2-135m or local//path/model.gguf.")] = "backend",
+    annotations: Annotated[Path | None, typer.Option(
+        help="The edited lexical-function file (default: OUT/term_functions.csv when it exists).")] = None,
+    db: DbOption = None,
+) -> None:
+    """Table 1 with 95% intervals and total cost, paired tests, lexical ecology and functions, case studies and
+    every transcript: terminal tables, PNG and SVG figures, one HTML page, JSON and CSV."""
+    store = Store(db)
+    run = _cogent_run(store, run_id)
+    print_report(cogent_report.report(store, run, out or Path("reports") / run.id, tokenizer, annotations))
+
+
+@app.command("annotate")
+def annotate(
+    run_id: Annotated[str, typer.Argument(help="Run name (or a unique prefix).")],
+    model: Annotated[str, typer.Option("--model", "-m", help="The annotating model.")] = "local/smollm2-135m",
+    out: Annotated[Path | None, typer.Option(
+        "--out", "-o", help="The file to write (default: reports/RUN/term_functions.csv).")] = None,
+    concurrency: Annotated[int, typer.Option(min=1, max=64)] = 4,
+    db: DbOption = None,
+    no_cache: NoCacheOption = False,
+    option: ModelOptions = None,
+) -> None:
+    """Suggest lexical-function weights for every accepted term with an LLM; rows already in the file (a
+    person's edits) are kept, so re-running annotates only new terms. Edit the file, then run the report."""
+    store = Store(db)
+    run = _cogent_run(store, run_id)
+    path = out or Path("reports") / run.id / cogent_report.ANNOTATIONS
+    episodes = episodes_from(store.iter_run_events(run.id))
+    kept = read_labels(path) if path.is_file() else []
+    known = {term_annotator.key(x) for x in kept}
+    fresh = [x for x in term_annotator.labels_for(episodes) if term_annotator.key(x) not in known]
+    if fresh:
+        pool = ModelPool(cache=cache_setting(no_cache), **parse_options(option))
+        questions = {e.episode_id: e.question for e in episodes}
+        run_async(term_annotator.annotate(fresh, questions, pool.get(model), concurrency))
+        run_async(pool.aclose())
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_labels(path, kept + fresh)
+    console.print(f"{len(fresh)} term(s) annotated, {len(kept)} kept as they were: {escape(str(path))}\n"
+                  f"edit the weights and the annotator column, then: lexicoord cogent report {escape(run.id)}",
+                  highlight=False)

@@ -37,6 +37,14 @@ class Audience(BaseModel):
     def public(self) -> bool:
         return self.kind == "everyone"
 
+    def describe(self) -> str:
+        """Who, in words: ``everyone``, ``the wolves``, ``A and B``."""
+        if self.kind == "everyone":
+            return "everyone"
+        names = list(self.groups if self.kind == "group" else self.agents)
+        said = " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names) or "nobody"
+        return f"the {said}" if self.kind == "group" else said
+
 
 EVERYONE = Audience()
 

@@ -74,6 +74,9 @@ class Answer(BaseModel):
     action: str | None = None
     failure: str | None = None
     raw: str | None = None
+    #: Output tokens as the backend counted them (``None``: a person, or a backend that does not say);
+    #: length metrics read this so that they count what the model was billed for.
+    tokens: int | None = None
 
     @property
     def ok(self) -> bool:

@@ -28,8 +28,11 @@ class TermCandidateEvent(Event):
     coin_pass: int | None = None
 
     def line(self) -> str:
-        verdict = "coins" if self.accepted else f"proposes (rejected: {self.reason})"
-        return f"{verdict} '{self.term}' = {self.definition}"
+        said = f"'{self.term}' = {self.definition}"
+        where = f" (pass {self.coin_pass})" if self.coin_pass else ""
+        if self.accepted:
+            return f"coins {said}{where}"
+        return f"proposes {said}{where}, rejected: {(self.reason or 'no reason').replace('_', ' ')}"
 
 
 @event_type
@@ -41,7 +44,8 @@ class TermsSharedEvent(Event):
     snapshot: list[dict[str, object]] = Field(default_factory=list)
 
     def line(self) -> str:
-        return f"shares {', '.join(self.terms) or 'no terms'} ({len(self.snapshot)} on the board)"
+        said = ", ".join(f"'{t}'" for t in self.terms) or "no new term"
+        return f"the board is shared with {self.audience.describe()}: {said} ({len(self.snapshot)} entries in all)"
 
 
 @event_type
@@ -56,7 +60,8 @@ class TermUsedEvent(Event):
 
     def line(self) -> str:
         whose = "its own" if self.coiner == self.agent else f"{self.coiner}'s"
-        return f"uses {whose} term '{self.term}'" + (f" ({self.count}x)" if self.count > 1 else "")
+        times = f" {self.count} times" if self.count > 1 else ""
+        return f"uses {whose} term '{self.term}'{times}, speaking to {self.audience.describe()}"
 
 
 def candidate_events(candidates: list[Candidate], coiner: str, coin_pass: int | None = None) -> list[TermCandidateEvent]:

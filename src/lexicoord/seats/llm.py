@@ -87,12 +87,13 @@ class LLMSeat(Seat):
         config = GenerateConfig(json_schema=request.answer_schema, choices=request.choices,
                                 max_tokens=request.max_tokens, temperature=temperature)
         out = await self.ask_structured(request.prompt, config, remember=request.remember)
+        tokens = out.usage.completion_tokens
         if not out.ok:
-            return Answer(failure=out.parse_error or "unparseable reply", raw=out.text)
+            return Answer(failure=out.parse_error or "unparseable reply", raw=out.text, tokens=tokens)
         if request.choices is not None:
             value = {"choice": out.choice}
         elif request.answer_schema is None:
             value = {"text": out.text}
         else:
             value = out.parsed
-        return Answer(value=value, raw=out.text)
+        return Answer(value=value, raw=out.text, tokens=tokens)

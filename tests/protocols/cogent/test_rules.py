@@ -47,6 +47,7 @@ def script(answers: dict[str, str]) -> Any:
 
 
 async def play(tmp_path, variant: str, answers: dict[str, str], **settings: Any):
+    tmp_path.mkdir(parents=True, exist_ok=True)
     pool = ModelPool(cache=False)
     pool.add(Model(ScriptedProvider("c", script(answers))), "scripted/c")
     seats = ["A"] if variant == "single" else ["A", "B"]
@@ -111,6 +112,46 @@ async def test_single_is_one_call(tmp_path) -> None:
     outcome, events = await play(tmp_path, "single", {"A": "18"})
     assert [e.stage for e in events if isinstance(e, ResponseEvent)] == ["single"]
     assert outcome["correct"] and outcome["rule"] == "single"
+
+
+def calls(events: list[Any]) -> int:
+    return sum(1 for e in events if isinstance(e, ModelCallEvent))
+
+
+async def test_call_matched_vanilla_makes_as_many_calls_as_cogent(tmp_path) -> None:
+    _, cogent = await play(tmp_path / "c", "cogent", {"A": "18", "B": "18"})
+    outcome, matched = await play(tmp_path / "m", "vanilla_matched", {"A": "18", "B": "18"})
+    _, vanilla = await play(tmp_path / "v", "vanilla", {"A": "18", "B": "18"})
+    assert calls(matched) == calls(cogent) == 16 and calls(vanilla) == 8
+    assert outcome["rounds"] == 7 and not [e for e in matched if isinstance(e, TermCandidateEvent)]
+
+
+async def test_private_only_coinage_never_shares(tmp_path) -> None:
+    _, events = await play(tmp_path, "cogent_private", {"A": "18", "B": "17"}, rounds=1, passes=1, coin_rounds=1)
+    assert not [e for e in events if isinstance(e, TermsSharedEvent)]
+    a_use, b_use = prompt_of(events, "A", 2), prompt_of(events, "B", 2)
+    assert "eggleft = eggs left to sell" in a_use and "sellprice" not in a_use, "A's own lexicon only"
+    assert "B thinks.\n#### 17" in a_use and "[PART 2]" not in a_use, "B's public reply, not its coining pass"
+    assert "Consider or reuse at least one of the known terms." in a_use
+    assert "eggleft" not in b_use.split("The other agent's latest response:")[0], "B never sees A's lexicon"
+    uses = {(e.agent, e.term, e.coiner) for e in events if isinstance(e, TermUsedEvent)}
+    assert all(agent == coiner for agent, _, coiner in uses), "only an agent's own terms can be used"
+
+
+async def test_public_board_without_forced_reuse(tmp_path) -> None:
+    _, events = await play(tmp_path, "cogent_free", {"A": "18", "B": "17"}, rounds=1, passes=1, coin_rounds=1)
+    a_use = prompt_of(events, "A", 2)
+    assert "sellprice = price of one egg" in a_use and COINED["B"].strip() in a_use
+    assert "Consider or reuse" not in a_use and [e for e in events if isinstance(e, TermsSharedEvent)]
+
+
+async def test_log_only_coinage_is_recorded_but_never_shown(tmp_path) -> None:
+    outcome, events = await play(tmp_path, "cogent_log", {"A": "18", "B": "17"}, rounds=2, passes=1, coin_rounds=2)
+    assert outcome["terms_accepted"] >= 2, "the terms are still judged and recorded"
+    for agent in ("A", "B"):
+        for prompt in [e.messages[-1].content for e in events if isinstance(e, ModelCallEvent) and e.agent == agent]:
+            assert "eggleft =" not in prompt and "sellprice =" not in prompt and "Consider or reuse" not in prompt
+    assert not [e for e in events if isinstance(e, TermsSharedEvent)]
 
 
 @pytest.mark.parametrize("a,b,tie,answer,rule", [

@@ -18,4 +18,6 @@ def register() -> None:
         summary="COGENT: coin, share and use named terms in a two-agent sequential debate (with SINGLE, VANILLA)",
         protocol=CogentStudy,
         task="lexicoord.tasks.benchmarks:BENCHMARKS",
+        statistics="lexicoord.analysis.cogent:statistics",
+        report="lexicoord.analysis.cogent_report:report",
     ))

@@ -14,6 +14,18 @@
   that answer; one valid: that one; two valid and different: the tie rule (default: B, the later speaker,
   who saw A's answer), recorded as a tie. No valid prediction: no answer, which is wrong.
 
+Ablations the paper names as missing, each a variant with the same settings otherwise:
+
+- **vanilla_matched**: VANILLA with R + R_c·K meta-rounds, so each agent makes as many calls as under
+  COGENT (2 + 2·R_c·K + 2·R in all), to tell the lexicon from the extra calls.
+- **cogent_private**: coinage without sharing. Each agent's KNOWN_TERMS holds its own lexicon only, and
+  its use prompt shows the other's latest *public* reply (round 0 or debate), never the other's coining pass,
+  whose [PART 2] would share the terms by another road.
+- **cogent_free**: the shared board without the forced-reuse line.
+- **cogent_log**: terms are coined, judged and recorded, but never shown: no KNOWN_TERMS anywhere, no
+  share, and the use prompt shows the other's latest public reply. Uses are still detected against each
+  agent's own lexicon.
+
 Who sees what: round-0 answers and debate answers are public; a coining pass and its candidates are the
 coiner's own until the share; each prompt is built from what its seat may see (its own latest response,
 the other's latest public response, the board as it sees it).
@@ -36,7 +48,28 @@ from lexicoord.lexicon.events import candidate_events, use_events
 from lexicoord.prompting import fence, render_prompt
 from lexicoord.tasks.benchmarks import BENCHMARKS, Benchmark
 
-Variant = Literal["single", "vanilla", "cogent"]
+Variant = Literal["single", "vanilla", "cogent", "vanilla_matched", "cogent_private", "cogent_free", "cogent_log"]
+MAIN_VARIANTS: tuple[Variant, ...] = ("single", "vanilla", "cogent")
+ABLATIONS: tuple[Variant, ...] = ("vanilla_matched", "cogent_private", "cogent_free", "cogent_log")
+
+
+class Channel(BaseModel):
+    """What a COGENT variant's lexicon channel does (the ablations switch one part off each)."""
+
+    #: After coining, the board becomes L_A ∪ L_B, and a use prompt shows the other's coined response.
+    share: bool = True
+    #: KNOWN_TERMS shows the terms the agent can see (off: an empty block in every prompt).
+    show: bool = True
+    #: A use prompt asks that a known term be considered or reused when there is one.
+    force_reuse: bool = True
+
+
+CHANNELS: dict[str, Channel] = {
+    "cogent": Channel(),
+    "cogent_private": Channel(share=False),
+    "cogent_free": Channel(force_reuse=False),
+    "cogent_log": Channel(share=False, show=False, force_reuse=False),
+}
 Rule = Literal["agree", "one_valid", "tie", "none", "single"]
 
 
@@ -64,6 +97,10 @@ class ResponseEvent(Event):
     prediction: str | None = None
     coin_pass: int | None = None
     words: int = 0
+    #: Output tokens as the backend counted them (``None``: not reported).
+    tokens: int | None = None
+    #: Why the reply could not be read (its raw text is ``text``), when it could not.
+    failure: str | None = None
 
     def line(self) -> str:
         said = " ".join(self.text.split())
@@ -124,8 +161,10 @@ class CogentStudy(Protocol):
         ctx.recorder.round, ctx.recorder.phase = 0, "init"
         init = render_prompt("cogent_init", task=question, answer_format=task.answer_format)
         latest = {a.name: await game.say(a, "init", init), b.name: await game.say(b, "init", init)}
-        if settings.variant == "vanilla":
-            for r in range(1, settings.rounds + 1):
+        if settings.variant in ("vanilla", "vanilla_matched"):
+            extra = min(settings.coin_rounds, settings.rounds) * settings.passes
+            rounds = settings.rounds + (extra if settings.variant == "vanilla_matched" else 0)
+            for r in range(1, rounds + 1):
                 ctx.recorder.round, ctx.recorder.phase = r, "debate"
                 for seat, other in ((a, b), (b, a)):
                     prompt = render_prompt("cogent_debate", round=str(r), task=question,
@@ -133,10 +172,11 @@ class CogentStudy(Protocol):
                                            other=fence(latest[other.name], "OTHER"), answer_format=task.answer_format)
                     latest[seat.name] = await game.say(seat, "debate", prompt)
         else:
-            await game.cogent(a, b, latest)
+            rounds = settings.rounds
+            await game.cogent(a, b, latest, CHANNELS[settings.variant])
         pa, pb = task.extract(latest[a.name]), task.extract(latest[b.name])
         answer, rule = finalize(pa, pb, task, settings.tie)
-        return game.outcome(answer, {a.name: pa, b.name: pb}, rule, settings.rounds)
+        return game.outcome(answer, {a.name: pa, b.name: pb}, rule, rounds)
 
 
 class _Game:
@@ -158,41 +198,46 @@ class _Game:
         text = _text(answer)
         prediction = None if stage == "coin" else self.task.extract(text)
         self.ctx.emit(ResponseEvent(agent=seat.name, stage=stage, text=text, prediction=prediction,
-                                    coin_pass=coin_pass, words=len(text.split()), audience=audience))
+                                    coin_pass=coin_pass, words=len(text.split()), tokens=answer.tokens,
+                                    failure=answer.failure, audience=audience))
         return text
 
-    async def cogent(self, a: Seat, b: Seat, latest: dict[str, str]) -> None:
+    def block(self, viewer: Any, channel: Channel) -> str:
+        return fence(self.board.block(viewer) if channel.show else "(none)", "KNOWN_TERMS")
+
+    async def cogent(self, a: Seat, b: Seat, latest: dict[str, str], channel: Channel) -> None:
         ctx, s = self.ctx, self.settings
+        public = dict(latest)  # each agent's latest reply that everyone saw (round 0, then its use replies)
         for r in range(1, s.rounds + 1):
             ctx.recorder.round = r
             if r <= s.coin_rounds:  # Coin: K private passes per agent over its own latest response
                 ctx.recorder.phase = "coin"
                 for seat in (a, b):
                     for k in range(1, s.passes + 1):
-                        latest[seat.name] = await self.coin(seat, latest[seat.name], r, k)
-            # Share: L_pub = L_A ∪ L_B
-            ctx.recorder.phase = "share"
-            ctx.emit(self.board.share([a.name, b.name]))
+                        latest[seat.name] = await self.coin(seat, latest[seat.name], r, k, channel)
+            if channel.share:  # Share: L_pub = L_A ∪ L_B
+                ctx.recorder.phase = "share"
+                ctx.emit(self.board.share([a.name, b.name]))
             # Use: A sees B's latest (coined) response; B sees A's fresh answer
             ctx.recorder.phase = "use"
             for seat, other in ((a, b), (b, a)):
                 viewer = ctx.viewer(seat.name)
                 known = self.board.visible(viewer)
-                reuse = "Consider or reuse at least one of the known terms." if known else ""
+                reuse = "Consider or reuse at least one of the known terms." if known and channel.force_reuse else ""
+                shown = latest[other.name] if channel.share else public[other.name]
                 prompt = render_prompt("cogent_use", round=str(r), task=self.question,
-                                       known=fence(self.board.block(viewer), "KNOWN_TERMS"),
-                                       other=fence(latest[other.name], "OTHER"), reuse=reuse,
+                                       known=self.block(viewer, channel), other=fence(shown, "OTHER"), reuse=reuse,
                                        answer_format=self.task.answer_format)
-                latest[seat.name] = await self.say(seat, "use", prompt)
+                latest[seat.name] = public[seat.name] = await self.say(seat, "use", prompt)
                 for event in use_events(find_uses(latest[seat.name], known), seat.name, EVERYONE):
                     ctx.emit(event)
 
-    async def coin(self, seat: Seat, latest: str, r: int, k: int) -> str:
+    async def coin(self, seat: Seat, latest: str, r: int, k: int, channel: Channel) -> str:
         viewer = self.ctx.viewer(seat.name)
         mine = [e for e in self.board.visible(viewer) if e.provenance.agent == seat.name]
         prompt = render_prompt(
             "cogent_name", agent=seat.name, round=str(r), **{"pass": str(k)}, words=str(len(latest.split())),
-            known=fence(self.board.block(viewer), "KNOWN_TERMS"), proposed=str(self.proposed.get(seat.name, 0)),
+            known=self.block(viewer, channel), proposed=str(self.proposed.get(seat.name, 0)),
             accepted=str(len(mine)), task=self.question, latest=fence(latest, "LATEST"),
         )
         text = await self.say(seat, "coin", prompt, coin_pass=k, audience=Audience.only(seat.name))

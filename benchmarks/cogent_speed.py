@@ -1,0 +1,133 @@
+"""COGENT's speed, in two parts (``--part overhead``, ``--part embedded`` or both):
+
+- **overhead**: 500 GSM8K-like items x SINGLE, VANILLA and COGENT through the real protocol and runner, with a
+  scripted model that sleeps a fixed latency per call and coins two terms per pass (so candidates, shares and
+  uses are all recorded). A COGENT episode's calls are sequential, so the ideal wall time is
+  (all calls x latency) / concurrency; the ratio above 1 is what the runner, the events and the store cost.
+  Target: <= 1.05.
+- **embedded**: items per minute for each variant on the embedded model (SmolLM2-135M, greedy, the paper's
+  R, K, R_c = 3, 2, 2), with llama.cpp prompt-prefix reuse in RAM and with it off. COGENT's coining passes
+  re-read the task and the agent's latest response, so reuse should pay there most. The model's accuracy on
+  GSM8K is near zero; that is a fact about a 135M model, not a finding, and it is not printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from lexicoord.core.spec import AgentSpec
+from lexicoord.models import Model
+from lexicoord.models.observe import current_agent
+from lexicoord.models.pool import ModelPool
+from lexicoord.models.providers.scripted import ScriptedProvider
+from lexicoord.protocols.cogent import CogentStudy
+from lexicoord.runs.grid import grid
+from lexicoord.runs.runner import Runner
+from lexicoord.runs.store import Store
+
+VARIANTS = ("single", "vanilla", "cogent")
+CALLS = {"single": 1, "vanilla": 2 + 2 * 3, "cogent": 2 + 2 * 2 * 2 + 2 * 3}
+
+
+def reply(messages: Any, config: Any) -> str:
+    agent = current_agent.get() or "A"
+    prompt = messages[-1].content
+    if "[PRIVATE NOTE" in prompt:
+        return (f"[PART 1] The {agent.lower()}eggleft count is 9; {agent.lower()}unitprice is 2.\n[PART 2]\n"
+                f"{agent.lower()}eggleft = eggs left to sell\n{agent.lower()}unitprice = the price of one egg\n")
+    return f"{agent} uses aeggleft and bunitprice: 9 x 2.\n#### 18"
+
+
+async def overhead_once(items: int, latency: float, concurrency: int, home: str) -> tuple[float, int, int]:
+    pool = ModelPool(cache=False)
+    pool.add(Model(ScriptedProvider("bench", reply, latency=latency)), "scripted/bench")
+    store = Store(os.path.join(home, "bench.db"))
+    duo = [AgentSpec(name=n, model="scripted/bench") for n in ("A", "B")]
+    tasks = [{"id": f"q{i}", "question": f"Question {i}: 16 eggs, 7 used, $2 each?", "answer": "18"}
+             for i in range(items)]
+    episodes = []
+    for variant in VARIANTS:
+        episodes += grid(tasks, [duo[:1] if variant == "single" else duo],
+                         settings=[{"variant": variant, "task": "gsm8k"}])
+    runner = Runner(store, CogentStudy(), models=pool, concurrency=concurrency, progress=False)
+    started = time.perf_counter()
+    summary = await runner.run("bench", episodes)
+    return time.perf_counter() - started, summary.done, summary.model_calls
+
+
+def overhead(args: argparse.Namespace) -> None:
+    walls = []
+    for _ in range(args.repeat):
+        with tempfile.TemporaryDirectory() as home:
+            os.environ["LEXICOORD_HOME"] = home
+            wall, done, calls = asyncio.run(overhead_once(args.items, args.latency, args.concurrency, home))
+            walls.append(wall)
+    ideal = args.items * sum(CALLS.values()) * args.latency / args.concurrency
+    wall = statistics.median(walls)
+    print(f"[overhead] {done} episodes ({args.items} items x {len(VARIANTS)} variants), {calls} model calls, "
+          f"latency {args.latency}s, concurrency {args.concurrency}")
+    print(f"[overhead] walls {', '.join(f'{w:.2f}' for w in walls)} s; median {wall:.2f} s; ideal {ideal:.2f} s; "
+          f"ratio {wall / ideal:.3f} (target <= 1.05)")
+
+
+def embedded(args: argparse.Namespace) -> None:
+    from lexicoord.tasks.benchmarks import GSM8K, seeded_slice
+
+    data = Path(args.data)
+    items = [GSM8K().as_task(i) for i in seeded_slice(GSM8K().load(str(data)), args.embedded_items, 0)]
+    duo = [AgentSpec(name=n, model="local/smollm2-135m") for n in ("A", "B")]
+    print(f"[embedded] {len(items)} GSM8K items, SmolLM2-135M, greedy, max_tokens {args.max_tokens}, "
+          f"R, K, R_c = 3, 2, 2, concurrency 1")
+    results: dict[str, dict[str, float]] = {}
+    for cache in ("ram", "off"):
+        for variant in VARIANTS:
+            with tempfile.TemporaryDirectory() as home:
+                os.environ["LEXICOORD_HOME"] = home
+                pool = ModelPool(cache=False, prompt_cache=cache)
+                settings = [{"variant": variant, "task": "gsm8k", "temperature": 0.0, "max_tokens": args.max_tokens}]
+                episodes = grid(items, [duo[:1] if variant == "single" else duo], settings=settings)
+                runner = Runner(Store(os.path.join(home, "e.db")), CogentStudy(), models=pool, concurrency=1,
+                                progress=False)
+                started = time.perf_counter()
+                summary = asyncio.run(runner.run("e", episodes))
+                wall = time.perf_counter() - started
+                tokens = sum(c.usage.completion_tokens or 0 for e in runner.store.episodes("e")
+                             for c in runner.store.events(e.id) if c.type == "model_call")  # type: ignore[attr-defined]
+            per_min = summary.done / wall * 60
+            results.setdefault(variant, {})[cache] = per_min
+            print(f"[embedded] prefix reuse {cache:>3}: {variant:>7}: {summary.done} items in {wall:6.1f} s = "
+                  f"{per_min:5.2f} items/min ({summary.model_calls} calls, {tokens} generated tokens)")
+    for variant, r in results.items():
+        print(f"[embedded] {variant:>7}: reuse on / off = {r['ram'] / r['off']:.2f}x items per minute")
+    print(json.dumps({"embedded_items_per_minute": results}))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--part", choices=["overhead", "embedded", "both"], default="both")
+    parser.add_argument("--items", type=int, default=500, help="overhead: items per variant")
+    parser.add_argument("--latency", type=float, default=0.1, help="overhead: seconds per scripted call")
+    parser.add_argument("--concurrency", type=int, default=50, help="overhead: episodes at once")
+    parser.add_argument("--repeat", type=int, default=1, help="overhead: runs; the median is the figure")
+    parser.add_argument("--embedded-items", type=int, default=2)
+    parser.add_argument("--max-tokens", type=int, default=128)
+    default_data = Path(__file__).resolve().parents[2] / "shared" / "data" / "gsm8k" / "test.jsonl"
+    parser.add_argument("--data", default=os.environ.get("LEXICOORD_GSM8K", str(default_data)),
+                        help="GSM8K test.jsonl (default ../shared/data/gsm8k/test.jsonl)")
+    args = parser.parse_args()
+    if args.part in ("overhead", "both"):
+        overhead(args)
+    if args.part in ("embedded", "both"):
+        embedded(args)
+
+
+if __name__ == "__main__":
+    main()

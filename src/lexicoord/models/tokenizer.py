@@ -1,0 +1,35 @@
+"""One named tokenizer for every output, offline: a GGUF's own vocabulary, loaded without its weights.
+
+Length metrics default to the completion tokens each backend reported; a study comparing two backends
+(or a person with a model) needs one ruler for both, and this is it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import lru_cache
+from typing import Any
+
+from lexicoord.errors import ConfigError
+
+Counter = Callable[[str, "int | None"], "int | None"]
+
+
+@lru_cache(maxsize=4)
+def _vocab(name: str) -> Any:
+    from llama_cpp import Llama
+
+    from lexicoord.models.providers.local import resolve_path
+
+    if not name.startswith("local/"):
+        raise ConfigError(f"Unknown tokenizer '{name}': name an embedded model (local/smollm2-135m) or "
+                          "a GGUF file (local//path/model.gguf); 'backend' counts what each backend reported.")
+    return Llama(str(resolve_path(name.removeprefix("local/"))), vocab_only=True, verbose=False)
+
+
+def named_tokenizer(name: str) -> Counter:
+    """``backend`` (what each backend reported) or ``local/NAME``: that GGUF's vocabulary counts every text."""
+    if name == "backend":
+        return lambda text, reported: reported
+    vocab = _vocab(name)
+    return lambda text, reported: len(vocab.tokenize(text.encode("utf-8"), add_bos=False, special=False))

@@ -1,0 +1,88 @@
+"""COGENT's numbers: Acc, CR and Tok on hand-computed scripted episodes (the scripted backend bills one token per
+whitespace word), the interval and the paired test on hand-made cells, and the lexical ecology."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from lexicoord.analysis.cogent import CogentEpisode, compute, episodes_from, exact_mcnemar, wilson
+from lexicoord.models.tokenizer import named_tokenizer
+from lexicoord.runs.store import Store
+from tests.protocols.cogent.test_rules import play
+
+
+def only(tmp_path, name: str) -> CogentEpisode:
+    [episode] = episodes_from(Store(str(tmp_path / name / "c.db")).iter_run_events("c"))
+    return episode
+
+
+async def test_cr_and_tok_of_a_cogent_episode_by_hand(tmp_path) -> None:
+    await play(tmp_path / "cog", "cogent", {"A": "18", "B": "18"}, rounds=2, passes=1, coin_rounds=1)
+    e = only(tmp_path, "cog")
+    # B: "A thinks. #### 18" and "B thinks. #### 18", 4 words each.
+    # W: A's coining pass, 19 words; B's, 20 words (the last pass of round 1, the last coining round).
+    # Tok: round 2's use replies, "X keeps eggleft and sellprice in view. #### 18", 9 words each.
+    assert (e.B, e.W, e.cr, e.tok) == (8, 39, 39 / 8, 9)
+    assert e.correct and e.calls == 2 + 2 + 2 * 2 and e.completion_tokens == 8 + 39 + 18 + 18, "every call is cost"
+
+
+async def test_cr_and_tok_of_vanilla_and_single_by_hand(tmp_path) -> None:
+    await play(tmp_path / "van", "vanilla", {"A": "18", "B": "7"}, rounds=2)
+    van = only(tmp_path, "van")
+    assert (van.B, van.F, van.cr, van.tok, van.W) == (8, 8, 1.0, 4, None)
+    assert van.rule == "tie" and van.answer == "7" and not van.correct
+    await play(tmp_path / "one", "single", {"A": "18"})
+    one = only(tmp_path, "one")
+    assert (one.tok, one.cr, one.B) == (4, None, None)
+
+
+async def test_lexical_ecology_counts_entries_uses_and_uptake(tmp_path) -> None:
+    await play(tmp_path / "cog", "cogent", {"A": "18", "B": "18"}, rounds=1, passes=1, coin_rounds=1)
+    [eco] = compute([only(tmp_path, "cog")]).ecology
+    # A coins eggleft, B coins sellprice (and "lock", a dictionary word); each use reply names both terms.
+    assert (eco.entries, eco.unique_terms, eco.candidates, eco.rejected) == (2, 2, 3, {"dictionary_word": 1})
+    assert (eco.uses, eco.cross_uses, eco.taken_up, eco.uptake) == (4, 2, 2, 2.0)
+
+
+def episode(item: str, variant: str, correct: bool, answer: str | None = "1") -> CogentEpisode:
+    return CogentEpisode(episode_id=None, item_id=item, task="gsm8k", variant=variant, model="m", gold="1",
+                         answer=answer, correct=correct, rule="agree" if answer else "none", predictions={})
+
+
+def test_accuracy_counts_invalid_answers_as_wrong_with_a_wilson_interval() -> None:
+    eps = [episode("1", "cogent", True), episode("2", "cogent", True), episode("3", "cogent", True),
+           episode("4", "cogent", False, answer=None)]
+    [cell] = compute(eps, Counter({("m", "cogent", "gsm8k"): 2})).cells
+    assert (cell.n, cell.correct, cell.acc, cell.invalid, cell.failed) == (4, 3, 0.75, 1, 2)
+    # Wilson, z = 1.96, p = 3/4, n = 4: centre (0.75 + 0.4802)/1.9604 and half-width 0.8487/1.9604.
+    assert cell.acc_ci is not None
+    assert cell.acc_ci.low == pytest.approx(0.3006, abs=1e-3) and cell.acc_ci.high == pytest.approx(0.9544, abs=1e-3)
+    assert wilson(0, 0) is None
+
+
+def test_exact_mcnemar_on_the_discordant_items() -> None:
+    cogent = [episode(str(i), "cogent", i < 7) for i in range(10)]
+    vanilla = [episode(str(i), "vanilla", i < 2) for i in range(10)]
+    [pair] = compute(cogent + vanilla).paired
+    assert (pair.first, pair.second, pair.first_only, pair.second_only, pair.both, pair.neither) == (
+        "cogent", "vanilla", 5, 0, 2, 3)
+    assert pair.p_value == pytest.approx(2 * 0.5 ** 5)  # 0.0625
+    assert exact_mcnemar(3, 3) == 1.0 and exact_mcnemar(0, 0) == 1.0
+
+
+def test_pairs_only_items_both_variants_finished() -> None:
+    cogent = [episode(str(i), "cogent", True) for i in range(4)]
+    vanilla = [episode(str(i), "vanilla", False) for i in range(2, 6)]
+    [pair] = compute(cogent + vanilla).paired
+    assert pair.n == 2 and pair.first_only == 2
+
+
+@pytest.mark.embedded
+def test_a_named_tokenizer_counts_every_text_the_same_way() -> None:
+    count = named_tokenizer("local/smollm2-135m")
+    text = "The eggleft count is 9, so the answer is 18."
+    assert count(text, 3) == count(text, None) == count(text, 999), "the reported count is ignored"
+    assert count(text, None) > len(text.split()) - 3 and count(text + " Again.", None) > count(text, None)
+    assert named_tokenizer("backend")(text, 7) == 7
