@@ -3,8 +3,8 @@
 - **overhead**: 500 GSM8K-like items x SINGLE, VANILLA and COGENT through the real protocol and runner, with a
   scripted model that sleeps a fixed latency per call and coins two terms per pass (so candidates, shares and
   uses are all recorded). A COGENT episode's calls are sequential, so the ideal wall time is
-  (all calls x latency) / concurrency; the ratio above 1 is what the runner, the events and the store cost.
-  Target: <= 1.05.
+  (all calls x latency) / concurrency; the ratio above 1 is what the runner, the events and the store cost
+  (with the collector tuned as ``cogent run`` tunes it). Target: <= 1.05.
 - **embedded**: items per minute for each variant on the embedded model (SmolLM2-135M, greedy, the paper's
   R, K, R_c = 3, 2, 2), with llama.cpp prompt-prefix reuse in RAM and with it off. COGENT's coining passes
   re-read the task and the agent's latest response, so reuse should pay there most. The model's accuracy on
@@ -23,18 +23,20 @@ import time
 from pathlib import Path
 from typing import Any
 
+from lexicoord.collector import tune_for_long_runs
 from lexicoord.core.spec import AgentSpec
 from lexicoord.models import Model
 from lexicoord.models.observe import current_agent
 from lexicoord.models.pool import ModelPool
 from lexicoord.models.providers.scripted import ScriptedProvider
-from lexicoord.protocols.cogent import CogentStudy
+from lexicoord.protocols.cogent import CogentSettings, CogentStudy
+from lexicoord.protocols.cogent.rules import calls
 from lexicoord.runs.grid import grid
 from lexicoord.runs.runner import Runner
 from lexicoord.runs.store import Store
 
 VARIANTS = ("single", "vanilla", "cogent")
-CALLS = {"single": 1, "vanilla": 2 + 2 * 3, "cogent": 2 + 2 * 2 * 2 + 2 * 3}
+CALLS = {v: calls(CogentSettings(variant=v)) for v in VARIANTS}
 
 
 def reply(messages: Any, config: Any) -> str:
@@ -54,7 +56,7 @@ async def overhead_once(items: int, latency: float, concurrency: int, home: str)
     tasks = [{"id": f"q{i}", "question": f"Question {i}: 16 eggs, 7 used, $2 each?", "answer": "18"}
              for i in range(items)]
     episodes = []
-    for variant in VARIANTS:
+    for variant in sorted(VARIANTS, key=CALLS.__getitem__, reverse=True):  # as `cogent run` orders them
         episodes += grid(tasks, [duo[:1] if variant == "single" else duo],
                          settings=[{"variant": variant, "task": "gsm8k"}])
     runner = Runner(store, CogentStudy(), models=pool, concurrency=concurrency, progress=False)
@@ -64,6 +66,7 @@ async def overhead_once(items: int, latency: float, concurrency: int, home: str)
 
 
 def overhead(args: argparse.Namespace) -> None:
+    tune_for_long_runs()  # as `lexicoord cogent run` does
     walls = []
     for _ in range(args.repeat):
         with tempfile.TemporaryDirectory() as home:

@@ -21,13 +21,13 @@ def test_the_built_in_protocols_are_registered() -> None:
 
 
 def test_a_protocol_nobody_installed_is_refused_naming_the_known_ones() -> None:
-    with pytest.raises(ConfigError, match=r"No protocol 'nope' is installed; known: ambiguity, cogent, coordination"):
+    with pytest.raises(ConfigError, match=r"No protocol 'nope' is installed; known: ambiguity, cogent, coordination, werewolf"):
         get_protocol("nope")
 
 
 def test_each_built_in_report_can_be_found() -> None:
-    for name in ("coordination", "ambiguity"):
-        assert callable(get_protocol(name).load("report"))
+    for name in ("coordination", "ambiguity", "cogent", "werewolf"):
+        assert callable(get_protocol(name).load("report")) and callable(get_protocol(name).load("statistics"))
     with pytest.raises(ConfigError, match="'ambiguity' has no room"):
         get_protocol("ambiguity").load("room")
 

@@ -42,6 +42,16 @@ def test_a_factions_terms_stay_with_the_faction() -> None:
     assert "pressure pool" not in b.block(villager)
 
 
+def test_sharing_one_public_coinage_leaves_the_coiners_faction_terms_in_the_faction() -> None:
+    b = board()
+    b.share(["W1"], Audience.group("wolves"))
+    core_lock = b.coin("core lock", "two players who always vote together", Provenance(agent="W1", round=3))
+    event = b.share(["W1"], entries=[core_lock])
+    villager = Viewer(name="V1", groups=frozenset({"village"}))
+    assert event.terms == ["core lock"] and terms(b, villager) == ["core lock"]
+    assert "pressure pool" not in b.block(villager), "the wolf's night term did not go public with it"
+
+
 def test_candidates_and_uses_are_events_with_their_audiences_and_read_back_typed(tmp_path) -> None:
     import subprocess
     import sys

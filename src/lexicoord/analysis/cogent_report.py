@@ -14,7 +14,7 @@ from lexicoord.analysis.cells import safe_cell
 from lexicoord.analysis.cogent import CogentEpisode, CogentStats, episodes_from, failed_cells
 from lexicoord.analysis.cogent import compute as compute_stats
 from lexicoord.analysis.cogent_figures import cogent_figures
-from lexicoord.analysis.html import inline_svg, table
+from lexicoord.analysis.html import board_table, inline_svg, table
 from lexicoord.analysis.html import page as html_page
 from lexicoord.analysis.report import Report, ReportTable
 from lexicoord.analysis.term_functions import CATEGORIES, FunctionProfile, macro_average, profiles, read_labels
@@ -107,12 +107,6 @@ def _case(cog: CogentEpisode, van: CogentEpisode) -> str:
             f"<pre>{_esc(cog.question)}</pre><ul>{terms or '<li>no term accepted</li>'}</ul></details>")
 
 
-def _board(snapshot: list[dict[str, Any]]) -> str:
-    rows = [[e.get("term", ""), e.get("definition", ""), (e.get("provenance") or {}).get("agent", "")]
-            for e in snapshot]
-    return table(["term", "definition", "coined by"], rows) if rows else "<p class=muted>(empty board)</p>"
-
-
 def _transcript(e: CogentEpisode) -> str:
     lines = []
     for m in e.moves:
@@ -127,7 +121,8 @@ def _transcript(e: CogentEpisode) -> str:
             verdict = "accepted" if m.get("accepted") else f"rejected ({m.get('reason')})"
             lines.append(f"<li>{_esc(where)}: {_esc(m['term'])} = {_esc(m['definition'])} · <i>{_esc(verdict)}</i></li>")
         elif kind == "terms_shared":
-            lines.append(f"<li>{_esc(where)}: board shared<br>{_board(m.get('snapshot', []))}</li>")
+            board = board_table(m.get("snapshot", [])) or "<p class=muted>(empty board)</p>"
+            lines.append(f"<li>{_esc(where)}: board shared<br>{board}</li>")
         elif kind == "term_used":
             whose = "own" if m.get("coiner") == m.get("agent") else f"{m.get('coiner')}'s"
             lines.append(f"<li>{_esc(where)}: uses {_esc(whose)} term {_esc(m['term'])} x{_esc(m.get('count', 1))}</li>")

@@ -22,6 +22,12 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
+def board_table(snapshot: Sequence[dict[str, Any]]) -> str:
+    """A term board's snapshot (as a ``terms_shared`` event holds it) as a table; empty when it is empty."""
+    rows = [[x.get("term", ""), x.get("definition", ""), (x.get("provenance") or {}).get("agent", "")] for x in snapshot]
+    return table(["term", "definition", "coined by"], rows) if rows else ""
+
+
 def inline_svg(path: Path) -> str:
     """An SVG file's ``<svg>`` element, without the XML prologue, to place in a page."""
     text = path.read_text(encoding="utf-8")

@@ -22,6 +22,7 @@ from lexicoord.cli import (
     report_cmd,
     runs_cmd,
     serve_cmd,
+    werewolf_cmd,
 )
 from lexicoord.errors import LexicoordError
 
@@ -37,6 +38,7 @@ app.add_typer(runs_cmd.app, name="runs")
 app.add_typer(coord_cmd.app, name="coord")
 app.add_typer(debate_cmd.app, name="debate")
 app.add_typer(cogent_cmd.app, name="cogent")
+app.add_typer(werewolf_cmd.app, name="werewolf")
 app.command("ask")(ask_cmd.ask)
 app.command("report")(report_cmd.report)
 app.command("protocols")(protocols_cmd.protocols)

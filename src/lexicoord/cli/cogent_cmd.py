@@ -14,13 +14,21 @@ from rich.markup import escape
 from lexicoord.analysis import cogent_report, term_annotator
 from lexicoord.analysis.cogent import episodes_from
 from lexicoord.analysis.term_functions import read_labels, write_labels
-from lexicoord.cli.options import DbOption, ModelOptions, NoCacheOption, cache_setting, parse_options, run_async
+from lexicoord.cli.options import (
+    DbOption,
+    ModelOptions,
+    NoCacheOption,
+    cache_setting,
+    parse_options,
+    run_async,
+    run_campaign,
+)
 from lexicoord.cli.report_cmd import print_report
 from lexicoord.core.spec import AgentSpec, EpisodeSpec
 from lexicoord.errors import ConfigError
 from lexicoord.models.pool import ModelPool
 from lexicoord.protocols.cogent import CogentSettings, CogentStudy
-from lexicoord.protocols.cogent.rules import ABLATIONS, MAIN_VARIANTS
+from lexicoord.protocols.cogent.rules import ABLATIONS, MAIN_VARIANTS, calls
 from lexicoord.runs.grid import grid
 from lexicoord.runs.records import RunInfo
 from lexicoord.runs.runner import Runner
@@ -51,9 +59,11 @@ def episodes_for(task: str, data: Path, items: int | None, seed: int, variants: 
     tasks = [benchmark.as_task(i) for i in chosen]
     seats = lineups(models)
     out: list[EpisodeSpec] = []
-    for variant in variants:
-        base = settings.model_copy(update={"variant": variant, "task": task}).model_dump()
-        out += grid(tasks, [seats["single" if variant == "single" else "debate"]], settings=[base])
+    # Longest episodes first, so that the end of a run is short episodes filling the free slots rather than
+    # one long episode holding the run open (the variants' order in the report is fixed elsewhere).
+    chosen_settings = [settings.model_copy(update={"variant": v, "task": task}) for v in variants]
+    for s in sorted(chosen_settings, key=calls, reverse=True):
+        out += grid(tasks, [seats["single" if s.variant == "single" else "debate"]], settings=[s.model_dump()])
     return out
 
 
@@ -103,7 +113,7 @@ def run(
     run_id = run_name or f"cogent-{task}-{dt.datetime.now():%Y%m%d-%H%M%S}"
     config = {"task": task, "data": str(data), "items": len(episodes) // len(variants), "variants": variants,
               "models": models, "settings": settings.model_dump(exclude={"variant", "task"})}
-    run_async(runner.run(run_id, episodes, config))
+    run_campaign(runner, run_id, episodes, config)
     console.print(f"transcripts: lexicoord runs show {escape(run_id)} --transcript\n"
                   f"report: lexicoord cogent report {escape(run_id)}", highlight=False)
 

@@ -11,7 +11,14 @@ from rich.markup import escape
 
 from lexicoord.cli import coord_play, report_cmd
 from lexicoord.cli.lineup import dataset_from, lineup_from
-from lexicoord.cli.options import DbOption, ModelOptions, NoCacheOption, cache_setting, parse_options, run_async
+from lexicoord.cli.options import (
+    DbOption,
+    ModelOptions,
+    NoCacheOption,
+    cache_setting,
+    parse_options,
+    run_campaign,
+)
 from lexicoord.errors import LexicoordError
 from lexicoord.models.pool import ModelPool
 from lexicoord.protocols.coordination import CoordinationGame
@@ -66,7 +73,7 @@ def run(
     episodes = grid([i.as_task() for i in chosen], [lineup], settings=[settings], repetitions=repetitions)
     config = {"dataset": dataset, "items": len(chosen), "lineup": [a.model_dump(exclude_defaults=True) for a in lineup],
               "settings": settings, "repetitions": repetitions}
-    run_async(runner.run(run_id, episodes, config))
+    run_campaign(runner, run_id, episodes, config)
     console.print(f"report: lexicoord report {escape(run_id)}", highlight=False)
 
 

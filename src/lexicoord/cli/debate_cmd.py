@@ -13,7 +13,14 @@ from rich.console import Console
 from rich.markup import escape
 
 from lexicoord.cli import report_cmd
-from lexicoord.cli.options import DbOption, ModelOptions, NoCacheOption, cache_setting, parse_options, run_async
+from lexicoord.cli.options import (
+    DbOption,
+    ModelOptions,
+    NoCacheOption,
+    cache_setting,
+    parse_options,
+    run_campaign,
+)
 from lexicoord.cli.terminal import play_at_keyboard
 from lexicoord.core.seat import Request
 from lexicoord.core.spec import AgentSpec, EpisodeSpec
@@ -134,7 +141,7 @@ def run(
     config = {"dataset": str(dataset) if dataset else f"generated:{per_category}/type seed {seed}",
               "instructions": len(chosen), "models": [s.model for s in seats], "conditions": conditions,
               "followers": followers, "settings": settings.model_dump(exclude={"condition"})}
-    run_async(runner.run(run_id, episodes, config))
+    run_campaign(runner, run_id, episodes, config)
     console.print(f"report: lexicoord report {escape(run_id)}", highlight=False)
 
 

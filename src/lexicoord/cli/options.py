@@ -6,11 +6,12 @@ import asyncio
 import json
 from collections.abc import Coroutine
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
 
+from lexicoord.collector import tune_for_long_runs
 from lexicoord.errors import ConfigError
 
 DbOption = Annotated[
@@ -27,6 +28,9 @@ ModelOptions = Annotated[
 
 
 T = TypeVar("T")
+if TYPE_CHECKING:
+    from lexicoord.core.spec import EpisodeSpec
+    from lexicoord.runs.runner import Runner, RunSummary
 
 
 def run_async(coro: Coroutine[Any, Any, T]) -> T:
@@ -36,6 +40,12 @@ def run_async(coro: Coroutine[Any, Any, T]) -> T:
     except KeyboardInterrupt:
         Console(stderr=True).print("interrupted; finished episodes are saved, and re-running the same command resumes.")
         raise typer.Exit(130) from None
+
+
+def run_campaign(runner: Runner, run_id: str, episodes: list[EpisodeSpec], config: dict[str, Any]) -> RunSummary:
+    """A campaign command's run: a long-running process, so the collector is tuned for one first."""
+    tune_for_long_runs()
+    return run_async(runner.run(run_id, episodes, config))
 
 
 def parse_options(pairs: list[str] | None) -> dict[str, Any]:

@@ -49,7 +49,8 @@ def serve(
     """Serve live rooms; open the printed address in a browser, create a room, and share its link."""
     import uvicorn
 
-    from lexicoord.web.app import create_app, tune_gc_for_serving
+    from lexicoord.collector import tune_for_long_runs
+    from lexicoord.web.app import create_app
     from lexicoord.web.services import Services
 
     models = model or ["local/smollm2-135m"]
@@ -69,5 +70,5 @@ def serve(
                             # Room states are a few kB: compressing every one cost a third of the event
                             # loop under load (benchmarks/web_latency.py) for bytes no link here misses.
                             ws_per_message_deflate=False)
-    tune_gc_for_serving()
+    tune_for_long_runs()
     uvicorn.Server(config).run()

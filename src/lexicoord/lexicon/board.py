@@ -62,12 +62,17 @@ class Board:
     def knows(self, term: str, viewer: Viewer) -> bool:
         return any(e.key == normal(term) for e in self.visible(viewer))
 
-    def share(self, coiners: list[str], audience: Audience = EVERYONE, viewer: Viewer | None = None) -> TermsSharedEvent:
+    def share(self, coiners: list[str], audience: Audience = EVERYONE, viewer: Viewer | None = None,
+              entries: list[Entry] | None = None) -> TermsSharedEvent:
         """Widen the audience of every entry coined by ``coiners`` (the paper's L_pub = L_A ∪ L_B when
-        ``audience`` is everyone); the event's snapshot is the board as ``viewer`` (default: a member of that
-        audience) now sees it. Entries already visible to a wider audience keep it."""
+        ``audience`` is everyone), or of just ``entries`` (a term coined in a public speech goes public
+        without the coiner's faction terms); the event's snapshot is the board as ``viewer`` (default: a
+        member of that audience) now sees it. Entries already visible to a wider audience keep it."""
         shared: list[str] = []
+        chosen = None if entries is None else {id(e) for e in entries}
         for i, e in enumerate(self.entries):
+            if chosen is not None and id(e) not in chosen:
+                continue
             if e.provenance.agent in coiners and e.audience != audience and not e.audience.public:
                 self.entries[i] = e.model_copy(update={"audience": audience})
                 shared.append(e.term)

@@ -23,13 +23,17 @@ def _vocab(name: str) -> Any:
 
     if not name.startswith("local/"):
         raise ConfigError(f"Unknown tokenizer '{name}': name an embedded model (local/smollm2-135m) or "
-                          "a GGUF file (local//path/model.gguf); 'backend' counts what each backend reported.")
+                          "a GGUF file (local//path/model.gguf); 'backend' counts what each backend reported, "
+                          "'words' counts whitespace-separated words.")
     return Llama(str(resolve_path(name.removeprefix("local/"))), vocab_only=True, verbose=False)
 
 
 def named_tokenizer(name: str) -> Counter:
-    """``backend`` (what each backend reported) or ``local/NAME``: that GGUF's vocabulary counts every text."""
+    """``backend`` (what each backend reported), ``words`` (whitespace-separated words, for texts no backend
+    counted) or ``local/NAME``: that GGUF's vocabulary counts every text."""
     if name == "backend":
         return lambda text, reported: reported
+    if name == "words":
+        return lambda text, reported: len(text.split())
     vocab = _vocab(name)
     return lambda text, reported: len(vocab.tokenize(text.encode("utf-8"), add_bos=False, special=False))

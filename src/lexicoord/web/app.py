@@ -9,7 +9,6 @@ messages are defined in :mod:`lexicoord.web.messages`.
 from __future__ import annotations
 
 import contextlib
-import gc
 import json
 import logging
 from collections.abc import AsyncIterator
@@ -65,15 +64,6 @@ class Refused(Exception):
 
 def _error_text(code: str, message: str) -> str:
     return json.dumps({"type": "error", "code": code, "message": message}, ensure_ascii=False)
-
-
-def tune_gc_for_serving() -> None:
-    """For a long-running server only (never for apps built in tests): keep what exists at start-up out of the
-    collector's full passes, which otherwise stop every room for 100 ms and more, and collect young objects
-    less often."""
-    gc.collect()
-    gc.freeze()
-    gc.set_threshold(50_000, 20, 100)
 
 
 def create_app(services: Services, *, http_rate: float = 2.0, http_burst: float = 30.0) -> FastAPI:

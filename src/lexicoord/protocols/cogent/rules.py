@@ -122,6 +122,17 @@ class CogentOutcome(BaseModel):
     terms_rejected: int = 0
 
 
+def calls(settings: CogentSettings) -> int:
+    """Model calls one episode of the variant makes (none fails): SINGLE 1, VANILLA 2 + 2R, COGENT
+    2 + 2·min(R_c, R)·K + 2R, and the call-matched VANILLA as many as COGENT."""
+    coin = min(settings.coin_rounds, settings.rounds) * settings.passes
+    if settings.variant == "single":
+        return 1
+    if settings.variant == "vanilla":
+        return 2 + 2 * settings.rounds
+    return 2 + 2 * coin + 2 * settings.rounds
+
+
 def finalize(a: str | None, b: str | None, task: Benchmark, tie: str) -> tuple[str | None, Rule]:
     """Appendix B's FINALIZE over A's and B's latest predictions, with the stated tie rule."""
     if a is not None and b is not None:

@@ -1,0 +1,22 @@
+"""Werewolf: a hidden-role game with a wolves' channel, played with (COGENT) and without (ORIGIN) term pools.
+
+The rules are in :mod:`~lexicoord.protocols.werewolf.rules`, the bookkeeping in ``state``, the record in
+``events`` and the one function that builds a player's prompt in ``views``.
+"""
+
+from lexicoord.protocols.werewolf.rules import WerewolfGame, WerewolfOutcome, WerewolfSettings
+
+__all__ = ["WerewolfGame", "WerewolfOutcome", "WerewolfSettings", "register"]
+
+
+def register() -> None:
+    """The entry point: Werewolf registers exactly as a third-party protocol would."""
+    from lexicoord.core.registry import ProtocolEntry, register_protocol
+
+    register_protocol(ProtocolEntry(
+        name="werewolf",
+        summary="Werewolf: hidden roles, a wolves' channel; ORIGIN or COGENT (public and wolf-private term pools)",
+        protocol=WerewolfGame,
+        statistics="lexicoord.analysis.werewolf:statistics",
+        report="lexicoord.analysis.werewolf_report:report",
+    ))
