@@ -21,7 +21,7 @@ def test_reopening_applies_nothing_twice(tmp_path) -> None:
     Store(str(path)).open_run("r", "toy", {}, 0)
     Store(str(path))
     with sqlite3.connect(path) as conn:
-        assert conn.execute("SELECT version_num FROM alembic_version").fetchall() == [("0002_rooms",)]
+        assert conn.execute("SELECT version_num FROM alembic_version").fetchall() == [("0003_episode_moves",)]
         assert conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 1
 
 
@@ -63,5 +63,6 @@ def test_a_database_from_before_rooms_is_upgraded_in_place(tmp_path) -> None:
     store = Store(str(path))
     assert [r.id for r in store.runs()] == ["old"]
     with sqlite3.connect(path) as conn:
-        assert conn.execute("SELECT version_num FROM alembic_version").fetchone() == ("0002_rooms",)
+        assert conn.execute("SELECT version_num FROM alembic_version").fetchone() == ("0003_episode_moves",)
         assert conn.execute("SELECT COUNT(*) FROM rooms").fetchone()[0] == 0
+        assert conn.execute("SELECT COUNT(*) FROM episode_moves").fetchone()[0] == 0

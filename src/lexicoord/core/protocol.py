@@ -23,6 +23,9 @@ class Protocol(ABC):
     outcome_model: ClassVar[type[BaseModel]] = BaseModel
     #: Seat kinds of this protocol's own (``simulated`` ...), besides the platform's ``llm`` and ``human``.
     seat_kinds: ClassVar[dict[str, SeatMaker]] = {}
+    #: Long episodes: a campaign journals every answer as it comes, so an episode killed mid-way resumes where
+    #: it stopped instead of from its start (a store write per answer; short episodes are better replayed).
+    journal: ClassVar[bool] = False
 
     @abstractmethod
     async def play(self, ctx: EpisodeContext) -> BaseModel:

@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from lexicoord.core.context import EpisodeContext
+from lexicoord.core.context import EpisodeContext, SeatMaker
 from lexicoord.core.events import ErrorEvent, Event
 from lexicoord.core.protocol import Protocol
 from lexicoord.core.spec import EpisodeSpec
@@ -31,6 +31,7 @@ from lexicoord.runs.records import EpisodeRecord
 from lexicoord.runs.store import Store
 from lexicoord.seats.factory import SeatFactory
 from lexicoord.seats.human import HumanSeat
+from lexicoord.seats.journal import JournaledSeats
 
 log = logging.getLogger(__name__)
 
@@ -217,5 +218,13 @@ class Runner:
         return summary
 
     async def _play(self, run_id: str, position: int, spec: EpisodeSpec) -> tuple[EpisodeRecord, list[Event]]:
-        ctx = EpisodeContext(spec=spec, seed=spec.seed(self.seed), make_seat=self.seats)
+        seats: SeatMaker = self.seats
+        if self.protocol.journal:
+            replay = await asyncio.to_thread(self.store.episode_moves, run_id, spec.key)
+
+            async def record(player: str, idx: int, entry: dict[str, Any]) -> None:
+                await asyncio.to_thread(self.store.add_episode_move, run_id, spec.key, player, idx, entry)
+
+            seats = JournaledSeats(self.seats, replay, record)
+        ctx = EpisodeContext(spec=spec, seed=spec.seed(self.seed), make_seat=seats)
         return await play_episode(self.protocol, ctx, run_id, position)

@@ -87,3 +87,16 @@ class RoomMoveRow(Base):
     player: Mapped[str] = mapped_column(String(128))
     idx: Mapped[int] = mapped_column(Integer)
     data: Mapped[dict[str, Any]] = mapped_column(JSON)
+
+
+class EpisodeMoveRow(Base):
+    """One answer of a campaign episode still in play (protocols that journal), so a kill loses nothing."""
+
+    __tablename__ = "episode_moves"
+    __table_args__ = (UniqueConstraint("run_id", "key", "player", "idx"), Index("ix_episode_moves_run_key", "run_id", "key"))
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
+    key: Mapped[str] = mapped_column(String(64))
+    player: Mapped[str] = mapped_column(String(128))
+    idx: Mapped[int] = mapped_column(Integer)
+    data: Mapped[dict[str, Any]] = mapped_column(JSON)

@@ -25,7 +25,7 @@ from lexicoord import paths
 from lexicoord.core.events import Event, event_from_dict
 from lexicoord.errors import ConfigError, LexicoordError
 from lexicoord.runs.records import EpisodeRecord, RunInfo
-from lexicoord.runs.schema import EpisodeRow, EventRow, RunRow
+from lexicoord.runs.schema import EpisodeMoveRow, EpisodeRow, EventRow, RunRow
 
 
 def _hide_password(url: str) -> str:
@@ -196,6 +196,7 @@ class Store:
             s.execute(delete(EventRow).where(EventRow.episode_id == prior.id))
             s.delete(prior)
             s.flush()
+        self._settle_moves(s, record)
         data = record.model_dump(exclude={"id", "version"})
         data["attempt"] = attempt
         row = EpisodeRow(**data)
@@ -211,6 +212,31 @@ class Store:
                 ],
             )
         return row.id
+
+    def _settle_moves(self, s: Session, record: EpisodeRecord) -> None:
+        """A saved episode's journal: cleared when it is done; when it failed, only the failed moves go, so
+        a retry replays what was answered and asks the rest again."""
+        where = (EpisodeMoveRow.run_id == record.run_id, EpisodeMoveRow.key == record.key)
+        if record.status == "done":
+            s.execute(delete(EpisodeMoveRow).where(*where))
+            return
+        failed = [row.id for row in s.scalars(select(EpisodeMoveRow).where(*where)) if "error" in row.data]
+        if failed:
+            s.execute(delete(EpisodeMoveRow).where(EpisodeMoveRow.id.in_(failed)))
+
+    def add_episode_move(self, run_id: str, key: str, player: str, idx: int, data: dict[str, Any]) -> None:
+        with self.session() as s, s.begin():
+            s.add(EpisodeMoveRow(run_id=run_id, key=key, player=player, idx=idx, data=data))
+
+    def episode_moves(self, run_id: str, key: str) -> dict[str, list[dict[str, Any]]]:
+        """An unfinished episode's journal, each seat's answers in order (empty when there is none)."""
+        out: dict[str, list[dict[str, Any]]] = {}
+        with self.session() as s:
+            rows = s.scalars(select(EpisodeMoveRow).where(EpisodeMoveRow.run_id == run_id, EpisodeMoveRow.key == key)
+                             .order_by(EpisodeMoveRow.player, EpisodeMoveRow.idx))
+            for row in rows:
+                out.setdefault(row.player, []).append(row.data)
+        return out
 
     def episodes(self, run_id: str) -> list[EpisodeRecord]:
         with self.session() as s:

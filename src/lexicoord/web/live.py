@@ -8,7 +8,8 @@ needs around every request, whatever the protocol:
 - a model seat that does not answer within the room's limit fails its move,
   so a slow or broken agent never freezes a round;
 - the leader ending the game, or letting a person go, interrupts moves at once;
-- every answer is written to the room's journal before the game goes on. After
+- every answer is written to the room's journal before the game goes on
+  (:class:`~lexicoord.seats.journal.JournaledSeat`, which campaigns use too). After
   a restart the same game is played again with the journal answering for every
   request already answered (with the model calls it cost), so it resumes exactly
   where it stopped and no move is lost or asked twice.
@@ -27,11 +28,10 @@ from typing import Any, Protocol
 from lexicoord.core.context import Control, EpisodeContext, SeatMaker
 from lexicoord.core.events import Event
 from lexicoord.core.recorder import Recorder
-from lexicoord.core.seat import Answer, Request, Seat, SeatInfo
+from lexicoord.core.seat import Answer, Request, Seat
 from lexicoord.core.spec import AgentSpec
-from lexicoord.errors import LexicoordError
-from lexicoord.models.observe import ModelCallRecord, current_observer, observing, report
 from lexicoord.seats.human import HumanSeat
+from lexicoord.seats.journal import JournaledSeat
 
 #: The journal's name for the game's end checks (seat names cannot start with '#').
 CONTROL = "#control"
@@ -49,16 +49,15 @@ class RoomHooks(Protocol):
     async def record_move(self, name: str, idx: int, entry: dict[str, Any]) -> None: ...
 
 
-class LiveSeat(Seat):
+class LiveSeat(JournaledSeat):
+    """A :class:`~lexicoord.seats.journal.JournaledSeat` in a room: the journal is the room's, and the live
+    ask tells the room when a move starts and ends, keeps to the room's limit and stops when told."""
+
     def __init__(self, inner: Seat, hooks: RoomHooks, replay: list[dict[str, Any]], timeout: float | None,
                  left_after: int | None = None) -> None:
-        super().__init__(inner.name, inner.role)
-        self.inner = inner
-        self.kind, self.simulated = inner.kind, inner.simulated
+        super().__init__(inner, replay, hooks.record_move)
         self.hooks = hooks
-        self.replay = [e for e in replay if "answer" in e or "error" in e]
         self.timeout = timeout
-        self.calls = 0
         self.absent = False
         self.stop = asyncio.Event()
         self.stop_reason = ""
@@ -69,9 +68,6 @@ class LiveSeat(Seat):
     @property
     def present(self) -> bool:
         return not self.absent
-
-    def describe(self) -> SeatInfo:
-        return self.inner.describe()
 
     def interrupt(self, reason: str, *, leave: bool = False) -> None:
         """End this seat's current and future moves: the game was ended, or the person left."""
@@ -97,62 +93,37 @@ class LiveSeat(Seat):
             return time.time() + self.inner.timeout
         return None
 
-    async def answer(self, request: Request) -> Answer:
-        """The journal's answer if this request was answered before a restart, else the seat's, live."""
-        idx = self.calls
-        self.calls += 1
-        if idx < len(self.replay):
-            entry = self.replay[idx]
-            for c in entry.get("calls", []):
-                report(ModelCallRecord.model_validate(c))
-            if "error" in entry:  # the seat's model could not be reached: the same error, in the same place
-                raise LexicoordError(entry["error"])
-            answer = Answer.model_validate(entry["answer"])
-            await self.inner.replayed(request, answer)
-            self.hooks.move_started(self.name, request.kind, request.round, None)  # shown as made
-            self.hooks.move_done(self.name, request.kind, request.round, answer.failure)
-            self._left_if_due()
-            return answer
-        captured: list[ModelCallRecord] = []
-        outer = current_observer.get()
-
-        def observe(record: ModelCallRecord) -> None:
-            captured.append(record)
-            if outer is not None:
-                outer(record)
-
-        if self.stop.is_set():
-            answer = Answer(failure=self.stop_reason)
-        else:
-            self.hooks.move_started(self.name, request.kind, request.round, self._deadline())
-            with observing(observe):
-                task = asyncio.ensure_future(self.inner.answer(request))
-            stopper = asyncio.ensure_future(self.stop.wait())
-            try:
-                done, _ = await asyncio.wait({task, stopper}, timeout=self.timeout, return_when=asyncio.FIRST_COMPLETED)
-            except asyncio.CancelledError:
-                task.cancel()  # the room is shutting down: the journal keeps every finished move
-                raise
-            finally:
-                stopper.cancel()
-            if task in done:
-                try:
-                    answer = task.result()
-                except LexicoordError as exc:  # journalled too, so a replay fails this move exactly as it failed
-                    await self.hooks.record_move(self.name, idx, {"kind": request.kind, "error": str(exc),
-                                                                  "calls": [c.model_dump(mode="json") for c in captured]})
-                    self.hooks.move_done(self.name, request.kind, request.round, str(exc))
-                    raise
-            else:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await task
-                answer = Answer(failure=self.stop_reason if self.stop.is_set() else f"no answer within {self.timeout:g} s")
-        entry = {"kind": request.kind, "answer": answer.model_dump(mode="json"),
-                 "calls": [c.model_dump(mode="json") for c in captured]}
-        await self.hooks.record_move(self.name, idx, entry)
+    def on_replayed(self, request: Request, answer: Answer) -> None:
+        self.hooks.move_started(self.name, request.kind, request.round, None)  # shown as made
         self.hooks.move_done(self.name, request.kind, request.round, answer.failure)
-        return answer
+        self._left_if_due()
+
+    def on_answered(self, request: Request, answer: Answer) -> None:
+        self.hooks.move_done(self.name, request.kind, request.round, answer.failure)
+
+    def on_failed(self, request: Request, error: str) -> None:
+        self.hooks.move_done(self.name, request.kind, request.round, error)
+
+    async def ask(self, request: Request) -> Answer:
+        """The seat's answer within the room's limit, or a failed move when the game is ended or the seat left."""
+        if self.stop.is_set():
+            return Answer(failure=self.stop_reason)
+        self.hooks.move_started(self.name, request.kind, request.round, self._deadline())
+        task = asyncio.ensure_future(self.inner.answer(request))
+        stopper = asyncio.ensure_future(self.stop.wait())
+        try:
+            done, _ = await asyncio.wait({task, stopper}, timeout=self.timeout, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            task.cancel()  # the room is shutting down: the journal keeps every finished move
+            raise
+        finally:
+            stopper.cancel()
+        if task in done:
+            return task.result()
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await task
+        return Answer(failure=self.stop_reason if self.stop.is_set() else f"no answer within {self.timeout:g} s")
 
 
 class LiveControl(Control):

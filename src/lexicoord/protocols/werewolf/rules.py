@@ -148,6 +148,7 @@ class WerewolfGame(Protocol):
     name = "werewolf"
     settings_model = WerewolfSettings
     outcome_model = WerewolfOutcome
+    journal = True  # a game is long: one killed mid-way resumes from its last answer
 
     async def play(self, ctx: EpisodeContext) -> WerewolfOutcome:
         settings = WerewolfSettings(**ctx.settings)
