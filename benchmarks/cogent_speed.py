@@ -91,7 +91,7 @@ def embedded(args: argparse.Namespace) -> None:
           f"R, K, R_c = 3, 2, 2, concurrency 1")
     results: dict[str, dict[str, float]] = {}
     for cache in ("ram", "off"):
-        for variant in VARIANTS:
+        for variant in args.variants:
             with tempfile.TemporaryDirectory() as home:
                 os.environ["LEXICOORD_HOME"] = home
                 pool = ModelPool(cache=False, prompt_cache=cache)
@@ -122,6 +122,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1, help="overhead: runs; the median is the figure")
     parser.add_argument("--embedded-items", type=int, default=2)
     parser.add_argument("--max-tokens", type=int, default=128)
+    parser.add_argument("--variants", nargs="+", choices=VARIANTS, default=list(VARIANTS), help="embedded: which")
     default_data = Path(__file__).resolve().parents[2] / "shared" / "data" / "gsm8k" / "test.jsonl"
     parser.add_argument("--data", default=os.environ.get("LEXICOORD_GSM8K", str(default_data)),
                         help="GSM8K test.jsonl (default ../shared/data/gsm8k/test.jsonl)")

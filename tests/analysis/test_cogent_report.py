@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from lexicoord.analysis.cogent_report import report
-from lexicoord.analysis.term_functions import CATEGORIES, TermLabel, read_labels, write_labels
+from lexicoord.analysis.term_functions import BENCHMARK_FUNCTIONS, TermLabel, read_labels, write_labels
 from lexicoord.core.spec import AgentSpec
 from lexicoord.errors import ConfigError
 from lexicoord.models import Model
@@ -23,6 +23,7 @@ from lexicoord.runs.runner import Runner
 from lexicoord.runs.store import Store
 from tests.protocols.cogent.test_rules import COINED, ITEM, stage
 
+CATEGORIES = BENCHMARK_FUNCTIONS.categories
 HOSTILE = {**ITEM, "id": "=cmd|' /C calc'!A0"}
 
 
@@ -77,7 +78,7 @@ async def test_the_lexical_function_file_is_read_back(tmp_path) -> None:
         TermLabel(**base, term="sellprice", definition="price", annotator="ann",
                   weights={**dict.fromkeys(CATEGORIES, 0.0), "quantity/unit variable": 0.5}),
         TermLabel(**base, term="unlabelled", definition="-", annotator=""),
-    ])
+    ], BENCHMARK_FUNCTIONS)
     result = report(store, run, out)
     functions = result.tables[-1]
     # eggleft: 1/2 cue, 1/2 concept; sellprice: all quantity; averaged over the 2 labelled terms.
@@ -88,9 +89,9 @@ async def test_the_lexical_function_file_is_read_back(tmp_path) -> None:
 def test_a_bad_weight_names_its_line(tmp_path) -> None:
     path = tmp_path / "f.csv"
     write_labels(path, [TermLabel(task="t", model="m", variant="cogent", episode=1, item="i", coiner="A",
-                                  term="=x", definition="d")])
-    assert read_labels(path)[0].term == "=x", "the apostrophe that kept it from running is taken off"
+                                  term="=x", definition="d")], BENCHMARK_FUNCTIONS)
+    assert read_labels(path, BENCHMARK_FUNCTIONS)[0].term == "=x", "the apostrophe that kept it from running is taken off"
     text = path.read_text(encoding="utf-8").replace(",0,0,0,0,0,0,", ",0,2,0,0,0,0,")
     path.write_text(text, encoding="utf-8")
     with pytest.raises(ConfigError, match="line 2: 'domain concept' must be between 0 and 1"):
-        read_labels(path)
+        read_labels(path, BENCHMARK_FUNCTIONS)

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from lexicoord.analysis.term_functions import read_labels
+from lexicoord.analysis.term_functions import BENCHMARK_FUNCTIONS, read_labels
 from tests.cli.test_cli import lexicoord
 from tests.conftest import shared_data
 
@@ -112,7 +112,7 @@ def test_the_embedded_model_suggests_lexical_functions(tmp_path) -> None:
 
     asyncio.run(study(tmp_path))
     lexicoord("cogent", "annotate", "c", "--db", str(tmp_path / "c.db"), cwd=tmp_path)
-    labels = read_labels(tmp_path / "reports" / "c" / "term_functions.csv")
+    labels = read_labels(tmp_path / "reports" / "c" / "term_functions.csv", BENCHMARK_FUNCTIONS)
     assert sorted(x.term for x in labels) == ["eggleft", "sellprice"]
     assert all(x.annotator == "llm:local/smollm2-135m" for x in labels), [x.note for x in labels]
     assert all(0 <= w <= 1 for x in labels for w in x.weights.values())

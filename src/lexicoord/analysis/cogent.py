@@ -34,6 +34,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from lexicoord.analysis.term_functions import TermLabel
 from lexicoord.core.events import Event
 from lexicoord.lexicon.events import TermCandidateEvent, TermsSharedEvent, TermUsedEvent
 from lexicoord.models.observe import ModelCallEvent
@@ -355,3 +356,10 @@ def statistics(rows: Iterable[tuple[EpisodeRecord, list[Event]]], tok: Tokenizer
     """A run's COGENT statistics (registered as the protocol's ``statistics``)."""
     rows = list(rows)
     return compute(episodes_from(rows, tok), failed_cells(rows), tokenizer)
+
+
+def term_labels(episodes: Iterable[CogentEpisode]) -> list[TermLabel]:
+    """One row per accepted entry of every COGENT-family episode, for the lexical-function file."""
+    return [TermLabel(task=e.task, model=e.model, variant=e.variant, episode=e.episode_id, item=e.item_id,
+                      coiner=t.coiner, term=t.term, definition=t.definition)
+            for e in episodes if e.variant.startswith("cogent") for t in e.entries]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from lexicoord.analysis.cogent import Cell, CogentStats
 from lexicoord.analysis.figures import _pyplot, save_figure
-from lexicoord.analysis.term_functions import CATEGORIES, FunctionProfile
+from lexicoord.analysis.term_functions import BENCHMARK_FUNCTIONS, Codebook, FunctionProfile
 
 COLOURS = {"single": "#9aa9bd", "vanilla": "#3b6ea8", "vanilla_matched": "#7296c4", "cogent": "#c0504d",
            "cogent_private": "#d98b62", "cogent_free": "#e0a96d", "cogent_log": "#b59a8a"}
@@ -46,8 +46,10 @@ def _grouped(cells: list[Cell], value: str, ylabel: str, title: str, stem: Path,
     return save_figure(fig, stem)
 
 
-def radar(found: list[FunctionProfile], stem: Path) -> list[Path]:
+def radar(found: list[FunctionProfile], codebook: Codebook, stem: Path, title: str) -> list[Path]:
+    """Figure 2: each task x model profile (or each pool) as a polygon over the codebook's functions."""
     plt = _pyplot()
+    CATEGORIES = codebook.categories  # noqa: N806
     angles = [2 * math.pi * i / len(CATEGORIES) for i in range(len(CATEGORIES))]
     fig = plt.figure(figsize=(5.2, 4.6), dpi=150)
     ax = fig.add_subplot(polar=True)
@@ -58,18 +60,19 @@ def radar(found: list[FunctionProfile], stem: Path) -> list[Path]:
         ax.plot([*angles, angles[0]], [*values, values[0]], label=f"{p.task} · {p.model.split('/')[-1]} ({p.terms})")
         ax.fill([*angles, angles[0]], [*values, values[0]], alpha=0.08)
     ax.set_xticks(angles, [c.replace(" ", "\n", 1) for c in CATEGORIES], fontsize=7)
-    ax.set_title("Lexical functions (% of weight, per task and model)", fontsize=9)
+    ax.set_title(title, fontsize=9)
     ax.legend(fontsize=6, loc="upper right", bbox_to_anchor=(1.35, 1.12), frameon=False)
     fig.tight_layout()
     return save_figure(fig, stem)
 
 
-def macro_bars(shares: dict[str, float], stem: Path) -> list[Path]:
+def macro_bars(shares: dict[str, float], stem: Path, xlabel: str) -> list[Path]:
+    """Figure 3: each function's share of term weight, as bars."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(5.5, 3.2), dpi=150)
-    ax.barh(list(CATEGORIES), [100 * shares[c] for c in CATEGORIES], color="#3b6ea8")
+    ax.barh(list(shares), [100 * v for v in shares.values()], color="#3b6ea8")
     ax.invert_yaxis()
-    ax.set_xlabel("% of term weight (macro average over task x model)")
+    ax.set_xlabel(xlabel)
     ax.tick_params(labelsize=7)
     ax.spines[["top", "right"]].set_visible(False)
     fig.tight_layout()
@@ -85,6 +88,8 @@ def cogent_figures(stats: CogentStats, out_dir: Path, found: list[FunctionProfil
                            "Tok: SINGLE's answer; the final debate round's outputs", out_dir / "tokens", False),
     }
     if found and shares is not None:
-        figs["functions radar"] = radar(found, out_dir / "functions_radar")
-        figs["functions macro"] = macro_bars(shares, out_dir / "functions_macro")
+        figs["functions radar"] = radar(found, BENCHMARK_FUNCTIONS, out_dir / "functions_radar",
+                                        "Lexical functions (% of weight, per task and model)")
+        figs["functions macro"] = macro_bars(shares, out_dir / "functions_macro",
+                                             "% of term weight (macro average over task x model)")
     return figs

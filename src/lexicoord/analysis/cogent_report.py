@@ -17,13 +17,14 @@ from lexicoord.analysis.cogent_figures import cogent_figures
 from lexicoord.analysis.html import board_table, inline_svg, table
 from lexicoord.analysis.html import page as html_page
 from lexicoord.analysis.report import Report, ReportTable
-from lexicoord.analysis.term_functions import CATEGORIES, FunctionProfile, macro_average, profiles, read_labels
+from lexicoord.analysis.term_functions import BENCHMARK_FUNCTIONS, FunctionProfile, macro_average, profiles, read_labels
 from lexicoord.errors import LexicoordError
 from lexicoord.models.tokenizer import named_tokenizer
 from lexicoord.runs.records import RunInfo
 from lexicoord.runs.store import Store
 
 ANNOTATIONS = "term_functions.csv"
+CATEGORIES = BENCHMARK_FUNCTIONS.categories
 CASES = 20
 
 
@@ -202,8 +203,8 @@ def report(store: Store, run: RunInfo, out_dir: Path, tokenizer: str = "backend"
         raise LexicoordError(f"Run '{run.id}' has no finished COGENT episodes yet.")
     stats = compute_stats(episodes, failed_cells(rows), tokenizer)
     path = annotations or (out_dir / ANNOTATIONS)
-    found = profiles(read_labels(path)) if annotations or path.is_file() else []
-    shares = macro_average(found) if found else None
+    found = profiles(read_labels(path, BENCHMARK_FUNCTIONS), BENCHMARK_FUNCTIONS) if annotations or path.is_file() else []
+    shares = macro_average(found, BENCHMARK_FUNCTIONS) if found else None
     tables = [ReportTable(title=f"{run.id}: Table 1 ({stats.episodes} episodes, {stats.failed} failed)",
                           head=table1_rows(stats)[0], rows=table1_rows(stats)[1])]
     if stats.paired:

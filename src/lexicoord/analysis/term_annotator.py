@@ -9,54 +9,52 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
 
 from rich.progress import Progress
 
-from lexicoord.analysis.cogent import CogentEpisode
-from lexicoord.analysis.term_functions import CATEGORIES, DEFINITIONS, TermLabel
+from lexicoord.analysis.term_functions import Codebook, TermLabel, read_labels, write_labels
 from lexicoord.errors import ModelError
 from lexicoord.models.model import Model
 from lexicoord.models.types import GenerateConfig
 from lexicoord.prompting import fence, render_prompt
 
 STEPS = (0, 0.25, 0.5, 0.75, 1)
-SLUGS = {c: re.sub(r"\W+", "_", c) for c in CATEGORIES}
-SCHEMA = {
-    "type": "object",
-    "properties": {"weights": {
+
+
+def slug(category: str) -> str:
+    return re.sub(r"\W+", "_", category)
+
+
+def schema(codebook: Codebook) -> dict[str, Any]:
+    slugs = [slug(c) for c in codebook.categories]
+    return {
         "type": "object",
-        # Quarter steps as an enum: grammar-constrained backends enforce an enum, not a numeric range.
-        "properties": {slug: {"enum": list(STEPS)} for slug in SLUGS.values()},
-        "required": list(SLUGS.values()),
+        "properties": {"weights": {
+            "type": "object",
+            # Quarter steps as an enum: grammar-constrained backends enforce an enum, not a numeric range.
+            "properties": {s: {"enum": list(STEPS)} for s in slugs},
+            "required": slugs,
+            "additionalProperties": False,
+        }},
+        "required": ["weights"],
         "additionalProperties": False,
-    }},
-    "required": ["weights"],
-    "additionalProperties": False,
-}
+    }
 
 
-def key(label: TermLabel) -> tuple[int | None, str, str]:
-    return (label.episode, label.coiner, label.term.casefold())
-
-
-def labels_for(episodes: Iterable[CogentEpisode]) -> list[TermLabel]:
-    """One row per accepted entry of every COGENT-family episode, weights empty."""
-    return [TermLabel(task=e.task, model=e.model, variant=e.variant, episode=e.episode_id, item=e.item_id,
-                      coiner=t.coiner, term=t.term, definition=t.definition)
-            for e in episodes if e.variant.startswith("cogent") for t in e.entries]
-
-
-async def annotate(labels: list[TermLabel], questions: dict[int | None, str], model: Model,
+async def annotate(labels: list[TermLabel], contexts: dict[int | None, str], model: Model, codebook: Codebook,
                    concurrency: int = 4, progress: bool = True) -> None:
-    """Fill each label's weights from the model, in place; an unreadable reply leaves zeros and says why."""
-    codebook = "\n".join(f"- {c.replace(' ', '_').replace('/', '_')}: {DEFINITIONS[c]}" for c in CATEGORIES)
+    """Fill each label's weights from the model, in place; an unreadable reply leaves zeros and says why.
+    ``contexts`` is what the agents were doing, per episode (the task, or the game)."""
+    listed = "\n".join(f"- {slug(c)}: {d}" for c, d in codebook.definitions.items())
+    reply = "{" + ", ".join(f'"{slug(c)}": w' for c in codebook.categories) + "}"
     gate = asyncio.Semaphore(concurrency)
-    config = GenerateConfig(json_schema=SCHEMA, temperature=0.0, max_tokens=160)
+    config = GenerateConfig(json_schema=schema(codebook), temperature=0.0, max_tokens=40 + 12 * len(codebook.categories))
 
     async def one(label: TermLabel) -> None:
-        prompt = render_prompt("cogent_annotate", codebook=codebook,
-                               task=fence(questions.get(label.episode, ""), "TASK"),
+        prompt = render_prompt("term_annotate", codebook=listed, reply=reply,
+                               task=fence(contexts.get(label.episode, ""), "TASK"),
                                term=fence(f"{label.term} = {label.definition}", "TERM"))
         async with gate:
             try:
@@ -66,7 +64,7 @@ async def annotate(labels: list[TermLabel], questions: dict[int | None, str], mo
                 return
         if out.ok and isinstance(out.parsed, dict):
             weights = out.parsed["weights"]
-            label.weights = {c: float(weights[SLUGS[c]]) for c in CATEGORIES}
+            label.weights = {c: float(weights[slug(c)]) for c in codebook.categories}
             label.annotator = f"llm:{model.spec}"
         else:
             label.annotator = f"llm:{model.spec} (unreadable)"
@@ -80,3 +78,21 @@ async def annotate(labels: list[TermLabel], questions: dict[int | None, str], mo
             bar.advance(task)
 
         await asyncio.gather(*(counted(x) for x in labels))
+
+
+def key(label: TermLabel) -> tuple[int | None, str, str]:
+    return (label.episode, label.coiner, label.term.casefold())
+
+
+async def annotate_file(path: Path, labels: list[TermLabel], contexts: dict[int | None, str], model: Model,
+                        codebook: Codebook, concurrency: int = 4) -> tuple[int, int]:
+    """Annotate the terms ``path`` does not hold yet, keep every row it holds, write them all back:
+    ``(annotated, kept)``. The model is asked only about what is new."""
+    kept = read_labels(path, codebook) if path.is_file() else []
+    known = {key(x) for x in kept}
+    fresh = [x for x in labels if key(x) not in known]
+    if fresh:
+        await annotate(fresh, contexts, model, codebook, concurrency)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_labels(path, kept + fresh, codebook)
+    return len(fresh), len(kept)

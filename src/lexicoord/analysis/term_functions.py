@@ -1,6 +1,7 @@
-"""The lexical-function codebook (COGENT paper, Figures 2-3, Appendix C) and the file people edit.
+"""Lexical-function codebooks and the file people edit: the six functions of benchmark terms (COGENT paper,
+Figures 2-3, Appendix C) and the seven of Werewolf terms (Table 5).
 
-Every accepted term gets soft weights over six functions. ``lexicoord cogent annotate RUN`` writes the file
+Every accepted term gets soft weights over its codebook's functions. ``lexicoord cogent annotate RUN`` writes the file
 with an LLM's suggestions (``annotator = llm``); a person edits the weights and sets ``annotator`` to their
 name; the report reads it back. The paper's protocol is the other way round (a person labels, an LLM
 verifies); either way the report uses whatever the file says, and counts the rows by annotator.
@@ -21,18 +22,40 @@ from pydantic import BaseModel, Field
 from lexicoord.analysis.cells import safe_cell
 from lexicoord.errors import ConfigError
 
-CATEGORIES = ("discriminative cue", "domain concept", "quantity/unit variable", "operation checkpoint",
-              "proof-status logic", "gap/uncertainty marker")
-DEFINITIONS = {
+
+class Codebook(BaseModel):
+    """Named functions, each with the sentence an annotator (a person or a model) reads."""
+
+    name: str
+    definitions: dict[str, str]
+
+    @property
+    def categories(self) -> tuple[str, ...]:
+        return tuple(self.definitions)
+
+    @property
+    def columns(self) -> list[str]:
+        return ["task", "model", "variant", "episode", "item", "coiner", "term", "definition", *self.categories,
+                "annotator", "note"]
+
+
+BENCHMARK_FUNCTIONS = Codebook(name="benchmark", definitions={
     "discriminative cue": "separates one option or reading from its strongest rival",
     "domain concept": "names a concept of the subject matter",
     "quantity/unit variable": "binds a quantity, a unit or a variable",
     "operation checkpoint": "names an operation or an intermediate step to check",
     "proof-status logic": "says whether a conclusion is forced, contradicted or left open",
     "gap/uncertainty marker": "marks missing information, doubt or an open question",
-}
-COLUMNS = ["task", "model", "variant", "episode", "item", "coiner", "term", "definition", *CATEGORIES,
-           "annotator", "note"]
+})
+WEREWOLF_FUNCTIONS = Codebook(name="werewolf", definitions={
+    "hidden-information management": "keeps visibility boundaries around night actions, protection, potions and roles",
+    "role-claim evidence": "tracks claims, counterclaims, checks and the force of role speech",
+    "deception strategy": "marks wolf cover, blending, safe echoing or misdirection",
+    "process structure": "organises the discussion, pressure and what is left to examine",
+    "voting action": "ties public reasoning to exile votes and vote accountability",
+    "trust alignment": "stabilises soft-clears, core trust and late coalitions",
+    "other social reasoning": "another pattern of social inference",
+})
 
 
 class TermLabel(BaseModel):
@@ -44,18 +67,19 @@ class TermLabel(BaseModel):
     coiner: str
     term: str
     definition: str
-    weights: dict[str, float] = Field(default_factory=lambda: dict.fromkeys(CATEGORIES, 0.0))
+    #: Function -> weight in [0, 1]; a function left out weighs 0.
+    weights: dict[str, float] = Field(default_factory=dict)
     annotator: str = ""
     note: str = ""
 
 
-def write_labels(path: Path, labels: list[TermLabel]) -> None:
+def write_labels(path: Path, labels: list[TermLabel], codebook: Codebook) -> None:
     with path.open("w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh)
-        writer.writerow(COLUMNS)
+        writer.writerow(codebook.columns)
         for x in labels:
             writer.writerow([safe_cell(v) for v in [x.task, x.model, x.variant, x.episode, x.item, x.coiner, x.term,
-                             x.definition, *(f"{x.weights.get(c, 0.0):.3g}" for c in CATEGORIES),
+                             x.definition, *(f"{x.weights.get(c, 0.0):.3g}" for c in codebook.categories),
                              x.annotator, x.note]])
 
 
@@ -63,7 +87,7 @@ def _unquote(value: str) -> str:
     return value[1:] if value[:2] in {"'" + c for c in "=+-@\t\r"} else value
 
 
-def read_labels(path: Path) -> list[TermLabel]:
+def read_labels(path: Path, codebook: Codebook) -> list[TermLabel]:
     """The edited file; a weight that is not a number in [0, 1] names its row and column."""
     try:
         fh = path.open(newline="", encoding="utf-8")
@@ -72,12 +96,12 @@ def read_labels(path: Path) -> list[TermLabel]:
     out = []
     with fh:
         reader = csv.DictReader(fh)
-        missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
+        missing = [c for c in codebook.columns if c not in (reader.fieldnames or [])]
         if missing:
             raise ConfigError(f"{path}: missing column(s) {', '.join(missing)}.")
         for line, row in enumerate(reader, start=2):
             weights = {}
-            for c in CATEGORIES:
+            for c in codebook.categories:
                 try:
                     w = float(row[c] or 0)
                 except ValueError:
@@ -100,27 +124,30 @@ class FunctionProfile(BaseModel):
     #: Rows whose weights were all zero (not annotated), left out of the shares.
     unlabelled: int
     shares: dict[str, float]
+    #: Each function's weight summed over the labelled terms (Table 5's counts, in term-equivalents).
+    counts: dict[str, float]
     annotators: dict[str, int]
 
 
-def profiles(labels: list[TermLabel]) -> list[FunctionProfile]:
+def profiles(labels: list[TermLabel], codebook: Codebook) -> list[FunctionProfile]:
     groups: dict[tuple[str, str], list[TermLabel]] = defaultdict(list)
     for x in labels:
         groups[(x.task, x.model)].append(x)
     out = []
     for (task, model), rows in sorted(groups.items()):
         labelled = [x for x in rows if sum(x.weights.values()) > 0]
-        shares = dict.fromkeys(CATEGORIES, 0.0)
+        counts = dict.fromkeys(codebook.categories, 0.0)
         for x in labelled:
             total = sum(x.weights.values())
-            for c in CATEGORIES:
-                shares[c] += x.weights[c] / total / len(labelled)
+            for c in codebook.categories:
+                counts[c] += x.weights.get(c, 0.0) / total
+        shares = {c: n / len(labelled) if labelled else 0.0 for c, n in counts.items()}
         out.append(FunctionProfile(task=task, model=model, terms=len(labelled), unlabelled=len(rows) - len(labelled),
-                                   shares=shares, annotators=dict(Counter(x.annotator or "?" for x in rows))))
+                                   shares=shares, counts=counts, annotators=dict(Counter(x.annotator or "?" for x in rows))))
     return out
 
 
-def macro_average(found: list[FunctionProfile]) -> dict[str, float]:
+def macro_average(found: list[FunctionProfile], codebook: Codebook) -> dict[str, float]:
     """Figure 3's bars: each function's share, averaged over the task x model profiles that have terms."""
     used = [p for p in found if p.terms]
-    return {c: sum(p.shares[c] for p in used) / len(used) if used else 0.0 for c in CATEGORIES}
+    return {c: sum(p.shares[c] for p in used) / len(used) if used else 0.0 for c in codebook.categories}

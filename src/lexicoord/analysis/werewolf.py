@@ -36,6 +36,7 @@ from statistics import mean
 
 from pydantic import BaseModel, Field
 
+from lexicoord.analysis.term_functions import TermLabel
 from lexicoord.core.audience import Viewer, can_see
 from lexicoord.core.events import Event
 from lexicoord.lexicon.events import TermCandidateEvent, TermsSharedEvent, TermUsedEvent
@@ -57,6 +58,7 @@ def words(text: str, reported: int | None = None) -> int:
 
 class TermStats(BaseModel):
     term: str
+    definition: str = ""
     pool: str
     coiner: str
     day: int | None
@@ -159,7 +161,8 @@ def game_from(record: EpisodeRecord, events: list[Event], tok: Tok = words) -> G
     lexicon = 0
     for cand in events:
         if isinstance(cand, TermCandidateEvent) and cand.accepted and cand.term.casefold() not in terms:
-            terms[cand.term.casefold()] = TermStats(term=cand.term, pool=pool_of.get(cand.term.casefold(), "private"),
+            terms[cand.term.casefold()] = TermStats(term=cand.term, definition=cand.definition,
+                                                    pool=pool_of.get(cand.term.casefold(), "private"),
                                                     coiner=cand.agent or "?", day=cand.round)
             lexicon += size(f"{cand.term} = {cand.definition}")
     for u in events:
@@ -350,3 +353,15 @@ def statistics(rows: Iterable[tuple[EpisodeRecord, list[Event]]], tok: Tok = wor
     """A run's Werewolf statistics (registered as the protocol's ``statistics``)."""
     rows = list(rows)
     return compute(games_from(rows, tok), sum(1 for r, _ in rows if r.status == "failed"), tokenizer)
+
+
+def term_labels(games: Iterable[Game]) -> list[TermLabel]:
+    """One row per accepted term for the lexical-function file; ``model`` holds the term's pool, so the
+    functions compare between the public and the wolves' pool."""
+    return [TermLabel(task="werewolf", model=t.pool, variant=g.condition, episode=g.episode_id, item=str(g.seed),
+                      coiner=t.coiner, term=t.term, definition=t.definition) for g in games for t in g.terms]
+
+
+#: What an annotator is told the agents were doing.
+CONTEXT = ("A game of Werewolf among 8 players with hidden roles (werewolves, a seer, a witch, a guard, villagers); "
+           "players coined the term in their discussion, in public or in the wolves' private channel.")

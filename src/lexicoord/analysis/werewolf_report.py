@@ -10,10 +10,12 @@ import json
 from pathlib import Path
 
 from lexicoord.analysis.cells import safe_cell
+from lexicoord.analysis.cogent_figures import radar
 from lexicoord.analysis.figures import _pyplot, save_figure
 from lexicoord.analysis.html import board_table, inline_svg, table
 from lexicoord.analysis.html import page as html_page
 from lexicoord.analysis.report import Report, ReportTable
+from lexicoord.analysis.term_functions import WEREWOLF_FUNCTIONS, FunctionProfile, profiles, read_labels
 from lexicoord.analysis.werewolf import WerewolfStats, compute, games_from
 from lexicoord.core.audience import Viewer, can_see
 from lexicoord.core.events import Event
@@ -24,6 +26,8 @@ from lexicoord.models.tokenizer import named_tokenizer
 from lexicoord.protocols.werewolf.events import RoleEvent
 from lexicoord.runs.records import EpisodeRecord, RunInfo
 from lexicoord.runs.store import Store
+
+ANNOTATIONS = "term_functions.csv"
 
 
 def num(x: float | None, fmt: str = ".2f") -> str:
@@ -82,6 +86,16 @@ def matched_rows(stats: WerewolfStats) -> tuple[list[str], list[list[str]]]:
     return head, rows
 
 
+def function_rows(found: list[FunctionProfile]) -> tuple[list[str], list[list[str]]]:
+    """Table 5: each function's weight (in terms) and share, per pool and over all labelled terms."""
+    head = ["function", *[f"{p.model} pool: terms (share)" for p in found]]
+    rows = [[c, *[f"{p.counts[c]:.2f} ({100 * p.shares[c]:.0f}%)" for p in found]]
+            for c in WEREWOLF_FUNCTIONS.categories]
+    rows.append(["labelled terms (unlabelled)", *[f"{p.terms} ({p.unlabelled})" for p in found]])
+    rows.append(["annotators", *[", ".join(f"{k} {v}" for k, v in p.annotators.items()) for p in found]])
+    return head, rows
+
+
 def _who(event: Event) -> str:
     a = event.audience
     return "everyone" if a.public else "moderator only" if a.kind == "agents" and not a.agents else a.describe()
@@ -136,8 +150,9 @@ def _figure(stats: WerewolfStats, out_dir: Path) -> list[Path]:
     return save_figure(fig, out_dir / "wins")
 
 
-def report(store: Store, run: RunInfo, out_dir: Path, tokenizer: str = "words") -> Report:
-    """The Werewolf report of a stored run (registered for ``lexicoord report``)."""
+def report(store: Store, run: RunInfo, out_dir: Path, tokenizer: str = "words", annotations: Path | None = None) -> Report:
+    """The Werewolf report of a stored run (registered for ``lexicoord report``); the lexical-function file is
+    read from ``annotations`` or, when there is one, ``OUT_DIR/term_functions.csv``."""
     rows = list(store.iter_run_events(run.id))
     games = games_from(rows, named_tokenizer(tokenizer))
     if not games:
@@ -161,12 +176,19 @@ def report(store: Store, run: RunInfo, out_dir: Path, tokenizer: str = "words") 
                 writer.writerow([safe_cell(v) for v in [g.episode_id, t.term, t.pool, t.coiner, t.day, t.reuses,
                                                         t.public_reuses, " ".join(t.public_speakers)]])
     figure = _figure(stats, out_dir)
+    path = annotations or out_dir / ANNOTATIONS
+    found = profiles(read_labels(path, WEREWOLF_FUNCTIONS), WEREWOLF_FUNCTIONS) if annotations or path.is_file() else []
     sections = [("Games", results_rows(stats)), ("Lexical grounding (Table 7)", lexical_rows(stats)),
                 ("ORIGIN vs COGENT at matched checkpoints (Table 6)", matched_rows(stats))]
+    figures = [figure]
+    if found:
+        sections.append(("Functions of Werewolf terms (Table 5), from the annotation file", function_rows(found)))
+        figures.append(radar(found, WEREWOLF_FUNCTIONS, out_dir / "functions_radar",
+                             "Functions of Werewolf terms (% of weight, per pool)"))
     body = (f"<h1>Werewolf: {html.escape(run.id)}</h1><p class=muted>{stats.games} games, {stats.failed} failed · "
             f"settings {html.escape(json.dumps(run.config, ensure_ascii=False))}. Definitions in the README.</p>"
             + "".join(f"<h2>{html.escape(t)}</h2>{table(*r)}" for t, r in sections)
-            + f"<figure>{inline_svg(figure[1])}</figure><h2>Games, replayed</h2>"
+            + "".join(f"<figure>{inline_svg(f[1])}</figure>" for f in figures) + "<h2>Games, replayed</h2>"
             + "".join(replay(r, ev) for r, ev in rows if r.status == "done"))
     page = out_dir / "report.html"
     page.write_text(html_page(f"{run.id}: Werewolf", body), encoding="utf-8")
@@ -175,5 +197,9 @@ def report(store: Store, run: RunInfo, out_dir: Path, tokenizer: str = "words") 
     if stats.matched:
         tables.append(ReportTable(title="matched checkpoints (Table 6)", head=matched_rows(stats)[0],
                                   rows=matched_rows(stats)[1]))
+    if found:
+        tables.append(ReportTable(title="functions of Werewolf terms (Table 5)", head=function_rows(found)[0],
+                                  rows=function_rows(found)[1]))
     return Report(tables=tables, files={"html": page, "json": out_dir / "stats.json", "csv": out_dir / "games.csv",
-                                        "terms": out_dir / "terms.csv", "wins (png)": figure[0]})
+                                        "terms": out_dir / "terms.csv", "wins (png)": figure[0],
+                                        **({"functions radar (png)": figures[1][0]} if found else {})})

@@ -11,16 +11,16 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 
-from lexicoord.analysis import cogent_report, term_annotator
-from lexicoord.analysis.cogent import episodes_from
-from lexicoord.analysis.term_functions import read_labels, write_labels
+from lexicoord.analysis import cogent_report
+from lexicoord.analysis.cogent import episodes_from, term_labels
+from lexicoord.analysis.term_functions import BENCHMARK_FUNCTIONS
+from lexicoord.cli.annotate import annotate_terms
 from lexicoord.cli.options import (
     DbOption,
     ModelOptions,
     NoCacheOption,
     cache_setting,
     parse_options,
-    run_async,
     run_campaign,
 )
 from lexicoord.cli.report_cmd import print_report
@@ -158,18 +158,7 @@ def annotate(
     person's edits) are kept, so re-running annotates only new terms. Edit the file, then run the report."""
     store = Store(db)
     run = _cogent_run(store, run_id)
-    path = out or Path("reports") / run.id / cogent_report.ANNOTATIONS
     episodes = episodes_from(store.iter_run_events(run.id))
-    kept = read_labels(path) if path.is_file() else []
-    known = {term_annotator.key(x) for x in kept}
-    fresh = [x for x in term_annotator.labels_for(episodes) if term_annotator.key(x) not in known]
-    if fresh:
-        pool = ModelPool(cache=cache_setting(no_cache), **parse_options(option))
-        questions = {e.episode_id: e.question for e in episodes}
-        run_async(term_annotator.annotate(fresh, questions, pool.get(model), concurrency))
-        run_async(pool.aclose())
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_labels(path, kept + fresh)
-    console.print(f"{len(fresh)} term(s) annotated, {len(kept)} kept as they were: {escape(str(path))}\n"
-                  f"edit the weights and the annotator column, then: lexicoord cogent report {escape(run.id)}",
-                  highlight=False)
+    annotate_terms(out or Path("reports") / run.id / cogent_report.ANNOTATIONS, term_labels(episodes),
+                   {e.episode_id: e.question for e in episodes}, BENCHMARK_FUNCTIONS, model, concurrency, no_cache,
+                   option, f"lexicoord cogent report {run.id}")

@@ -138,6 +138,27 @@ async def test_a_guarded_victim_survives_and_stays_in_every_later_view_and_vote(
     assert later and all(re.search(rf"Still alive: [^\n]*\b{victim}\b", p) for p in later)
 
 
+async def test_a_saved_victim_survives_and_the_antidote_is_spent(tmp_path) -> None:
+    dealt = await learn_roles(tmp_path)
+    victim = next(p for p, r in dealt.items() if r == "villager")
+
+    def policy(agent: str, role: str, action: str, choices: tuple[str, ...], prompt: str) -> str:
+        if action == "kill_vote":
+            return victim
+        if action == "save":
+            return choices[0]
+        return "abstain"
+
+    _, events = await play(tmp_path / "game", policy, max_days=2)
+    nights = [e for e in events if isinstance(e, NightEvent)]
+    assert (nights[0].attacked, nights[0].saved, nights[0].deaths) == (victim, True, [])
+    assert (nights[1].attacked, nights[1].saved, nights[1].deaths) == (victim, False, [victim]), "one antidote a game"
+    assert len([e for e in events if isinstance(e, ActionEvent) and e.action == "save"]) == 1
+    day1 = [e for e in events if isinstance(e, ModelCallEvent) and e.round == 1 and e.phase == "vote"
+            and e.agent != victim]
+    assert day1 and all(victim in c.config["choices"] for c in day1), "the saved victim can still be voted on"
+
+
 async def test_the_guard_cannot_protect_the_same_player_two_nights_running_unless_the_flag_allows(tmp_path) -> None:
     for repeat in (False, True):
         _, events = await play(tmp_path / str(repeat), lambda a, r, act, ch, p: ch[0] if act == "protect" else "abstain",
