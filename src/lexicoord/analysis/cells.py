@@ -1,8 +1,16 @@
-"""CSV cells a spreadsheet will show as text: exported cells hold text people and models wrote."""
+"""Every CSV the project writes, through one writer whose cells a spreadsheet shows as text.
+
+Exported cells hold text people and models wrote (item ids, options, justifications, coined terms); a cell
+that starts like a formula (``=``, ``+``, ``-``, ``@``, a tab or a carriage return) would run as one in a
+spreadsheet, so it is written with an apostrophe before it.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import csv
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, TextIO
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
@@ -12,3 +20,19 @@ def safe_cell(value: Any) -> Any:
     if isinstance(value, str) and value[:1] in FORMULA_STARTS:
         return "'" + value
     return value
+
+
+def write_csv(target: Path | TextIO, head: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
+    """A header and rows, every cell made safe, to a file path (UTF-8) or an open text stream."""
+    if isinstance(target, Path):
+        with target.open("w", newline="", encoding="utf-8") as fh:
+            write_csv(fh, head, rows)
+        return
+    writer = csv.writer(target)
+    writer.writerow([safe_cell(h) for h in head])
+    writer.writerows([safe_cell(v) for v in row] for row in rows)
+
+
+def records_csv(path: Path, columns: Sequence[str], records: Iterable[dict[str, Any]]) -> None:
+    """One row per record (a model dumped to a dict), the named columns in order."""
+    write_csv(path, columns, ([r[c] for c in columns] for r in records))

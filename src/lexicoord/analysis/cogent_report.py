@@ -3,19 +3,20 @@ case studies, and every transcript with the board as it grew; terminal tables, P
 
 from __future__ import annotations
 
-import csv
 import html
 import json
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-from lexicoord.analysis.cells import safe_cell
+from lexicoord.analysis.cells import records_csv, write_csv
 from lexicoord.analysis.cogent import CogentEpisode, CogentStats, episodes_from, failed_cells
 from lexicoord.analysis.cogent import compute as compute_stats
 from lexicoord.analysis.cogent_figures import cogent_figures
 from lexicoord.analysis.html import board_table, inline_svg, table
 from lexicoord.analysis.html import page as html_page
+from lexicoord.analysis.numbers import num
+from lexicoord.analysis.numbers import pct as percent
 from lexicoord.analysis.report import Report, ReportTable
 from lexicoord.analysis.term_functions import BENCHMARK_FUNCTIONS, FunctionProfile, macro_average, profiles, read_labels
 from lexicoord.errors import LexicoordError
@@ -29,11 +30,9 @@ CASES = 20
 
 
 def pct(x: float | None) -> str:
-    return "–" if x is None else f"{100 * x:.1f}"
+    return percent(x, sign="")
 
 
-def num(x: float | None, fmt: str = ".2f") -> str:
-    return "–" if x is None else format(x, fmt)
 
 
 def table1_rows(stats: CogentStats) -> tuple[list[str], list[list[str]]]:
@@ -143,22 +142,16 @@ def write_files(run: RunInfo, stats: CogentStats, episodes: list[CogentEpisode],
     payload = {"stats": stats.model_dump(mode="json"),
                "functions": {"profiles": [p.model_dump() for p in found], "macro": shares} if found else None}
     (out_dir / "stats.json").write_text(json.dumps(payload, indent=2), encoding="utf-8")
-    with (out_dir / "episodes.csv").open("w", newline="", encoding="utf-8") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(EPISODE_COLUMNS)
-        for e in episodes:
-            d = e.model_dump()
-            writer.writerow([safe_cell(d[c]) for c in EPISODE_COLUMNS])
-    with (out_dir / "terms.csv").open("w", newline="", encoding="utf-8") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(["task", "model", "variant", "episode_id", "item_id", "term", "definition", "coiner", "round",
-                         "coin_pass", "uses_by_coiner", "uses_by_other"])
-        for e in episodes:
-            for t in e.entries:
-                own = sum(u.count for u in e.uses if u.term.casefold() == t.term.casefold() and u.agent == t.coiner)
-                other = sum(u.count for u in e.uses if u.term.casefold() == t.term.casefold() and u.agent != t.coiner)
-                writer.writerow([safe_cell(v) for v in [e.task, e.model, e.variant, e.episode_id, e.item_id, t.term,
-                                                        t.definition, t.coiner, t.round, t.coin_pass, own, other]])
+    records_csv(out_dir / "episodes.csv", EPISODE_COLUMNS, (e.model_dump() for e in episodes))
+    rows = []
+    for e in episodes:
+        for t in e.entries:
+            own = sum(u.count for u in e.uses if u.term.casefold() == t.term.casefold() and u.agent == t.coiner)
+            other = sum(u.count for u in e.uses if u.term.casefold() == t.term.casefold() and u.agent != t.coiner)
+            rows.append([e.task, e.model, e.variant, e.episode_id, e.item_id, t.term, t.definition, t.coiner, t.round,
+                         t.coin_pass, own, other])
+    write_csv(out_dir / "terms.csv", ["task", "model", "variant", "episode_id", "item_id", "term", "definition",
+                                      "coiner", "round", "coin_pass", "uses_by_coiner", "uses_by_other"], rows)
     sections = [("Table 1: accuracy, compression and tokens, with what the paper does not report", table1_rows(stats)),
                 ("Paired tests on the same items", paired_rows(stats)),
                 ("Lexical ecology (Table 4)", ecology_rows(stats))]

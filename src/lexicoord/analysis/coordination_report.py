@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import csv
 import html
 import json
 from pathlib import Path
 from typing import Any
 
+from lexicoord.analysis.cells import write_csv
 from lexicoord.analysis.coordination import CoordinationStats, Game, games_from, statistics
 from lexicoord.analysis.figures import depth_distribution
 from lexicoord.analysis.html import inline_svg, table
@@ -61,14 +61,10 @@ def write_report(run: RunInfo, stats: CoordinationStats, games: list[Game], out_
     out_dir.mkdir(parents=True, exist_ok=True)
     png, svg = depth_distribution(stats, out_dir / "depth_distribution")
     (out_dir / "stats.json").write_text(json.dumps(stats.model_dump(mode="json"), indent=2), encoding="utf-8")
-    with (out_dir / "games.csv").open("w", newline="", encoding="utf-8") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(["item", "repetition", "converged", "reason", "depth", "interpretation", "intended", "correct",
-                         "simulated_agents"])
-        for g in games:
-            simulated = " ".join(n for n, a in g.agents.items() if a.simulated)
-            writer.writerow([g.item_id, g.repetition, g.converged, g.reason, g.depth, g.interpretation, g.intended,
-                             g.correct, simulated])
+    write_csv(out_dir / "games.csv", ["item", "repetition", "converged", "reason", "depth", "interpretation",
+                                      "intended", "correct", "simulated_agents"],
+              ([g.item_id, g.repetition, g.converged, g.reason, g.depth, g.interpretation, g.intended, g.correct,
+                " ".join(n for n, a in g.agents.items() if a.simulated)] for g in games))
 
     agents = agent_rows(stats)
     svg_text = inline_svg(svg)

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import csv
 import html
 import json
 from pathlib import Path
-from typing import Any
 
-from lexicoord.analysis.cells import safe_cell
+from lexicoord.analysis.cells import records_csv
 from lexicoord.analysis.debate import Episode, StudyStats, episodes_from, statistics
 from lexicoord.analysis.debate_figures import study_figures
 from lexicoord.analysis.html import inline_svg, table
 from lexicoord.analysis.html import page as html_page
+from lexicoord.analysis.numbers import num, pct
 from lexicoord.analysis.report import Report, ReportTable
 from lexicoord.errors import LexicoordError
 from lexicoord.runs.records import RunInfo
@@ -21,12 +20,6 @@ from lexicoord.runs.store import Store
 MAX_TRANSCRIPTS = 300
 
 
-def pct(x: float | None) -> str:
-    return "–" if x is None else f"{100 * x:.1f}%"
-
-
-def num(x: float | None, fmt: str = ".2f") -> str:
-    return "–" if x is None else format(x, fmt)
 
 
 def success_rows(stats: StudyStats) -> tuple[list[str], list[list[str]]]:
@@ -97,12 +90,7 @@ def write_report(run: RunInfo, stats: StudyStats, episodes: list[Episode], out_d
     columns = ["item_id", "pair", "type", "subtype", "ambiguous", "condition", "config", "model", "termination",
                "consensus", "rounds", "verdict", "question", "rule", "judge", "success", "false_alarm", "wall_time",
                "model_time", "calls", "error"]
-    with (out_dir / "episodes.csv").open("w", newline="", encoding="utf-8") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(columns)
-        for e in episodes:
-            d: dict[str, Any] = e.model_dump()
-            writer.writerow([safe_cell(d[c]) for c in columns])
+    records_csv(out_dir / "episodes.csv", columns, (e.model_dump() for e in episodes))
     sections = [("Success by configuration (Figures 2 to 5) and false alarms", success_rows(stats)),
                 ("Debate dynamics (Table 1, Figures 6 and 7)", consensus_rows(stats)),
                 ("Time (Table 2)", time_rows(stats)),

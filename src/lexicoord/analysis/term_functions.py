@@ -19,7 +19,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from lexicoord.analysis.cells import safe_cell
+from lexicoord.analysis.cells import write_csv
 from lexicoord.errors import ConfigError
 
 
@@ -74,13 +74,9 @@ class TermLabel(BaseModel):
 
 
 def write_labels(path: Path, labels: list[TermLabel], codebook: Codebook) -> None:
-    with path.open("w", newline="", encoding="utf-8") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(codebook.columns)
-        for x in labels:
-            writer.writerow([safe_cell(v) for v in [x.task, x.model, x.variant, x.episode, x.item, x.coiner, x.term,
-                             x.definition, *(f"{x.weights.get(c, 0.0):.3g}" for c in codebook.categories),
-                             x.annotator, x.note]])
+    write_csv(path, codebook.columns, ([x.task, x.model, x.variant, x.episode, x.item, x.coiner, x.term, x.definition,
+                                        *(f"{x.weights.get(c, 0.0):.3g}" for c in codebook.categories), x.annotator,
+                                        x.note] for x in labels))
 
 
 def _unquote(value: str) -> str:

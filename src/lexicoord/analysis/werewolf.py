@@ -68,7 +68,21 @@ class TermStats(BaseModel):
     days_used: list[int] = Field(default_factory=list)
 
 
-class Game(BaseModel):
+class RoleEffects(BaseModel):
+    """What the roles did: saves that kept a victim alive, guarded attacks, checks and poisons (on wolves),
+    and the votes of players who were not wolves (on wolves)."""
+
+    saves: int
+    guarded_attacks: int
+    checks: int
+    checks_on_wolves: int
+    poisons: int
+    poisons_on_wolves: int
+    village_votes: int
+    village_votes_on_wolves: int
+
+
+class Game(RoleEffects):
     """One finished game, flattened."""
 
     episode_id: int | None
@@ -83,14 +97,6 @@ class Game(BaseModel):
     calls_by_phase: dict[str, int]
     tokens_by_phase: dict[str, int]
     invalid_actions: int
-    saves: int
-    guarded_attacks: int
-    checks: int
-    checks_on_wolves: int
-    poisons: int
-    poisons_on_wolves: int
-    village_votes: int
-    village_votes_on_wolves: int
     public_tokens: int
     personal_tokens: int
     #: Day -> (public tokens, personal tokens) at the end of that day.
@@ -291,21 +297,13 @@ def matched(games: list[Game]) -> list[Matched]:
     return out
 
 
-class Results(BaseModel):
+class Results(RoleEffects):
     """The games themselves, per condition."""
 
     condition: str
     games: int
     wins: dict[str, int]
     mean_days: float
-    saves: int
-    guarded_attacks: int
-    checks: int
-    checks_on_wolves: int
-    poisons: int
-    poisons_on_wolves: int
-    village_votes: int
-    village_votes_on_wolves: int
     invalid_actions: int
     mean_calls: float
     mean_tokens: float

@@ -4,16 +4,16 @@ player's own view); terminal tables, a figure (PNG, SVG), one HTML page, JSON an
 
 from __future__ import annotations
 
-import csv
 import html
 import json
 from pathlib import Path
 
-from lexicoord.analysis.cells import safe_cell
+from lexicoord.analysis.cells import records_csv, write_csv
 from lexicoord.analysis.cogent_figures import radar
 from lexicoord.analysis.figures import _pyplot, save_figure
 from lexicoord.analysis.html import board_table, inline_svg, table
 from lexicoord.analysis.html import page as html_page
+from lexicoord.analysis.numbers import num
 from lexicoord.analysis.report import Report, ReportTable
 from lexicoord.analysis.term_functions import WEREWOLF_FUNCTIONS, FunctionProfile, profiles, read_labels
 from lexicoord.analysis.werewolf import WerewolfStats, compute, games_from
@@ -29,9 +29,6 @@ from lexicoord.runs.store import Store
 
 ANNOTATIONS = "term_functions.csv"
 
-
-def num(x: float | None, fmt: str = ".2f") -> str:
-    return "–" if x is None else format(x, fmt)
 
 
 def share(a: int, b: int) -> str:
@@ -162,19 +159,11 @@ def report(store: Store, run: RunInfo, out_dir: Path, tokenizer: str = "words", 
     (out_dir / "stats.json").write_text(json.dumps(stats.model_dump(mode="json"), indent=2), encoding="utf-8")
     columns = ["episode_id", "seed", "condition", "winner", "days", "calls", "prompt_tokens", "completion_tokens",
                "invalid_actions", "saves", "checks_on_wolves", "village_votes_on_wolves", "public_tokens"]
-    with (out_dir / "games.csv").open("w", newline="", encoding="utf-8") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(columns)
-        for g in games:
-            d = g.model_dump()
-            writer.writerow([safe_cell(d[c]) for c in columns])
-    with (out_dir / "terms.csv").open("w", newline="", encoding="utf-8") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(["episode_id", "term", "pool", "coiner", "day", "reuses", "public_reuses", "public_speakers"])
-        for g in games:
-            for t in g.terms:
-                writer.writerow([safe_cell(v) for v in [g.episode_id, t.term, t.pool, t.coiner, t.day, t.reuses,
-                                                        t.public_reuses, " ".join(t.public_speakers)]])
+    records_csv(out_dir / "games.csv", columns, (g.model_dump() for g in games))
+    write_csv(out_dir / "terms.csv", ["episode_id", "term", "pool", "coiner", "day", "reuses", "public_reuses",
+                                      "public_speakers"],
+              ([g.episode_id, t.term, t.pool, t.coiner, t.day, t.reuses, t.public_reuses, " ".join(t.public_speakers)]
+               for g in games for t in g.terms))
     figure = _figure(stats, out_dir)
     path = annotations or out_dir / ANNOTATIONS
     found = profiles(read_labels(path, WEREWOLF_FUNCTIONS), WEREWOLF_FUNCTIONS) if annotations or path.is_file() else []

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
+import typer
 from rich.console import Console
 from rich.markup import escape
 
@@ -13,6 +15,11 @@ from lexicoord.cli.options import cache_setting, parse_options, run_async
 from lexicoord.models.pool import ModelPool
 
 console = Console()
+ModelArg = Annotated[str, typer.Option("--model", "-m", help="The annotating model.")]
+OutArg = Annotated[Path | None, typer.Option("--out", "-o", help="The file to write (default: reports/RUN/term_functions.csv).")]
+ConcurrencyArg = Annotated[int, typer.Option(min=1, max=64, help="Terms annotated at once.")]
+AnnotationsArg = Annotated[Path | None, typer.Option(
+    help="The edited lexical-function file (default: OUT/term_functions.csv when it exists).")]
 
 
 def annotate_terms(path: Path, labels: list[TermLabel], contexts: dict[int | None, str], codebook: Codebook,

@@ -14,13 +14,14 @@ from rich.markup import escape
 from lexicoord.analysis import cogent_report
 from lexicoord.analysis.cogent import episodes_from, term_labels
 from lexicoord.analysis.term_functions import BENCHMARK_FUNCTIONS
-from lexicoord.cli.annotate import annotate_terms
+from lexicoord.cli.annotate import AnnotationsArg, ConcurrencyArg, ModelArg, OutArg, annotate_terms
 from lexicoord.cli.options import (
     DbOption,
     ModelOptions,
     NoCacheOption,
     cache_setting,
     parse_options,
+    protocol_run,
     run_campaign,
 )
 from lexicoord.cli.report_cmd import print_report
@@ -30,7 +31,6 @@ from lexicoord.models.pool import ModelPool
 from lexicoord.protocols.cogent import CogentSettings, CogentStudy
 from lexicoord.protocols.cogent.rules import ABLATIONS, MAIN_VARIANTS, calls
 from lexicoord.runs.grid import grid
-from lexicoord.runs.records import RunInfo
 from lexicoord.runs.runner import Runner
 from lexicoord.runs.store import Store
 from lexicoord.tasks.benchmarks import BENCHMARKS, PAPER_SIZES, seeded_slice, stratified_slice
@@ -118,12 +118,6 @@ def run(
                   f"report: lexicoord cogent report {escape(run_id)}", highlight=False)
 
 
-def _cogent_run(store: Store, run_id: str) -> RunInfo:
-    run = store.run(run_id)
-    if run.protocol != "cogent":
-        raise ConfigError(f"Run '{run.id}' is a {run.protocol} run, not a COGENT one; use lexicoord report {run.id}.")
-    return run
-
 
 @app.command("report")
 def report(
@@ -132,24 +126,22 @@ def report(
     tokenizer: Annotated[str, typer.Option(
         help="What counts tokens for CR and Tok: 'backend' (each output's reported completion tokens) or one "
              "tokenizer for every output, offline: local/smollm2-135m or local//path/model.gguf.")] = "backend",
-    annotations: Annotated[Path | None, typer.Option(
-        help="The edited lexical-function file (default: OUT/term_functions.csv when it exists).")] = None,
+    annotations: AnnotationsArg = None,
     db: DbOption = None,
 ) -> None:
     """Table 1 with 95% intervals and total cost, paired tests, lexical ecology and functions, case studies and
     every transcript: terminal tables, PNG and SVG figures, one HTML page, JSON and CSV."""
     store = Store(db)
-    run = _cogent_run(store, run_id)
+    run = protocol_run(store, run_id, "cogent")
     print_report(cogent_report.report(store, run, out or Path("reports") / run.id, tokenizer, annotations))
 
 
 @app.command("annotate")
 def annotate(
     run_id: Annotated[str, typer.Argument(help="Run name (or a unique prefix).")],
-    model: Annotated[str, typer.Option("--model", "-m", help="The annotating model.")] = "local/smollm2-135m",
-    out: Annotated[Path | None, typer.Option(
-        "--out", "-o", help="The file to write (default: reports/RUN/term_functions.csv).")] = None,
-    concurrency: Annotated[int, typer.Option(min=1, max=64)] = 4,
+    model: ModelArg = "local/smollm2-135m",
+    out: OutArg = None,
+    concurrency: ConcurrencyArg = 4,
     db: DbOption = None,
     no_cache: NoCacheOption = False,
     option: ModelOptions = None,
@@ -157,7 +149,7 @@ def annotate(
     """Suggest lexical-function weights for every accepted term with an LLM; rows already in the file (a
     person's edits) are kept, so re-running annotates only new terms. Edit the file, then run the report."""
     store = Store(db)
-    run = _cogent_run(store, run_id)
+    run = protocol_run(store, run_id, "cogent")
     episodes = episodes_from(store.iter_run_events(run.id))
     annotate_terms(out or Path("reports") / run.id / cogent_report.ANNOTATIONS, term_labels(episodes),
                    {e.episode_id: e.question for e in episodes}, BENCHMARK_FUNCTIONS, model, concurrency, no_cache,

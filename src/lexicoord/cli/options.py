@@ -30,7 +30,9 @@ ModelOptions = Annotated[
 T = TypeVar("T")
 if TYPE_CHECKING:
     from lexicoord.core.spec import EpisodeSpec
+    from lexicoord.runs.records import RunInfo
     from lexicoord.runs.runner import Runner, RunSummary
+    from lexicoord.runs.store import Store
 
 
 def run_async(coro: Coroutine[Any, Any, T]) -> T:
@@ -46,6 +48,15 @@ def run_campaign(runner: Runner, run_id: str, episodes: list[EpisodeSpec], confi
     """A campaign command's run: a long-running process, so the collector is tuned for one first."""
     tune_for_long_runs()
     return run_async(runner.run(run_id, episodes, config))
+
+
+def protocol_run(store: Store, run_id: str, protocol: str) -> RunInfo:
+    """The stored run ``run_id`` (or a unique prefix), which must be a ``protocol`` run."""
+    found = store.run(run_id)
+    if found.protocol != protocol:
+        raise ConfigError(f"Run '{found.id}' is a {found.protocol} run, not a {protocol} one; "
+                          f"use lexicoord report {found.id}.")
+    return found
 
 
 def parse_options(pairs: list[str] | None) -> dict[str, Any]:

@@ -15,13 +15,14 @@ from rich.markup import escape
 from lexicoord.analysis import werewolf_report
 from lexicoord.analysis.term_functions import WEREWOLF_FUNCTIONS
 from lexicoord.analysis.werewolf import CONTEXT, games_from, term_labels
-from lexicoord.cli.annotate import annotate_terms
+from lexicoord.cli.annotate import AnnotationsArg, ConcurrencyArg, ModelArg, OutArg, annotate_terms
 from lexicoord.cli.options import (
     DbOption,
     ModelOptions,
     NoCacheOption,
     cache_setting,
     parse_options,
+    protocol_run,
     run_campaign,
 )
 from lexicoord.cli.report_cmd import print_report
@@ -33,7 +34,6 @@ from lexicoord.models.pool import ModelPool
 from lexicoord.protocols.werewolf import WerewolfGame, WerewolfSettings
 from lexicoord.protocols.werewolf.rules import check_table
 from lexicoord.runs.grid import grid
-from lexicoord.runs.records import RunInfo
 from lexicoord.runs.runner import Runner
 from lexicoord.runs.store import Store
 from lexicoord.seats.human import HumanSeat
@@ -114,24 +114,22 @@ def report(
     out: Annotated[Path | None, typer.Option(help="Folder for the files (default: reports/RUN).")] = None,
     tokenizer: Annotated[str, typer.Option(
         help="What counts text sizes: words, or one GGUF vocabulary for every text (local/smollm2-135m).")] = "words",
-    annotations: Annotated[Path | None, typer.Option(
-        help="The edited lexical-function file (default: OUT/term_functions.csv when it exists).")] = None,
+    annotations: AnnotationsArg = None,
     db: DbOption = None,
 ) -> None:
     """The games, Table 7, Table 6 with the pseudo-lexicon, Table 5 from the annotation file, and every game
     replayed with each player's view."""
     store = Store(db)
-    found = _werewolf_run(store, run_id)
+    found = protocol_run(store, run_id, "werewolf")
     print_report(werewolf_report.report(store, found, out or Path("reports") / found.id, tokenizer, annotations))
 
 
 @app.command("annotate")
 def annotate(
     run_id: Annotated[str, typer.Argument(help="Run name (or a unique prefix).")],
-    model: Annotated[str, typer.Option("--model", "-m", help="The annotating model.")] = "local/smollm2-135m",
-    out: Annotated[Path | None, typer.Option(
-        "--out", "-o", help="The file to write (default: reports/RUN/term_functions.csv).")] = None,
-    concurrency: Annotated[int, typer.Option(min=1, max=64)] = 4,
+    model: ModelArg = "local/smollm2-135m",
+    out: OutArg = None,
+    concurrency: ConcurrencyArg = 4,
     db: DbOption = None,
     no_cache: NoCacheOption = False,
     option: ModelOptions = None,
@@ -139,18 +137,12 @@ def annotate(
     """Suggest Table 5's function weights for every accepted term with an LLM; rows already in the file (a
     person's edits) are kept. Edit the file, then run the report."""
     store = Store(db)
-    found = _werewolf_run(store, run_id)
+    found = protocol_run(store, run_id, "werewolf")
     games = games_from(store.iter_run_events(found.id))
     annotate_terms(out or Path("reports") / found.id / werewolf_report.ANNOTATIONS, term_labels(games),
                    {g.episode_id: CONTEXT for g in games}, WEREWOLF_FUNCTIONS, model, concurrency, no_cache, option,
                    f"lexicoord werewolf report {found.id}")
 
-
-def _werewolf_run(store: Store, run_id: str) -> RunInfo:
-    found = store.run(run_id)
-    if found.protocol != "werewolf":
-        raise ConfigError(f"Run '{found.id}' is a {found.protocol} run, not a Werewolf one.")
-    return found
 
 
 class WerewolfScreen:

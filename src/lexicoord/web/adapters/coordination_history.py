@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import csv
 import io
 from typing import Any
 
-from lexicoord.analysis.cells import safe_cell
+from lexicoord.analysis.cells import write_csv
 from lexicoord.analysis.coordination import Game, compute, games_from
 from lexicoord.analysis.coordination_report import summary_rows
 from lexicoord.core.audience import Viewer, visible
@@ -93,16 +92,14 @@ CSV_COLUMNS = ["game", "item", "sentence", "word", "outcome", "depth", "agreed",
 
 def history_csv(history: list[dict[str, Any]]) -> str:
     """One row per decision, announcements included (round 0), with its game's outcome on every row."""
-    out = io.StringIO()
-    writer = csv.writer(out)
-    writer.writerow(CSV_COLUMNS)
+    rows = []
     for g in history:
         outcome = "converged" if g["converged"] else (g["reason"] or g["status"])
         common = [g["number"], g["item_id"], g["sentence"], g["word"], outcome, g["depth"], g["interpretation"]]
         moves = [(0, None, g["announcement"])] if g["announcement"] else []
         moves += [(r["round"], r["clarification"], d) for r in g["rounds"] for d in r["decisions"]]
-        for round_, clarification, d in moves:
-            row = [*common, round_, clarification or "", d["agent"], d["kind"], d["choice"] or "", d["justification"],
-                   d["failure"] or ""]
-            writer.writerow([safe_cell(v) for v in row])
+        rows += [[*common, round_, clarification or "", d["agent"], d["kind"], d["choice"] or "", d["justification"],
+                  d["failure"] or ""] for round_, clarification, d in moves]
+    out = io.StringIO()
+    write_csv(out, CSV_COLUMNS, rows)
     return out.getvalue()
