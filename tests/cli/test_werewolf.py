@@ -76,3 +76,21 @@ def test_a_real_game_on_the_embedded_model_through_to_the_report(tmp_path) -> No
     export = [json.loads(x) for x in lexicoord("runs", "export", "e", *db).stdout.splitlines()]
     calls = [e for e in export if e.get("type") == "model_call"]
     assert calls and all(c["model"] == "local/smollm2-135m" and c["usage"]["completion_tokens"] for c in calls)
+
+
+@pytest.mark.embedded
+def test_a_person_plays_among_embedded_model_players(tmp_path) -> None:
+    """The default play: the other seats on the embedded model; the person abstains and stays silent."""
+    result = subprocess.run(
+        [sys.executable, "-m", "lexicoord.cli.app", "werewolf", "play", "--seat", "Player 2", "--players", "6",
+         "--seed", "5", "--rule", "wolves=1", "--rule", "max_days=1", "--rule", "max_tokens=32", "--timeout", "30",
+         "--db", str(tmp_path / "p.db")],
+        input="abstain\n" * 60, capture_output=True, text=True, timeout=300,
+        env={**__import__("os").environ, "COLUMNS": "200"})
+    assert result.returncode == 0, result.stderr
+    assert "You are Player 2" in result.stdout and "Game over:" in result.stdout
+    export = [json.loads(x) for x in subprocess.run(
+        [sys.executable, "-m", "lexicoord.cli.app", "runs", "export", "play-werewolf", "--db", str(tmp_path / "p.db")],
+        capture_output=True, text=True, check=True).stdout.splitlines()]
+    calls = [e for e in export if e.get("type") == "model_call"]
+    assert calls and {c["model"] for c in calls} == {"local/smollm2-135m"} and "Player 2" not in {c["agent"] for c in calls}
