@@ -64,6 +64,9 @@ def cogent_game() -> list[Event]:
         at(TermUsedEvent(agent="Di", term="wolfmark", coiner="Bo", count=1, public=True), 2, "day"),
         at(SpeechEvent(agent="Bo", channel="public", text="wolfmark again", audience=EVERYONE), 2, "day"),
         at(TermUsedEvent(agent="Bo", term="wolfmark", coiner="Bo", count=1, public=True), 2, "day"),
+        at(ActionEvent(agent="Bo", action="vote", target=None), 2, "vote"),
+        # Day 3: a vote, and nobody says a term.
+        at(ActionEvent(agent="Bo", action="vote", target=None), 3, "vote"),
     ]
 
 
@@ -87,27 +90,46 @@ def test_table_7_on_a_hand_built_game() -> None:
     # Checkpoints: day 1 public 4 + 3 = 7; personal: Ann's channel (3) seen by Ann; public 7 seen by 4 players.
     assert game.checkpoints[1] == (7, 3 + 4 * 7)
     assert (game.checks, game.checks_on_wolves, game.village_votes, game.village_votes_on_wolves) == (1, 1, 2, 1)
+    assert game.complete_days == 3
+
+
+def test_a_day_the_game_did_not_complete_is_no_checkpoint() -> None:
+    """A game the wolves won at dawn of day 3 completed two days: persistence looks at day 2 only."""
+    events = [e for e in cogent_game() if e.round != 3]
+    game = game_from(record("cogent", days=3), events)
+    assert game is not None and game.complete_days == 2
+    lex = compute([game]).lexical
+    assert lex is not None and lex.public_checkpoint_persistence == pytest.approx(1.0)
 
 
 def test_matched_checkpoints_pair_games_of_the_same_seed() -> None:
     origin_events: list[Any] = [
         *[at(RoleEvent(agent=p, role=r, audience=Audience.only(p)), 0, "setup") for p, r in ROLES.items()],
         at(SpeechEvent(agent="Bo", channel="public", text="Ann is the wolf I checked", audience=EVERYONE), 1, "day"),
+        at(ActionEvent(agent="Bo", action="vote", target="Ann"), 1, "vote"),
     ]
     cogent = game_from(record("cogent", days=3), cogent_game())
     origin = game_from(record("origin", days=1), origin_events)
     assert cogent is not None and origin is not None
     [pair] = compute([origin, cogent]).matched
-    # Both reached day 1: ORIGIN 6 public words (24 personal); COGENT 7 (31).
+    # Both completed day 1: ORIGIN 6 public words (24 personal); COGENT 7 (31).
     assert (pair.checkpoint_day, pair.origin_public, pair.cogent_public) == (1, 6, 7)
     assert (pair.origin_personal, pair.cogent_personal) == (24, 31)
     assert compute([origin, game_from(record("cogent", 3, seed=8), cogent_game())]).matched == [], "seeds differ"
 
 
-def test_the_pseudo_lexicon_finds_recurring_phrases_taken_up_by_another_speaker() -> None:
+def test_the_pseudo_lexicon_finds_recurring_phrases_and_which_were_taken_up() -> None:
     said = [("Ann", "the quiet corner is suspicious"), ("Bo", "I agree about the quiet corner"),
-            ("Cy", "quiet corner again, and the red herring"), ("Di", "red herring")]
+            ("Cy", "quiet corner again, and the red herring"), ("Di", "red herring"),
+            ("Ann", "my soft clear stands"), ("Ann", "soft clear again"), ("Ann", "soft clear, always")]
     speeches = [SpeechEvent(agent=a, channel="public", text=t) for a, t in said]
-    # "quiet corner": 3 uses by 3 speakers; "red herring": only 2 uses. "the quiet" has a stop word but is
-    # not only stop words: 2 uses. So one pseudo-term, taken up after Ann.
+    # "quiet corner": 3 uses by Ann, Bo, Cy (taken up); "soft clear": 3 uses, all Ann's (not taken up);
+    # "red herring": 2 uses only; "the quiet" has a stop word but is not only stop words: 2 uses.
+    assert pseudo_lexicon(speeches, list(ROLES)) == (2, 1)
+
+
+def test_a_bigram_inside_a_counted_trigram_is_not_counted_again() -> None:
+    said = [("Ann", "pressure pool vote"), ("Bo", "pressure pool vote"), ("Cy", "pressure pool vote")]
+    speeches = [SpeechEvent(agent=a, channel="public", text=t) for a, t in said]
+    # "pressure pool vote" (3) counts; "pressure pool" and "pool vote" occur only inside it.
     assert pseudo_lexicon(speeches, list(ROLES)) == (1, 1)

@@ -3,6 +3,8 @@ and Table 5 is read back from the edited lexical-function file."""
 
 from __future__ import annotations
 
+import re
+
 from lexicoord.analysis.term_functions import WEREWOLF_FUNCTIONS, read_labels, write_labels
 from lexicoord.analysis.werewolf import games_from, term_labels
 from lexicoord.analysis.werewolf_report import report
@@ -39,4 +41,6 @@ async def test_replays_and_table_5_from_the_edited_file(tmp_path) -> None:
     assert "[the wolves]" in page and "[moderator only]" in page and "functions_radar" not in page
     villager = next(p for p, r in dealt.items() if r == "villager")
     view = page.split(f"{villager} (villager): what they knew</summary>", 1)[1].split("</details>", 1)[0]
-    assert "wolfish" not in view and "voted to attack" not in view and "kill vote" not in view, "no wolf secret"
+    assert "voted to attack" not in view and "kill vote" not in view and "wolves&#x27; channel" not in view
+    assert not re.search(r"term &#x27;zq\d+wolfish", view), "a wolf term said in public does not name its coiner"
+    assert "says to the wolves" not in view and "wolfish = " not in view

@@ -11,7 +11,7 @@ from pathlib import Path
 from lexicoord.runs.store import Store
 
 ROOT = Path(__file__).resolve().parents[2]
-N = 30
+N = 60  # at 0.15 s a call, two at a time: about 9 s, ample for the signal to land mid-run on a busy machine
 
 
 def start_and_signal(db: str, env: dict, sig: signal.Signals) -> subprocess.Popen:

@@ -4,7 +4,8 @@ Definitions (COGENT paper, Appendix B, with our choices where it is silent; the 
 
 - **Acc**: correct final answers / finished episodes of the cell. FINALIZE's answer is compared with the
   gold answer by the task's equality; no valid prediction is wrong, never right, and is counted apart
-  (``invalid``). Episodes that failed outright (an unreachable model) are in no denominator and are
+  (``invalid``: episodes where neither agent's latest reply held one; ``invalid predictions``: agents'
+  latest replies without one, over n x agents). Episodes that failed outright (an unreachable model) are in no denominator and are
   reported as ``failed``. The 95% interval is Wilson's.
 - **B** (VANILLA and COGENT): the sum over A and B of tok(round-0 output). **F** (VANILLA): the sum of tok of
   each agent's last debate output. **W** (COGENT): the sum of tok of each agent's last coining pass in the last
@@ -208,8 +209,11 @@ class Cell(BaseModel):
     correct: int
     acc: float
     acc_ci: Interval | None
-    #: Finished episodes with no valid final prediction (wrong, and counted here), over ``n``.
+    #: Finished episodes where no agent's latest reply held a valid prediction (wrong, and counted here), over ``n``.
     invalid: int
+    #: Agents' latest replies with no valid prediction, over ``n`` x agents (SINGLE: 1, debates: 2).
+    invalid_predictions: int = 0
+    predictions: int = 0
     #: Two valid, different final predictions settled by the tie rule, over ``n``.
     ties: int
     failed: int = 0
@@ -283,7 +287,9 @@ def cells(episodes: list[CogentEpisode], failed: Counter[tuple[str, str, str]] |
         toks = [e.tok for e in eps if e.tok is not None]
         out.append(Cell(
             model=key[0], variant=key[1], task=key[2], n=n, correct=right, acc=right / n if n else 0.0,
-            acc_ci=wilson(right, n), invalid=sum(e.answer is None for e in eps), ties=sum(e.rule == "tie" for e in eps),
+            acc_ci=wilson(right, n), invalid=sum(e.rule == "none" for e in eps), ties=sum(e.rule == "tie" for e in eps),
+            invalid_predictions=sum(v is None for e in eps for v in e.predictions.values()),
+            predictions=sum(len(e.predictions) for e in eps),
             failed=(failed or Counter())[key], cr=mean(crs) if crs else None, cr_n=len(crs),
             tok=mean(toks) if toks else None, tok_n=len(toks),
             calls=mean(e.calls for e in eps) if eps else 0.0,

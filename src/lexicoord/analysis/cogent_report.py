@@ -36,13 +36,14 @@ def pct(x: float | None) -> str:
 
 
 def table1_rows(stats: CogentStats) -> tuple[list[str], list[list[str]]]:
-    head = ["model", "variant", "task", "n", "Acc % [95% CI]", "invalid", "ties", "failed", "CR (items)",
+    head = ["model", "variant", "task", "n", "Acc % [95% CI]", "invalid answers", "invalid predictions", "ties",
+            "failed", "CR (items)",
             f"Tok ({stats.tokenizer})", "calls/item", "prompt tok/item", "completion tok/item"]
     rows = []
     for c in stats.cells:
         ci = f" [{pct(c.acc_ci.low)}, {pct(c.acc_ci.high)}]" if c.acc_ci else ""
         rows.append([c.model, c.variant, c.task, str(c.n), f"{pct(c.acc) if c.n else '–'}{ci}",
-                     f"{c.invalid}/{c.n}", f"{c.ties}/{c.n}", str(c.failed),
+                     f"{c.invalid}/{c.n}", f"{c.invalid_predictions}/{c.predictions}", f"{c.ties}/{c.n}", str(c.failed),
                      "N/A" if c.variant == "single" else f"{num(c.cr)} ({c.cr_n})",
                      f"{num(c.tok)}" + (f" ({c.tok_n}/{c.n})" if c.tok_n != c.n else ""),
                      num(c.calls, ".1f"), num(c.prompt_tokens, ".0f"), num(c.completion_tokens, ".0f")])

@@ -17,14 +17,15 @@ tokenizer for every text (default: whitespace words; ``--tokenizer local/NAME``:
 - public checkpoint persistence: a checkpoint is the end of a day; for every public term and every later
   day the game reached, whether the term was used in that day's public speech; persistence = used pairs /
   all pairs.
-- Matched checkpoints (Table 6): for an ORIGIN and a COGENT game of the same seed, the days both reached;
+- Matched checkpoints (Table 6): for an ORIGIN and a COGENT game of the same seed, the days both completed;
   at the last of them, the public log (tok of public speech so far) and the personal logs (for every
   player, tok of the speech that player could see so far, summed), and the full game's tokens (prompt and
   completion of every call). Reduction = 1 - COGENT / ORIGIN.
 - Pseudo-lexicon (for ORIGIN, and COGENT alike, so uptake compares fairly): word bigrams and trigrams of
-  public speech, case-folded, without player names and not made only of stop words, used at least 3 times
-  by at least 2 speakers; reported as their number and how many were used by >= 2 speakers after the first
-  user (their "uptake").
+  public speech, case-folded, without player names and not made only of stop words, said at least 3 times
+  (a bigram only inside a counted trigram is not counted again); reported as their number and how many
+  were said by at least two speakers (their "uptake").
+- Days count as checkpoints only when complete: a game the wolves won at dawn of day d has d - 1.
 """
 
 from __future__ import annotations
@@ -99,6 +100,8 @@ class Game(RoleEffects):
     invalid_actions: int
     public_tokens: int
     personal_tokens: int
+    #: Days whose discussion and vote took place (a game won at dawn did not complete its last day).
+    complete_days: int = 0
     #: Day -> (public tokens, personal tokens) at the end of that day.
     checkpoints: dict[int, tuple[int, int]] = Field(default_factory=dict)
     terms: list[TermStats] = Field(default_factory=list)
@@ -113,20 +116,26 @@ def _public_speech(events: list[Event]) -> list[SpeechEvent]:
 
 
 def pseudo_lexicon(speeches: list[SpeechEvent], names: list[str]) -> tuple[int, int]:
-    """Recurring public n-grams (2-3 words) used >= 3 times by >= 2 speakers: (how many, how many were then
-    taken up, i.e. used by a second speaker after the first)."""
+    """Recurring public phrases, found after the game: word bigrams and trigrams (case-folded, no player
+    names, not only stop words) said at least 3 times, a bigram not counted where it only occurs inside a
+    counted trigram. Returns (how many, how many were taken up: said by a second speaker after the first)."""
     banned = {w for n in names for w in re.findall(r"\w+", n.lower())}
     uses: dict[tuple[str, ...], list[str]] = defaultdict(list)
     for s in speeches:
-        tokens = [w for w in re.findall(r"[a-z][a-z'-]*", s.text.lower())]
+        tokens = re.findall(r"[a-z][a-z'-]*", s.text.lower())
         for n in (2, 3):
             for i in range(len(tokens) - n + 1):
                 gram = tuple(tokens[i:i + n])
                 if all(w in STOP for w in gram) or any(w in banned for w in gram):
                     continue
                 uses[gram].append(s.agent or "?")
-    found = [g for g, who in uses.items() if len(who) >= 3 and len(set(who)) >= 2]
-    return len(found), sum(1 for g in found if any(w != uses[g][0] for w in uses[g][1:]))
+    recurring = {g for g, who in uses.items() if len(who) >= 3}
+    within: Counter[tuple[str, ...]] = Counter()
+    for t in (g for g in recurring if len(g) == 3):
+        within[t[:2]] += len(uses[t])
+        within[t[1:]] += len(uses[t])
+    found = [g for g in recurring if len(g) == 3 or len(uses[g]) > within[g]]
+    return len(found), sum(1 for g in found if len(set(uses[g])) >= 2)
 
 
 def game_from(record: EpisodeRecord, events: list[Event], tok: Tok = words) -> Game | None:
@@ -151,7 +160,8 @@ def game_from(record: EpisodeRecord, events: list[Event], tok: Tok = words) -> G
         return tok(text, None) or 0
 
     speech = [e for e in events if isinstance(e, SpeechEvent) and not e.failure]
-    checkpoints: dict[int, tuple[int, int]] = {}
+    complete = max((e.round or 0 for e in events if isinstance(e, ActionEvent) and e.action == "vote"), default=0)
+    checkpoints: dict[int, tuple[int, int]] = {0: (0, 0)}
     public = personal = 0
     for day in range(1, o.days + 1):
         today = [s for s in speech if s.round == day]
@@ -192,7 +202,7 @@ def game_from(record: EpisodeRecord, events: list[Event], tok: Tok = words) -> G
         checks=len(checks), checks_on_wolves=sum(c.wolf for c in checks), poisons=len(poisons),
         poisons_on_wolves=sum(roles.get(p.target or "") == "werewolf" for p in poisons),
         village_votes=len(votes), village_votes_on_wolves=sum(v.target in wolves for v in votes),
-        public_tokens=public, personal_tokens=personal, checkpoints=checkpoints, terms=list(terms.values()),
+        public_tokens=public, personal_tokens=personal, complete_days=complete, checkpoints=checkpoints, terms=list(terms.values()),
         rejected=dict(Counter(c.reason or "?" for c in events if isinstance(c, TermCandidateEvent) and not c.accepted)),
         lexicon_tokens=lexicon, pseudo_terms=pseudo, pseudo_shared=shared,
     )
@@ -239,7 +249,7 @@ def lexical(games: list[Game]) -> Lexical:
     for g in games:
         for t in g.terms:
             if t.pool == "public" and t.day is not None:
-                later = range(t.day + 1, g.days + 1)
+                later = range(t.day + 1, g.complete_days + 1)
                 pairs += len(later)
                 used += sum(d in t.days_used for d in later)
     rejected: Counter[str] = Counter()
@@ -286,7 +296,7 @@ def matched(games: list[Game]) -> list[Matched]:
         o, c = pair.get("origin"), pair.get("cogent")
         if not o or not c:
             continue
-        day = min(o.days, c.days)
+        day = min(o.complete_days, c.complete_days)
         out.append(Matched(
             seed=seed, checkpoint_day=day, origin_public=o.checkpoints[day][0], cogent_public=c.checkpoints[day][0],
             origin_personal=o.checkpoints[day][1], cogent_personal=c.checkpoints[day][1],

@@ -84,7 +84,9 @@ class Board:
     def snapshot(self, viewer: Viewer) -> list[dict[str, object]]:
         return [e.model_dump(mode="json") for e in self.visible(viewer)]
 
-    def block(self, viewer: Viewer) -> str:
-        """The KNOWN_TERMS block a prompt shows: one ``term = definition (coined by X)`` line per visible entry."""
-        lines = [f"- {e.term} = {e.definition} (coined by {e.provenance.agent})" for e in self.visible(viewer)]
+    def block(self, viewer: Viewer, audiences: bool = False) -> str:
+        """The KNOWN_TERMS block a prompt shows: one ``term = definition (coined by X)`` line per visible entry;
+        with ``audiences``, each line also says who can see the entry (so a faction knows its secret terms)."""
+        lines = [f"- {e.term} = {e.definition} (coined by {e.provenance.agent}"
+                 + (f"; known to {e.audience.describe()})" if audiences else ")") for e in self.visible(viewer)]
         return "\n".join(lines) if lines else "(none yet)"

@@ -43,6 +43,9 @@ class JournaledSeat(Seat):
         """The journal's answer if this request was answered in an earlier attempt, else the seat's, live."""
         idx = self.calls
         self.calls += 1
+        if idx < len(self.replay) and self.replay[idx].get("kind", request.kind) != request.kind:
+            # The game went another way than the journal (changed code or rules): stop replaying here.
+            self.replay = self.replay[:idx]
         if idx < len(self.replay):
             entry = self.replay[idx]
             for c in entry.get("calls", []):

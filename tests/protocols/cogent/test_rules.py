@@ -146,7 +146,7 @@ async def test_public_board_without_forced_reuse(tmp_path) -> None:
 
 
 async def test_log_only_coinage_is_recorded_but_never_shown(tmp_path) -> None:
-    outcome, events = await play(tmp_path, "cogent_log", {"A": "18", "B": "17"}, rounds=2, passes=1, coin_rounds=2)
+    outcome, events = await play(tmp_path, "cogent_log", {"A": "18", "B": "17"}, rounds=2, passes=2, coin_rounds=2)
     assert outcome["terms_accepted"] >= 2, "the terms are still judged and recorded"
     for agent in ("A", "B"):
         for prompt in [e.messages[-1].content for e in events if isinstance(e, ModelCallEvent) and e.agent == agent]:

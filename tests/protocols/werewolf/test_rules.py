@@ -305,3 +305,24 @@ async def test_bidding_lets_the_highest_bid_speak_first(tmp_path) -> None:
     _, events = await play(tmp_path, policy, max_days=1, speaker_order="bidding")
     day = [e.agent for e in events if isinstance(e, SpeechEvent) and e.channel == "public"]
     assert day[0] == "Player 6" and sorted(day) == sorted(PLAYERS), day
+
+
+async def test_votes_are_secret_until_all_are_in_unless_open(tmp_path) -> None:
+    for open_votes in (False, True):
+        _, events = await play(tmp_path / str(open_votes), lambda a, r, act, ch, p: ch[0], max_days=1,
+                               open_votes=open_votes)
+        prompts = [e.messages[-1].content for e in events if isinstance(e, ModelCallEvent) and e.phase == "vote"
+                   and e.config.get("choices")]  # the ballots, not the exiled player's last words
+        seen = ["voted to exile" in p for p in prompts]
+        assert seen[0] is False and any(seen[1:]) is open_votes, seen
+
+
+async def test_round_robin_follows_a_seeded_order_shifted_each_day(tmp_path) -> None:
+    orders = []
+    for seed in (1, 2):
+        _, events = await play(tmp_path / str(seed), lambda *a: "abstain", seed=seed, max_days=2)
+        days = [[e.agent for e in events if isinstance(e, SpeechEvent) and e.channel == "public" and e.round == d]
+                for d in (1, 2)]
+        assert sorted(days[0]) == sorted(PLAYERS) and days[1] == days[0][1:] + days[0][:1], days
+        orders.append(days[0])
+    assert orders[0] != orders[1], "the order comes from the game's seed"

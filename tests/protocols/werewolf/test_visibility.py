@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from lexicoord.core.audience import Viewer, can_see
-from lexicoord.lexicon.events import TermCandidateEvent, TermsSharedEvent
+from lexicoord.core.audience import Audience, Viewer, can_see
+from lexicoord.lexicon.events import TermCandidateEvent, TermsSharedEvent, TermUsedEvent
 from lexicoord.models.observe import ModelCallEvent
 from lexicoord.protocols.werewolf.events import CheckResultEvent, SpeechEvent, VictimEvent
 from tests.protocols.werewolf.test_rules import play, roles
@@ -29,7 +29,9 @@ def marked_speech(agent: str, role: str, prompt: str) -> str:
     n = next(COUNTER)
     wolfish = "talk with the other wolves" in prompt.rsplit("HISTORY>>>", 1)[-1]
     word = f"zq{n}{'wolfish' if wolfish else 'plain'}"
-    return f"[PART 1] MARK{n}X says {word} matters.\n[PART 2]\n{word} = a marker term number {n}\n"
+    secret = re.findall(r"zq\d+wolfish", prompt.rsplit("HISTORY>>>", 1)[-1])  # a wolf term this wolf knows
+    slip = f" and {secret[-1]}" if secret and not wolfish else ""  # said in public: the term must stay the wolves'
+    return f"[PART 1] MARK{n}X says {word}{slip} matters.\n[PART 2]\n{word} = a marker term number {n}\n"
 
 
 @pytest.mark.parametrize("condition", ["origin", "cogent"])
@@ -56,6 +58,12 @@ async def test_no_prompt_outside_an_audience_holds_its_secrets(tmp_path, conditi
     if condition == "cogent":
         assert any(s[0].startswith("zq") for s in secrets), "the wolves coined private terms"
         assert any(isinstance(e, TermCandidateEvent) and e.accepted for e in events)
+    if condition == "cogent":
+        wolf_terms = {t for e in events if isinstance(e, TermsSharedEvent) and not e.audience.public for t in e.terms}
+        slips = [e for e in events if isinstance(e, TermUsedEvent) and e.term in wolf_terms and e.public]
+        assert slips, "a wolf said a wolf term in public"
+        assert all(e.audience == Audience.group("wolves") for e in slips), "its use is recorded for the wolves only"
+        assert "known to the wolves" in " ".join(p for w, p in prompts if w in wolves), "wolves see which terms are theirs"
     leaks = [(who, secret) for secret, audience in secrets for who, prompt in prompts
              if secret in prompt and not can_see(viewer[who], audience)]
     assert not leaks, leaks[:3]

@@ -264,7 +264,8 @@ class _Game:
         self.rejected += sum(not c.accepted for c in judged)
         for event in candidate_events(judged, seat.name, coin_pass=k):
             self.ctx.emit(event)
-        return text
+        # Log-only: the next pass re-reads the reasoning without its definitions, which are never shown.
+        return text if channel.show or not turn.part1 else turn.part1
 
     def outcome(self, answer: str | None, predictions: dict[str, str | None], rule: Rule, rounds: int) -> CogentOutcome:
         gold = str(self.ctx.item["answer"])

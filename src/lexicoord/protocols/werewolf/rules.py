@@ -43,6 +43,7 @@ from lexicoord.core.seat import Answer, Request, Seat
 from lexicoord.core.spec import AgentSpec
 from lexicoord.errors import ConfigError
 from lexicoord.lexicon import Board, Provenance, find_uses, judge_turn, read_turn
+from lexicoord.lexicon.board import normal
 from lexicoord.lexicon.events import candidate_events, use_events
 from lexicoord.protocols.werewolf.events import (
     MODERATOR,
@@ -95,6 +96,8 @@ class WerewolfSettings(BaseModel):
     reveal_roles: bool = True
     exile_rule: Literal["plurality", "majority"] = "plurality"
     exile_tie: Literal["nobody", "random", "revote"] = "nobody"
+    #: Votes are announced as each is cast (later voters see earlier ones); by default, when all are in.
+    open_votes: bool = False
     last_words: Literal["none", "exiled", "all"] = "exiled"
     #: The wolves' seats use this model instead of their line-up's (two line-ups, as in Werewolf Arena).
     wolf_model: str | None = None
@@ -190,6 +193,8 @@ class _Game:
     def __init__(self, ctx: EpisodeContext, settings: WerewolfSettings, state: GameState,
                  rng: random.Random) -> None:
         self.ctx, self.settings, self.state, self.rng = ctx, settings, state, rng
+        #: The speaking order, drawn once per game from its seed (round robin starts one seat later each day).
+        self.seating = rng.sample(state.order, len(state.order))
         self.seats: dict[str, Seat] = {}
         self.board = Board()
         self.deaths: list[Death] = []
@@ -207,8 +212,11 @@ class _Game:
         return view_for(self.ctx, name, self.state, self.settings.history_speeches,
                         self.board if self.settings.condition == "cogent" else None, task)
 
-    async def choose(self, name: str, action: str, targets: list[str], task: str, audience: Audience) -> str | None:
-        """A closed choice over ``targets`` and abstain; an unreadable reply is an abstention, recorded."""
+    async def choose(self, name: str, action: str, targets: list[str], task: str, audience: Audience,
+                     held: list[ActionEvent] | None = None) -> str | None:
+        """A closed choice over ``targets`` and abstain; an unreadable reply is an abstention, recorded. With
+        ``held``, the move's event waits there (a secret ballot is announced when everyone has voted)."""
+        emit = held.append if held is not None else self.ctx.emit
         options = (*targets, ABSTAIN)
         view = self.view(name, task)
         answer = await self.seats[name].answer(Request(
@@ -217,11 +225,11 @@ class _Game:
         target = _choice(answer)
         if answer.failure or (target is not None and target not in options):
             self.invalid += 1
-            self.ctx.emit(ActionEvent(agent=name, action=action, failure=answer.failure or "not a legal target",
-                                      raw=answer.raw, audience=audience))
+            emit(ActionEvent(agent=name, action=action, failure=answer.failure or "not a legal target",
+                             raw=answer.raw, audience=audience))
             return None
         chosen = None if target == ABSTAIN else target
-        self.ctx.emit(ActionEvent(agent=name, action=action, target=chosen, audience=audience))
+        emit(ActionEvent(agent=name, action=action, target=chosen, audience=audience))
         return chosen
 
     async def speak(self, name: str, channel: str, task: str) -> None:
@@ -241,8 +249,14 @@ class _Game:
         known = self.board.visible(self.ctx.viewer(name))
         self.ctx.emit(SpeechEvent(agent=name, channel=channel, text=speech, failure=answer.failure,
                                   audience=audience))
-        for used in use_events(find_uses(speech, known), name, audience):
-            self.ctx.emit(used)
+        pools = {normal(e.term): e.audience for e in known}
+        for use in find_uses(speech, known):
+            # A faction's term said in public is recorded for the faction only: its coiner's name would
+            # tell everyone else who is in the faction.
+            pool = pools.get(normal(use.term), audience)
+            seen_by = audience if pool.public else pool
+            for used in use_events([use], name, seen_by):
+                self.ctx.emit(used.model_copy(update={"public": audience.public}))
         judged = judge_turn(turn, coiner=name, board=self.board, viewer=self.ctx.viewer(name),
                             task_text=" ".join([*self.state.order, *ROLES, "wolves", "villagers"]))
         for candidate in candidate_events(judged, name):
@@ -323,8 +337,8 @@ class _Game:
         await self.discussion(day)
         ctx.recorder.phase = "vote"
         voters = st.living()
-        ballot = {v: await self.choose(v, "vote", [p for p in voters if p != v],
-                                       f"Day {day}: vote for the player to exile.", EVERYONE) for v in voters}
+        ballot = await self.ballot(voters, {v: [p for p in voters if p != v] for v in voters},
+                                   f"Day {day}: vote for the player to exile.")
         top, tally = exile(list(ballot.values()), len(voters), s.exile_rule)
         tie = len(top) > 1
         exiled = top[0] if len(top) == 1 else None
@@ -332,19 +346,27 @@ class _Game:
             exiled = self.rng.choice(sorted(top))
         elif tie and s.exile_tie == "revote":
             ctx.emit(ExileEvent(tally=dict(tally), exiled=None, tie=True, rule=f"{s.exile_rule}, revote"))
-            again = [await self.choose(v, "vote", [p for p in top if p != v],
-                                       f"Day {day}: a tie between {', '.join(top)}; vote again among them.", EVERYONE)
-                     for v in voters]
-            top, tally = exile(again, len(voters), s.exile_rule)
+            again = await self.ballot(voters, {v: [p for p in top if p != v] for v in voters},
+                                      f"Day {day}: a tie between {', '.join(top)}; vote again among them.")
+            top, tally = exile(list(again.values()), len(voters), s.exile_rule)
             exiled = top[0] if len(top) == 1 else None
             tie = len(top) > 1
         ctx.emit(ExileEvent(tally=dict(tally), exiled=exiled, tie=tie, rule=f"{s.exile_rule}, tie: {s.exile_tie}"))
         if exiled is not None:
             await self.die(exiled, day, "exile")
 
+    async def ballot(self, voters: list[str], targets: dict[str, list[str]], task: str) -> dict[str, str | None]:
+        """Everyone votes; a secret ballot (the default) announces the votes when all are in, an open one
+        (``open_votes``) as each is cast, so later voters see earlier votes."""
+        held: list[ActionEvent] | None = None if self.settings.open_votes else []
+        votes = {v: await self.choose(v, "vote", targets[v], task, EVERYONE, held) for v in voters}
+        for event in held or []:
+            self.ctx.emit(event)
+        return votes
+
     async def discussion(self, day: int) -> None:
         """Seated order from one seat later each day, or by bids (highest first, ties to the earlier seat)."""
-        living = self.state.living()
+        living = [p for p in self.seating if p in self.state.alive]
         task = f"Day {day}: your turn to speak to everyone."
         if self.settings.speaker_order == "round_robin":
             start = (day - 1) % len(living)

@@ -70,7 +70,7 @@ def view_for(ctx: EpisodeContext, name: str, state: GameState, speeches: int, bo
     seen = [e for e in ctx.visible_to(name) if not isinstance(e, TermsSharedEvent)]
     return {"player": name, "players": list(state.order), "living": state.living(),
             "history": history_lines(seen, name, speeches),
-            "known": board.block(ctx.viewer(name)) if board is not None else None, "task": task}
+            "known": board.block(ctx.viewer(name), audiences=True) if board is not None else None, "task": task}
 
 
 def prompt_for(view: dict[str, Any]) -> str:
