@@ -82,7 +82,8 @@ async def test_the_lexical_function_file_is_read_back(tmp_path) -> None:
     result = report(store, run, out)
     functions = result.tables[-1]
     # eggleft: 1/2 cue, 1/2 concept; sellprice: all quantity; averaged over the 2 labelled terms.
-    assert functions.rows[0][:5] == ["gsm8k", "scripted/c", "2 (1)", "25.0", "25.0"] and functions.rows[0][5] == "50.0"
+    assert functions.rows[0][:6] == ["gsm8k", "scripted/c", "cogent", "2 (1)", "25.0", "25.0"]
+    assert functions.rows[0][6] == "50.0"
     assert functions.rows[-1][0] == "macro average" and "functions radar (png)" in result.files
 
 

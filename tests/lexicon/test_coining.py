@@ -64,3 +64,12 @@ def test_parts_are_read_whatever_the_header_style() -> None:
     turn = read_turn("**Part 1:** uses zorp here.\n\n## PART 2\n- zorp = a made-up unit\n")
     assert turn.part1.startswith("uses zorp") and [c.term for c in turn.candidates] == ["zorp"]
     assert not turn.part3 and turn.marker is None
+
+
+@pytest.mark.parametrize("text", [
+    "[PART 1] the zorp holds here. [PART 2] zorp = a made-up unit",  # both parts on one line
+    "The zorp holds here.\n[PART 2]\nzorp = a made-up unit",  # reasoning before PART 2, without a header
+])
+def test_parts_written_on_one_line_or_without_a_first_header_are_read(text: str) -> None:
+    turn = read_turn(text)
+    assert "zorp holds" in turn.part1 and [c.term for c in turn.candidates] == ["zorp"]

@@ -22,7 +22,8 @@ Definitions (COGENT paper, Appendix B, with our choices where it is silent; the 
 - **Paired test**: exact McNemar (two-sided binomial on the discordant items) between two variants on the
   same items, task and model.
 - **Lexical ecology** (Table 4): accepted entries, unique terms (case-folded), rejections by reason, uses
-  (every detected occurrence in a use turn), cross-agent uses (the user is not the coiner), terms taken up
+  (every detected occurrence of a known term in a later turn, public use turns and private coining
+  passes), cross-agent uses (the user is not the coiner), terms taken up
   by the other agent, and the paper's Uptake = uses / accepted entries.
 """
 

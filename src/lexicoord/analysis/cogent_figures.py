@@ -57,7 +57,8 @@ def radar(found: list[FunctionProfile], codebook: Codebook, stem: Path, title: s
         if not p.terms:
             continue
         values = [100 * p.shares[c] for c in CATEGORIES]
-        ax.plot([*angles, angles[0]], [*values, values[0]], label=f"{p.task} · {p.model.split('/')[-1]} ({p.terms})")
+        ax.plot([*angles, angles[0]], [*values, values[0]], label=f"{p.task} · {p.model.split('/')[-1]}"
+                + (f" · {p.variant}" if p.variant not in ("cogent", "") else "") + f" ({p.terms})")
         ax.fill([*angles, angles[0]], [*values, values[0]], alpha=0.08)
     ax.set_xticks(angles, [c.replace(" ", "\n", 1) for c in CATEGORIES], fontsize=7)
     ax.set_title(title, fontsize=9)

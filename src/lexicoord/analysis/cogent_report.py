@@ -70,10 +70,10 @@ def ecology_rows(stats: CogentStats) -> tuple[list[str], list[list[str]]]:
 
 
 def function_rows(found: list[FunctionProfile], shares: dict[str, float]) -> tuple[list[str], list[list[str]]]:
-    head = ["task", "model", "terms (unlabelled)", *CATEGORIES, "annotators"]
-    rows = [[p.task, p.model, f"{p.terms} ({p.unlabelled})", *(pct(p.shares[c]) for c in CATEGORIES),
+    head = ["task", "model", "variant", "terms (unlabelled)", *CATEGORIES, "annotators"]
+    rows = [[p.task, p.model, p.variant, f"{p.terms} ({p.unlabelled})", *(pct(p.shares[c]) for c in CATEGORIES),
              ", ".join(f"{k} {v}" for k, v in p.annotators.items())] for p in found]
-    rows.append(["macro average", "", "", *(pct(shares[c]) for c in CATEGORIES), ""])
+    rows.append(["macro average", "", "", "", *(pct(shares[c]) for c in CATEGORIES), ""])
     return head, rows
 
 

@@ -116,6 +116,8 @@ def read_labels(path: Path, codebook: Codebook) -> list[TermLabel]:
 class FunctionProfile(BaseModel):
     task: str
     model: str
+    #: Profiles keep variants apart: an ablation's terms never blend into COGENT's.
+    variant: str = ""
     terms: int
     #: Rows whose weights were all zero (not annotated), left out of the shares.
     unlabelled: int
@@ -126,11 +128,11 @@ class FunctionProfile(BaseModel):
 
 
 def profiles(labels: list[TermLabel], codebook: Codebook) -> list[FunctionProfile]:
-    groups: dict[tuple[str, str], list[TermLabel]] = defaultdict(list)
+    groups: dict[tuple[str, str, str], list[TermLabel]] = defaultdict(list)
     for x in labels:
-        groups[(x.task, x.model)].append(x)
+        groups[(x.task, x.model, x.variant)].append(x)
     out = []
-    for (task, model), rows in sorted(groups.items()):
+    for (task, model, variant), rows in sorted(groups.items()):
         labelled = [x for x in rows if sum(x.weights.values()) > 0]
         counts = dict.fromkeys(codebook.categories, 0.0)
         for x in labelled:
@@ -138,12 +140,13 @@ def profiles(labels: list[TermLabel], codebook: Codebook) -> list[FunctionProfil
             for c in codebook.categories:
                 counts[c] += x.weights.get(c, 0.0) / total
         shares = {c: n / len(labelled) if labelled else 0.0 for c, n in counts.items()}
-        out.append(FunctionProfile(task=task, model=model, terms=len(labelled), unlabelled=len(rows) - len(labelled),
+        out.append(FunctionProfile(task=task, model=model, variant=variant, terms=len(labelled), unlabelled=len(rows) - len(labelled),
                                    shares=shares, counts=counts, annotators=dict(Counter(x.annotator or "?" for x in rows))))
     return out
 
 
 def macro_average(found: list[FunctionProfile], codebook: Codebook) -> dict[str, float]:
-    """Figure 3's bars: each function's share, averaged over the task x model profiles that have terms."""
-    used = [p for p in found if p.terms]
+    """Figure 3's bars: each function's share, averaged over the task x model profiles that have terms (of the
+    paper's COGENT variant when there are any, so ablations do not shift the paper's figure)."""
+    used = [p for p in found if p.terms and p.variant == "cogent"] or [p for p in found if p.terms]
     return {c: sum(p.shares[c] for p in used) / len(used) if used else 0.0 for c in codebook.categories}

@@ -317,6 +317,7 @@ class Results(RoleEffects):
     invalid_actions: int
     mean_calls: float
     mean_tokens: float
+    calls_by_phase: dict[str, float]
     tokens_by_phase: dict[str, float]
 
 
@@ -325,8 +326,10 @@ def results(games: list[Game]) -> list[Results]:
     for condition in sorted({g.condition for g in games}):
         gs = [g for g in games if g.condition == condition]
         phases: Counter[str] = Counter()
+        phase_calls: Counter[str] = Counter()
         for g in gs:
             phases.update(g.tokens_by_phase)
+            phase_calls.update(g.calls_by_phase)
         out.append(Results(
             condition=condition, games=len(gs), wins=dict(Counter(g.winner for g in gs)),
             mean_days=mean(g.days for g in gs), saves=sum(g.saves for g in gs),
@@ -336,6 +339,7 @@ def results(games: list[Game]) -> list[Results]:
             village_votes_on_wolves=sum(g.village_votes_on_wolves for g in gs),
             invalid_actions=sum(g.invalid_actions for g in gs), mean_calls=mean(g.calls for g in gs),
             mean_tokens=mean(g.prompt_tokens + g.completion_tokens for g in gs),
+            calls_by_phase={k: v / len(gs) for k, v in sorted(phase_calls.items())},
             tokens_by_phase={k: v / len(gs) for k, v in sorted(phases.items())},
         ))
     return out

@@ -38,11 +38,12 @@ def share(a: int, b: int) -> str:
 def results_rows(stats: WerewolfStats) -> tuple[list[str], list[list[str]]]:
     head = ["condition", "games", "wins", "mean days", "saves", "guarded attacks", "checks on wolves",
             "poisons on wolves", "village votes on wolves", "invalid actions", "calls/game", "tokens/game",
-            "tokens/game by phase"]
+            "calls/game by phase", "tokens/game by phase"]
     rows = [[r.condition, str(r.games), ", ".join(f"{k} {v}" for k, v in sorted(r.wins.items())), num(r.mean_days),
              str(r.saves), str(r.guarded_attacks), share(r.checks_on_wolves, r.checks),
              share(r.poisons_on_wolves, r.poisons), share(r.village_votes_on_wolves, r.village_votes),
              str(r.invalid_actions), num(r.mean_calls, ".1f"), num(r.mean_tokens, ".0f"),
+             ", ".join(f"{k} {v:.1f}" for k, v in r.calls_by_phase.items()),
              ", ".join(f"{k} {v:.0f}" for k, v in r.tokens_by_phase.items())] for r in stats.results]
     return head, rows
 

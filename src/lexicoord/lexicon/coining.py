@@ -29,7 +29,8 @@ from lexicoord.core.audience import Viewer
 from lexicoord.lexicon.board import Board, normal
 from lexicoord.lexicon.uses import occurs
 
-_HEADER = re.compile(r"^[\s#*>_\-]*\[?\s*part\s*([1-9])\s*\]?[\s*_:.)-]*", re.IGNORECASE | re.MULTILINE)
+_HEADER = re.compile(r"^[\s#*>_\-]*\[?\s*part\s*([1-9])\s*\]?[\s*_:.)-]*|\[\s*part\s*([1-9])\s*\][\s*_:.)-]*",
+                     re.IGNORECASE | re.MULTILINE)
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s*")
 DEFAULT_MARKERS = (r"####", r"\\boxed\{", r"\bfinal answer\b", r"\bthe answer is\b", r"^\s*answer\s*:")
 DEFAULT_BLOCKLIST = frozenset({
@@ -77,7 +78,9 @@ def read_turn(text: str, rules: CoiningRules | None = None) -> Turn:
     heads = list(_HEADER.finditer(text))
     for i, head in enumerate(heads):
         end = heads[i + 1].start() if i + 1 < len(heads) else len(text)
-        parts.setdefault(head.group(1), text[head.end():end].strip())
+        parts.setdefault(head.group(1) or head.group(2), text[head.end():end].strip())
+    if "2" in parts and "1" not in parts and heads:  # reasoning written before PART 2 without its own header
+        parts["1"] = text[:heads[0].start()].strip()
     marker = next((m.group(0) for p in rules.final_markers
                    if (m := re.search(p, text, re.IGNORECASE | re.MULTILINE))), None)
     candidates = []

@@ -181,3 +181,12 @@ async def test_each_variant_runs_on_the_embedded_model(tmp_path, variant: str) -
     responses = [e for e in events if isinstance(e, ResponseEvent)]
     assert len(responses) == {"single": 1, "vanilla": 4, "cogent": 6}[variant] and all(e.text for e in responses)
     assert isinstance(episode.outcome["correct"], bool) and episode.model_calls == len(responses)
+
+
+async def test_uses_in_a_private_coining_pass_are_recorded_as_private(tmp_path) -> None:
+    _, events = await play(tmp_path, "cogent", {"A": "18", "B": "18"}, rounds=2, passes=1, coin_rounds=2)
+    private = [e for e in events if isinstance(e, TermUsedEvent) and not e.public]
+    # Round 2: A's pass says "eggleft" twice (its own term, on the board since round 1); B's says "sellprice" once.
+    assert {(e.agent, e.term, e.coiner, e.count, e.round) for e in private} == {("A", "eggleft", "A", 2, 2),
+                                                                                ("B", "sellprice", "B", 1, 2)}
+    assert all(e.audience.agents == (e.agent,) for e in private), "a private use is its user's own"

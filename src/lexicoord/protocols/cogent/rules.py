@@ -251,8 +251,12 @@ class _Game:
             known=self.block(viewer, channel), proposed=str(self.proposed.get(seat.name, 0)),
             accepted=str(len(mine)), task=self.question, latest=fence(latest, "LATEST"),
         )
-        text = await self.say(seat, "coin", prompt, coin_pass=k, audience=Audience.only(seat.name))
+        private = Audience.only(seat.name)
+        text = await self.say(seat, "coin", prompt, coin_pass=k, audience=private)
         turn = read_turn(text)
+        # Known terms used in the private reasoning are uses too, seen by the coiner only.
+        for used in use_events(find_uses(turn.part1 or text, self.board.visible(viewer)), seat.name, private):
+            self.ctx.emit(used)
         judged = judge_turn(turn, coiner=seat.name, board=self.board, viewer=viewer,
                             task_text=self.task.render(self.ctx.item))
         self.proposed[seat.name] = self.proposed.get(seat.name, 0) + len(judged)

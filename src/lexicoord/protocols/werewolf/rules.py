@@ -223,7 +223,7 @@ class _Game:
             kind=action, round=self.state.day, prompt=prompt_for(view), choices=options,
             view={**view, "action": action}, max_tokens=24, temperature=self.settings.temperature))
         target = _choice(answer)
-        if answer.failure or (target is not None and target not in options):
+        if answer.failure or target not in options:  # no choice at all is invalid too, never a quiet abstention
             self.invalid += 1
             emit(ActionEvent(agent=name, action=action, failure=answer.failure or "not a legal target",
                              raw=answer.raw, audience=audience))
