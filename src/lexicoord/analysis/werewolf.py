@@ -42,6 +42,7 @@ from lexicoord.core.audience import Viewer, can_see
 from lexicoord.core.events import Event
 from lexicoord.lexicon.events import TermCandidateEvent, TermsSharedEvent, TermUsedEvent
 from lexicoord.models.observe import ModelCallEvent
+from lexicoord.models.tokenizer import named_tokenizer
 from lexicoord.protocols.werewolf import WerewolfOutcome
 from lexicoord.protocols.werewolf.events import ActionEvent, CheckResultEvent, NightEvent, RoleEvent, SpeechEvent
 from lexicoord.runs.records import EpisodeRecord
@@ -53,8 +54,8 @@ STOP = frozenset("a an the and or but if of to in on at for with by is are was w
                  "think know say said vote votes player players".split())
 
 
-def words(text: str, reported: int | None = None) -> int:
-    return len(text.split())
+#: The default tok(): whitespace words (speech has no backend count of its own).
+words: Tok = named_tokenizer("words")
 
 
 class TermStats(BaseModel):
