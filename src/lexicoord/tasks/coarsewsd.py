@@ -3,13 +3,15 @@
 Each word has a folder with ``classes_map.txt`` (sense id -> Wikipedia-title
 label), ``test.data.txt`` (target token index, a tab, the tokenised lower-cased
 sentence) and ``test.gold.txt`` (the sense id per line). Labels become
-readable glosses: ``bank_bank_(geography)`` -> "bank (geography)"; a sense
-whose title is the word itself gets a gloss from :data:`PRIMARY_GLOSSES`.
+readable glosses by one rule for every word (:func:`gloss`):
+``bank_bank_(geography)`` -> "bank (geography)", ``bank_bank`` -> "bank (main
+sense)", ``seal_pinniped`` -> "seal (pinniped)".
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -17,24 +19,27 @@ from pydantic import ValidationError
 from lexicoord.errors import ConfigError
 from lexicoord.tasks.ambiguous import AmbiguityItem, DatasetError, LineError
 
-#: Glosses for senses whose Wikipedia title is just the word (what the bare article is about).
-PRIMARY_GLOSSES = {
-    "apple": "apple (the fruit)",
-    "arm": "arm (the limb)",
-    "bank": "bank (financial institution)",
-    "chair": "chair (the seat)",
-    "club": "club (association)",
-    "java": "Java (the island)",
-    "pitcher": "pitcher (baseball player)",
-}
+MAIN_SENSE = "main sense"
 
 
 def gloss(word: str, label: str) -> str:
-    """``bank_bank_(geography)`` -> ``bank (geography)``; ``bass_double_bass`` -> ``double bass``."""
-    title = label[len(word) + 1 :] if label.startswith(f"{word}_") else label
-    if title == word:
-        return PRIMARY_GLOSSES.get(word, f"{word} (main sense)")
-    return title.replace("_", " ")
+    """A sense label as a gloss that reads as a meaning of ``word``, by one rule for every word.
+
+    Labels are ``WORD_TITLE`` with TITLE a Wikipedia title (``bank_bank_(geography)``); the
+    ``WORD_`` prefix may be missing. A title that holds the word as a whole word is the gloss
+    (``bank (geography)``, ``double bass``). A title that is the bare word names the article the
+    word itself leads to, so it becomes ``WORD (main sense)``. A title without the word
+    (``chairman``, ``pinniped``) is put in brackets after it (``seal (pinniped)``), so every
+    option still says which word it is a meaning of. No word has an entry of its own: users
+    bring words this code has never seen.
+    """
+    title = label[len(word) + 1 :] if label.casefold().startswith(f"{word.casefold()}_") else label
+    text = " ".join(title.replace("_", " ").split())
+    if not text or text.casefold() == word.casefold():
+        return f"{word} ({MAIN_SENSE})"
+    if re.search(rf"(?<!\w){re.escape(word)}(?!\w)", text, re.IGNORECASE):
+        return text
+    return f"{word} ({text})"
 
 
 def load_word(folder: Path, *, limit: int | None = None) -> list[AmbiguityItem]:

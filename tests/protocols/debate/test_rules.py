@@ -200,3 +200,16 @@ async def test_a_judge_that_fails_leaves_the_debate_recorded(tmp_path) -> None:
     assert "judge unreachable" in outcome["judge"]["failure"]
     [j] = [e for e in events if e.type == "judge"]
     assert j.failure and j.asks_slot is None
+
+
+async def test_every_round_asks_a_follower_to_explain_an_ambiguity_the_leader_missed(tmp_path) -> None:
+    """The paper runs the same review protocol every round: round 2 keeps round 1's request."""
+    script = {LEADER: [proposal("clear"), proposal("clear")],
+              F1: [feedback("disagree"), feedback("agree")], F2: [feedback("disagree"), feedback("agree")]}
+    outcome, _, provider = await play(tmp_path, script)
+    assert outcome["rounds"] == 2
+    reviews = [m[-1].content for agent, m in provider.calls if agent == F1]
+    assert len(reviews) == 2
+    for text in reviews:
+        assert "if the leader called the instruction clear and you think it is ambiguous, explain the ambiguity" in text
+        assert "you may give a better clarifying question" in text
