@@ -68,15 +68,19 @@ def test_manual_mode_in_the_terminal(tmp_path) -> None:
     result = subprocess.run(
         [sys.executable, "-m", "lexicoord.cli.app", "coord", "play", "--model", "scripted/first", "--sentence",
          "Secure the load before the lift.", "--word", "secure", "--timeout", "10", "--seed", "3", "--db", db],
-        input="+ guard it from theft\n\n2\nmine\n2\nok\n", capture_output=True, text=True, timeout=120,
-        env={**os.environ, "COLUMNS": "200"},
+        input="guard it from theft\nloads get stolen\n\n2\nmine\n1\nok\n", capture_output=True, text=True,
+        timeout=120, env={**os.environ, "COLUMNS": "200"},
     )
     assert result.returncode == 0, result.stderr
-    assert "The agents propose:" in result.stdout
+    assert "Propose a meaning" in result.stdout and "The players propose:" in result.stdout
     export = lexicoord("runs", "export", "play-", "--db", db).stdout
     [episode] = [json.loads(line) for line in export.splitlines() if '"record": "episode"' in line]
-    options = episode["spec"]["item"]["options"]
-    assert options[-1] == "guard it from theft" and len(options) == 2, "two scripted proposals merge into one"
+    item = episode["spec"]["item"]
+    assert "guard it from theft" in item["options"] and len(item["options"]) == 2, \
+        "your proposal joins the merge; the two scripted proposals merge into one"
+    mine = [p for p in item["proposals"] if "you" in p["proposers"]]
+    assert [p["text"] for p in mine] == ["guard it from theft"] and mine[0]["justifications"] == ["loads get stolen"]
+    assert sorted(a for p in item["proposals"] for a in p["proposers"]) == ["a1", "a2", "you"]
     assert episode["outcome"]["rounds"] >= 1
 
 

@@ -172,12 +172,20 @@ def test_two_people_and_embedded_agents_play_in_manual_mode(server, browser) -> 
     ann.click("#start")
     ann.fill("#sentence", "They met at the bank before noon.")
     ann.click("#words >> text=bank")
+    # Every player proposes, people as well as agents.
+    for page, meaning, why in ((ann, "the side of a river", "people meet by rivers"),
+                               (bob, "a place that keeps money", "banks open before noon")):
+        playwright.expect(page.locator("#proposal-meaning")).to_be_visible(timeout=30_000)
+        page.fill("#proposal-meaning", meaning)
+        page.fill("#proposal-why", why)
+        page.click("#submit-proposal")
+    shot(bob, "manual-1a-proposed")
     playwright.expect(ann.locator("#confirm")).to_be_visible(timeout=120_000)
     playwright.expect(bob.locator("#phase-box")).to_contain_text("Proposed meanings")
-    ann.fill("#new-option", "the side of a river")
-    ann.click("#add-option")
-    ann.fill("#new-option", "a place that keeps money")
-    ann.click("#add-option")
+    playwright.expect(bob.locator("#phase-box")).to_contain_text("the side of a river — Ann")
+    options = ann.locator("#options input.option")
+    assert {options.nth(i).input_value() for i in range(options.count())} >= {"the side of a river",
+                                                                             "a place that keeps money"}
     shot(ann, "manual-1b-confirm")
     ann.click("#confirm")
     playwright.expect(bob.locator("#game-box .sentence")).to_contain_text("They met at the bank before noon.")

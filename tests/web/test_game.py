@@ -104,7 +104,7 @@ def test_a_slow_agent_times_out_and_the_page_says_so(client) -> None:
         assert over["room"]["game"]["rounds"][0]["decisions"]["sloth"]["choice"] is None
 
 
-def test_manual_mode_from_the_page(client) -> None:
+def test_manual_mode_from_the_page(client, db) -> None:
     code = create_room(client, mode="manual")
     ann_token, bob_token = join(client, code, "Ann"), join(client, code, "Bob")
     with client.websocket_connect(f"/ws/{code}") as wa, client.websocket_connect(f"/ws/{code}") as wb:
@@ -114,20 +114,55 @@ def test_manual_mode_from_the_page(client) -> None:
         ann.send(type="manual_sentence", sentence="I sat by the bank.", word="table")
         assert "does not occur" in ann.error()["message"]
         ann.send(type="manual_sentence", sentence="I sat by the bank.", word="bank")
+        # Every player proposes, people too, and nobody sees a proposal before all are in.
+        bob.until(lambda s: (s["you"]["request"] or {}).get("kind") == "propose")
+        ann.send(type="propose", meaning="the side of a river", justification="ann-secret-why")
+        seen = bob.until(lambda s: "Ann" in (s["room"]["manual"] or {}).get("proposed", []))
+        assert "ann-secret-why" not in str(seen) and "side of a river" not in str(seen)
+        ann.send(type="propose", meaning="again", justification="twice")
+        assert ann.error()["code"] == "not_your_turn"
+        bob.send(type="propose", meaning="a place to keep money", justification="x" * 161)
+        assert "160" in bob.error()["message"], "a person's proposal meets the model's schema"
+        bob.send(type="propose", meaning="a place to keep  money", justification="coins")
         confirm = bob.phase("confirm")
-        assert confirm["room"]["manual"]["options"] == ["a place to keep money"]
-        assert confirm["room"]["manual"]["proposals"][0]["proposers"] == ["bot"]
+        manual = confirm["room"]["manual"]
+        assert manual["options"] == ["a place to keep money", "the side of a river"]
+        assert manual["proposals"][0]["proposers"] == ["Bob", "bot"] and manual["proposals"][1]["proposers"] == ["Ann"]
+        assert manual["silent"] == []
         ann.send(type="manual_confirm", options=["a place to keep money"])
         assert "at least 2" in ann.error()["message"]
         ann.send(type="manual_confirm", options=["a place to keep money", "A place to keep  money"])
         assert "2 to 5 distinct" in ann.error()["message"]
         ann.send(type="manual_confirm", options=["a place to keep money", "the side of a river"])
-        ann.vote("the side of a river")
+        ann.vote("a place to keep money")  # the announcement: t1, so the bot (always the first) takes it too
         ann.vote("a place to keep money")
         bob.vote("a place to keep money")
         over = bob.phase("over")
         assert over["room"]["game"]["item"]["sentence"] == "I sat by the bank."
         assert over["room"]["game"]["outcome"]["interpretation"] == "a place to keep money"
+    store = Store(str(db))
+    [run] = [r for r in store.runs() if r.id.startswith("room-")]
+    [(episode, _)] = list(store.iter_run_events(run.id))
+    kept = {p["text"]: p["proposers"] for p in episode.spec["item"]["proposals"]}
+    assert kept == {"a place to keep money": ["Bob", "bot"], "the side of a river": ["Ann"]}, "the game keeps who proposed what"
+
+
+def test_the_leader_can_stop_waiting_for_a_silent_proposer(client) -> None:
+    code = create_room(client, mode="manual")
+    tokens = {n: join(client, code, n) for n in ("Ann", "Bob")}
+    with client.websocket_connect(f"/ws/{code}") as wa:
+        ann = Browser(wa).hello(tokens["Ann"])
+        ann.send(type="start")
+        ann.phase("sentence")
+        ann.send(type="manual_sentence", sentence="I sat by the bank.", word="bank")
+        ann.until(lambda s: (s["room"]["manual"] or {}).get("agents_done"))
+        ann.send(type="propose", meaning="the side of a river", justification="water")
+        waiting = ann.until(lambda s: "Ann" in (s["room"]["manual"] or {}).get("proposed", []))
+        assert waiting["room"]["manual"]["awaiting"] == ["Bob"] and waiting["room"]["phase"] == "proposing"
+        ann.send(type="close_proposals")
+        confirm = ann.phase("confirm")
+        assert confirm["room"]["manual"]["silent"] == ["Bob"]
+        assert confirm["room"]["manual"]["options"] == ["a place to keep money", "the side of a river"]
 
 
 def test_tokens_are_stored_only_as_hashes(client, db) -> None:

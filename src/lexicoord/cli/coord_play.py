@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import random
 from typing import Annotated
@@ -12,14 +13,21 @@ from rich.markup import escape
 
 from lexicoord.cli.demo_cmd import print_game
 from lexicoord.cli.options import DbOption, NoCacheOption, cache_setting, run_async
-from lexicoord.cli.terminal import NoMoreInput, ask_line, play_at_keyboard
+from lexicoord.cli.terminal import NoMoreInput, ask_line, keyboard, play_at_keyboard
 from lexicoord.core.context import EpisodeContext
-from lexicoord.core.seat import Request
+from lexicoord.core.seat import Request, Seat
 from lexicoord.core.spec import AgentSpec, EpisodeSpec
 from lexicoord.errors import ConfigError
 from lexicoord.models.pool import ModelPool
 from lexicoord.protocols.coordination import CoordinationGame, CoordinationOutcome
-from lexicoord.protocols.coordination.manual import gather_proposals, manual_item, merge_proposals, validate_manual
+from lexicoord.protocols.coordination.manual import (
+    Option,
+    gather_proposals,
+    manual_item,
+    merge_proposals,
+    validate_manual,
+    with_proposals,
+)
 from lexicoord.runs.grid import grid
 from lexicoord.runs.runner import Runner
 from lexicoord.runs.store import Store
@@ -63,12 +71,26 @@ class GameScreen:
         console.print(f"\n[bold]{title}[/bold] for '{escape(view['word'])}' in: {escape(view['sentence'])}")
 
 
-async def _manual_options(models: ModelPool, lineup: list[AgentSpec], sentence: str, word: str, seed: int) -> list[str]:
+def _show_proposal_request(request: Request) -> None:
+    view = request.view
+    console.print(f"\n[bold]Propose a meaning[/bold] of '{escape(view['word'])}' in: {escape(view['sentence'])}")
+
+
+async def _manual_options(models: ModelPool, lineup: list[AgentSpec], sentence: str, word: str, seed: int,
+                          timeout: float) -> tuple[list[str], list[Option]]:
+    """Every player proposes, you included, before anyone sees a proposal; then you edit the merged set."""
     ctx = EpisodeContext(spec=EpisodeSpec(item_id="manual"), seed=seed, make_seat=SeatFactory(models))
-    players = [ctx.seat(s) for s in lineup if s.kind == "llm"]
-    proposals = await gather_proposals(players, sentence, word)
+    you = HumanSeat(YOU, timeout=timeout)
+    players: list[Seat] = [you, *(ctx.seat(s) for s in lineup if s.kind == "llm")]
+    done = asyncio.Event()
+    typing = asyncio.create_task(keyboard(you, done, _show_proposal_request))
+    try:
+        proposals = await gather_proposals(players, sentence, word)
+    finally:
+        done.set()
+        await typing
     merged = merge_proposals(proposals)
-    console.print("The agents propose:")
+    console.print("The players propose:")
     for i, o in enumerate(merged, start=1):
         console.print(f"  {i}. {escape(o.text)} [dim](from {', '.join(o.proposers)})[/dim]")
     silent = sorted({p.name for p in players} - {p.agent for p in proposals})
@@ -81,7 +103,7 @@ async def _manual_options(models: ModelPool, lineup: list[AgentSpec], sentence: 
         except NoMoreInput:
             text = ""
         if not text:
-            return options
+            return options, merged
         number, _, rest = text[1:].strip().partition(" ")
         if text.startswith("+") and text[1:].strip():
             options.append(text[1:].strip())
@@ -121,20 +143,22 @@ def play(
         if not (sentence and word):
             raise ConfigError("Manual mode needs both --sentence and --word.")
         sentence, word = validate_manual(sentence, word)
-        options = run_async(_manual_options(models, bots, sentence, word, base_seed))
+        options, proposals = run_async(_manual_options(models, bots, sentence, word, base_seed, timeout))
         chosen = manual_item(sentence, word, options, item_id=f"manual-{dt.datetime.now():%H%M%S}")
+        task = with_proposals(chosen.as_task(), proposals)
     else:
         items = {i.id: i for i in builtin_items()}
         found = items.get(item) if item else random.Random(base_seed).choice(list(items.values()))
         if found is None:
             raise ConfigError(f"No built-in item '{item}'.")
         chosen = found
+        task = chosen.as_task()
     seat = HumanSeat(YOU, timeout=timeout)
     store = Store(db)
     run_id = f"play-{dt.datetime.now():%Y%m%d-%H%M%S}"
     runner = Runner(store, CoordinationGame(), models=models, concurrency=1, seed=base_seed, progress=False,
                     people={YOU: seat})
-    episodes = grid([chosen.as_task()], [lineup], settings=[{"clarification_bound": bound, "seat_timeout": timeout}])
+    episodes = grid([task], [lineup], settings=[{"clarification_bound": bound, "seat_timeout": timeout}])
 
     console.print(f"You are the {role}. {len(bots)} agents on {model}.")
     episode, events = play_at_keyboard(runner, run_id, episodes[0], {"role": role, "model": model, "item": chosen.id},

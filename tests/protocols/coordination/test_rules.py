@@ -6,13 +6,15 @@ import json
 
 import pytest
 
+from lexicoord.core.context import Control, EpisodeContext
 from lexicoord.core.events import ChoiceEvent, OutcomeEvent, RoundClosedEvent
-from lexicoord.core.spec import AgentSpec
+from lexicoord.core.seat import Answer, Request, Seat
+from lexicoord.core.spec import AgentSpec, EpisodeSpec
 from lexicoord.models import Model
 from lexicoord.models.observe import ModelCallEvent, current_agent
 from lexicoord.models.pool import ModelPool
 from lexicoord.models.providers.scripted import ScriptedProvider
-from lexicoord.protocols.coordination import CoordinationGame
+from lexicoord.protocols.coordination import CoordinationGame, CoordinationOutcome
 from lexicoord.runs.grid import grid
 from lexicoord.runs.runner import Runner
 from lexicoord.runs.store import Store
@@ -140,7 +142,7 @@ async def test_the_leader_can_end_the_game(tmp_path) -> None:
 
     seat = HumanSeat("leader", timeout=5)
     lineup = [AgentSpec(name="leader", kind="human"), AgentSpec(name="sim", kind="simulated", options={"policy": "first"})]
-    asked: list[str] = []
+    asked: list[str] = []  # the simulated player takes t1, the leader's RIVER; a3 says MONEY
 
     async def person() -> None:
         answers = [{"choice": RIVER, "justification": "river"}, {"choice": RIVER, "justification": "river"}, "end"]
@@ -154,9 +156,9 @@ async def test_the_leader_can_end_the_game(tmp_path) -> None:
             else:
                 assert seat.submit(answer)
 
-    item = {**ITEM, "options": [MONEY, RIVER]}  # the simulated player always takes the first: MONEY
+    lineup.append(AgentSpec(name="a3", model="scripted/game"))
     helper = asyncio.create_task(person())
-    outcome, events = await play(tmp_path, {}, lineup=lineup, item=item, settings={"clarification_bound": 5},
+    outcome, events = await play(tmp_path, {"a3": [says(MONEY)]}, lineup=lineup, settings={"clarification_bound": 5},
                                  people={"leader": seat})
     await asyncio.wait_for(helper, 5)
     assert asked == ["announce", "choose", "clarify"]
@@ -292,3 +294,98 @@ async def test_a_game_on_the_embedded_model_is_recorded_with_private_model_calls
     calls = [e for e in events if isinstance(e, ModelCallEvent)]
     assert calls and {c.agent for c in calls} <= {"a1", "a2"}
     assert all(c.audience == Audience.only(c.agent) for c in calls), "a model's prompt is its seat's own"
+
+
+def system_prompts(events) -> list[str]:
+    return [m.content for e in events if isinstance(e, ModelCallEvent) for m in e.messages if m.role == "system"]
+
+
+async def test_the_system_prompt_states_the_papers_goal_and_no_hidden_answer(tmp_path) -> None:
+    _, events = await play(tmp_path, {"a1": [says(RIVER), says(RIVER)], "a2": [says(RIVER)], "a3": [says(RIVER)]})
+    systems = set(system_prompts(events))
+    assert len(systems) == 3, "each model seat reads its own system prompt"
+    for system in systems:
+        lowered = system.lower()
+        assert "converge on one shared interpretation" in lowered and "same meaning" in lowered
+        for bias in ("right one", "correct", "the right meaning", "true meaning"):
+            assert bias not in lowered, f"the system prompt hints at a hidden answer: {bias!r}"
+
+
+async def test_the_announced_meaning_is_t1_and_the_original_order_is_recorded(tmp_path) -> None:
+    third = "a bench to sit on"
+    item = {**ITEM, "options": [MONEY, third, RIVER]}
+    lineup = [AgentSpec(name="a1", model="scripted/game"),
+              AgentSpec(name="first", kind="simulated", options={"policy": "first"}),
+              AgentSpec(name="follow", kind="simulated", options={"policy": "follow-leader"})]
+    outcome, events = await play(tmp_path, {"a1": [says(RIVER), says(RIVER)]}, item=item, lineup=lineup)
+    assert outcome["options"] == [RIVER, MONEY, third], "t1 is the announcement; the others keep their order"
+    assert outcome["original_options"] == [MONEY, third, RIVER]
+    [disjunction] = [e for e in events if e.type == "disjunction"]
+    assert disjunction.options == outcome["options"] and disjunction.original == [MONEY, third, RIVER]
+    assert choices(events, 1) == {"a1": RIVER, "first": RIVER, "follow": RIVER}, "'first' and 'follow-leader' agree"
+    assert outcome["converged"] and outcome["depth"] == 0
+    round1 = [e for e in events if isinstance(e, ChoiceEvent) and e.round == 1]
+    assert all(e.options == [RIVER, MONEY, third] for e in round1)
+
+
+async def test_a_failed_announcement_leaves_the_order_as_it_was(tmp_path) -> None:
+    item = {**ITEM, "options": [MONEY, RIVER]}
+    outcome, _ = await play(tmp_path, {"a1": ["junk", "junk", says(RIVER)], "a2": [says(RIVER)]}, item=item, n=2)
+    assert outcome["announcement"] is None and outcome["options"] == [MONEY, RIVER]
+
+
+class EndWhen(Control):
+    """The leader's end request, there once ``condition`` holds (say, during a given round)."""
+
+    def __init__(self, condition) -> None:
+        self.condition = condition
+
+    async def should_end(self) -> bool:
+        return bool(self.condition())
+
+
+class ScriptedSeat(Seat):
+    def __init__(self, name: str, choice: str) -> None:
+        super().__init__(name)
+        self.choice, self.moves = choice, 0
+
+    async def answer(self, request: Request) -> Answer:
+        if request.kind == "clarify":
+            return Answer(action="pass")
+        self.moves += request.kind == "choose"
+        return Answer(value=says(self.choice))
+
+
+class Leaving(ScriptedSeat):
+    def __init__(self, name: str, choice: str, rounds_present: int) -> None:
+        super().__init__(name, choice)
+        self.rounds_present = rounds_present
+
+    @property
+    def present(self) -> bool:
+        return self.moves < self.rounds_present
+
+
+async def play_direct(seats: dict[str, Seat], bound: int, control: Control | None = None) -> CoordinationOutcome:
+    lineup = [AgentSpec(name=n, kind="human") for n in seats]
+    ctx = EpisodeContext(spec=EpisodeSpec(item_id="bank-x", item=ITEM, lineup=lineup,
+                                          settings={"clarification_bound": bound}),
+                         seed=1, make_seat=lambda spec, ctx, system: seats[spec.name], control=control or Control())
+    return await CoordinationGame().play(ctx)
+
+
+async def test_ending_in_the_last_round_is_leader_ended_not_bound() -> None:
+    leader = ScriptedSeat("l", RIVER)
+    control = EndWhen(lambda: leader.moves >= 3)  # the end comes during round 3, the last one with bound 2
+    outcome = await play_direct({"l": leader, "m": ScriptedSeat("m", MONEY)}, bound=2, control=control)
+    assert outcome.rounds == 3 and outcome.reason == "leader_ended" and not outcome.converged
+    outcome = await play_direct({"l": ScriptedSeat("l", RIVER), "m": ScriptedSeat("m", MONEY)}, bound=2)
+    assert outcome.rounds == 3 and outcome.reason == "bound", "without an end request the bound ends it"
+
+
+async def test_a_game_left_with_one_player_is_abandoned_not_converged() -> None:
+    seats: dict[str, Seat] = {"l": ScriptedSeat("l", RIVER), "m": Leaving("m", MONEY, rounds_present=0),
+                              "n": Leaving("n", MONEY, rounds_present=1)}
+    outcome = await play_direct(seats, bound=3)
+    assert not outcome.converged and outcome.interpretation is None and outcome.depth is None
+    assert outcome.reason == "abandoned" and outcome.rounds == 1

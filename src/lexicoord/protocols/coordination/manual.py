@@ -1,6 +1,9 @@
 """Manual mode: the leader brings a sentence and a word; the players populate the options.
 
-Each player proposes one interpretation with a justification. Proposals that
+Every player, people and models alike, proposes one interpretation with a
+justification (the paper: "prompting all agents to submit an interpretation and a
+brief justification"), through the same request, so a person's gloss has the
+same limits as a model's. Proposals that
 say the same thing are merged: glosses are reduced to their content words
 (lower case, punctuation and common function words dropped, a plural -s
 removed), and two proposals are one option when those word sets are equal or
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -117,7 +121,7 @@ def merge_proposals(proposals: list[Proposal]) -> list[Option]:
 
 
 def propose_request(sentence: str, word: str) -> Request:
-    prompt = render_prompt("coord_propose", sentence=fence(sentence, "SENTENCE"), word=word)
+    prompt = render_prompt("coord_propose", sentence=fence(sentence, "SENTENCE"), word=fence(word, "WORD"))
     return Request(kind="propose", view={"sentence": sentence, "word": word}, prompt=prompt, schema=PROPOSAL_SCHEMA,
                    max_tokens=100)
 
@@ -129,8 +133,14 @@ async def propose(seat: Seat, sentence: str, word: str) -> Proposal | None:
 
 
 async def gather_proposals(seats: list[Seat], sentence: str, word: str) -> list[Proposal]:
+    """Every seat's proposal at once (a person's seat waits for the person), so none sees another's."""
     found = await asyncio.gather(*(propose(s, sentence, word) for s in seats))
     return [p for p in found if p is not None]
+
+
+def with_proposals(task: dict[str, Any], options: list[Option]) -> dict[str, Any]:
+    """The item to play, carrying who proposed what: the stored game keeps how its option set was made."""
+    return {**task, "proposals": [o.model_dump() for o in options]}
 
 
 def manual_item(sentence: str, word: str, options: list[str], item_id: str = "manual") -> AmbiguityItem:

@@ -3,7 +3,9 @@
 Agents a1..an, a1 the coalition leader; an ambiguous word in a sentence; a finite
 set I of admissible interpretations.
 
-- Round 0: the leader utters the sentence and publicly announces its interpretation.
+- Round 0: the leader utters the sentence and publicly announces its interpretation,
+  which is t1, the first disjunct: the option set is re-ordered for the game so that
+  the announced meaning comes first (the original order is recorded).
 - Round t >= 1: every agent chooses one interpretation in I with a brief justification,
   independently: all are asked before any answer of the round is shown to anyone.
 - The round converges when all agents choose the same interpretation: the game ends
@@ -12,9 +14,11 @@ set I of admissible interpretations.
   justification of the rounds so far, the leader may add a clarifying statement,
   and all choose again.
 - The game fails when the clarification bound is reached (default 3 clarification
-  rounds, so at most 4 rounds) or when the leader ends it.
+  rounds, so at most 4 rounds) or when the leader ends it (``leader_ended``, also
+  when the end is asked for during the last round).
 - A player who has left the game (a person the leader let go, in a live room) is
-  recorded with a failed move and no longer counts toward convergence.
+  recorded with a failed move and no longer counts toward convergence. Agreement
+  needs at least two players: a game left with fewer is ``abandoned``.
 
 Every event of the game is public; each request's view is built from the events
 its seat may see. A failed move (timeout, unparseable reply) is recorded with its
@@ -31,7 +35,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from lexicoord.core.context import EpisodeContext
-from lexicoord.core.events import ChoiceEvent, MessageEvent, RoundClosedEvent, event_type
+from lexicoord.core.events import ChoiceEvent, Event, MessageEvent, RoundClosedEvent, event_type
 from lexicoord.core.protocol import Protocol
 from lexicoord.core.seat import Seat, SeatInfo
 from lexicoord.errors import ConfigError
@@ -48,6 +52,16 @@ from lexicoord.protocols.coordination.views import Decision, round_view
 
 
 @event_type
+class DisjunctionEvent(Event):
+    """The option set I as the game plays it: the leader's announced meaning first (t1), then the others in
+    their original order. ``original`` keeps the order the item came with."""
+
+    type: str = "disjunction"
+    options: list[str]
+    original: list[str]
+
+
+@event_type
 class ClarificationEvent(MessageEvent):
     """The leader's clarifying statement, shown to everyone before the next round."""
 
@@ -61,12 +75,24 @@ class CoordinationSettings(BaseModel):
     seat_timeout: float = Field(default=120.0, gt=0)
 
 
+Reason = Literal["converged", "bound", "leader_ended", "abandoned"]
+
+
+def announced_first(options: list[str], announced: str | None) -> list[str]:
+    """t1 is the announced meaning (Aruta et al.: "an initial interpretation t1, the first disjunct"); the
+    rest keep their order. A failed announcement leaves the order as it was."""
+    if announced is None or announced not in options:
+        return list(options)
+    return [announced, *(o for o in options if o != announced)]
+
+
 class CoordinationOutcome(BaseModel):
     """One game's result, as stored and as every statistic reads it."""
 
     converged: bool
-    #: ``converged``; ``bound`` (the clarification bound was reached); ``leader_ended``.
-    reason: Literal["converged", "bound", "leader_ended"]
+    #: ``converged``; ``bound`` (the clarification bound was reached); ``leader_ended``; ``abandoned`` (fewer
+    #: than two players were left to agree).
+    reason: Reason
     interpretation: str | None = None
     #: Clarification depth: rounds - 1 of a converged game; ``None`` for a failed one.
     depth: int | None = None
@@ -77,11 +103,17 @@ class CoordinationOutcome(BaseModel):
     #: Every seat in line-up order (the leader first): name, kind, role, simulated, model or policy.
     agents: list[SeatInfo] = Field(default_factory=list)
     failed_moves: int = 0
+    #: I as played, t1 (the announced meaning) first; and the item's own order. Empty in games stored before
+    #: the announcement was made t1.
+    options: list[str] = Field(default_factory=list)
+    original_options: list[str] = Field(default_factory=list)
 
 
 def converged(decisions: dict[str, Decision], failed_moves: str) -> str | None:
     """The interpretation all agreed on, or ``None``."""
     chosen = [d.choice for d in decisions.values()]
+    if len(chosen) < 2:
+        return None
     if failed_moves == "ignore":
         chosen = [c for c in chosen if c is not None]
         if len(chosen) < 2:
@@ -97,11 +129,12 @@ class CoordinationGame(Protocol):
     outcome_model = CoordinationOutcome
     seat_kinds = {"simulated": simulated_seat}
 
-    def _emit_choice(self, ctx: EpisodeContext, seat: Seat, move: Decision, round_: int, kind: str) -> None:
+    def _emit_choice(self, ctx: EpisodeContext, seat: Seat, move: Decision, round_: int, kind: str,
+                     options: list[str]) -> None:
         ctx.emit(
             ChoiceEvent(
                 agent=seat.name, round=round_, choice=move.choice, justification=move.justification,
-                options=list(ctx.item["options"]), failure=move.failure, raw=move.raw,
+                options=options, failure=move.failure, raw=move.raw,
                 move=kind, agent_kind=seat.kind, simulated=seat.simulated,
             )
         )
@@ -122,10 +155,13 @@ class CoordinationGame(Protocol):
         ctx.recorder.phase = "announce"
         ctx.emit(MessageEvent(agent=leader.name, content=item["sentence"]))
         announcement = decision(await ask(leader, announce_request(view(leader, 0))))
-        self._emit_choice(ctx, leader, announcement, 0, "announcement")
+        original = list(item["options"])
+        self._emit_choice(ctx, leader, announcement, 0, "announcement", original)
+        item = {**item, "options": announced_first(original, announcement.choice)}
+        ctx.emit(DisjunctionEvent(agent=leader.name, options=item["options"], original=original))
 
         rounds = 0
-        reason: Literal["converged", "bound", "leader_ended"] = "bound"
+        reason: Reason = "bound"
         agreed: str | None = None
         failed = 0
         for round_ in range(1, settings.clarification_bound + 2):
@@ -136,7 +172,7 @@ class CoordinationGame(Protocol):
             moves = [decision(a) for a in await asyncio.gather(*(ask(s, r) for s, r in zip(seats, requests)))]
             by_name = {s.name: d for s, d in zip(seats, moves)}
             for seat, move in zip(seats, moves):
-                self._emit_choice(ctx, seat, move, round_, "choice")
+                self._emit_choice(ctx, seat, move, round_, "choice", item["options"])
             rounds, failed = round_, failed + sum(1 for d in moves if d.choice is None)
             counted = {s.name: by_name[s.name] for s in seats if s.present}
             agreed = converged(counted, settings.failed_moves)
@@ -146,12 +182,16 @@ class CoordinationGame(Protocol):
             if agreed is not None:
                 reason = "converged"
                 break
-            if round_ - 1 >= settings.clarification_bound:
+            if len(counted) < 2:
+                reason = "abandoned"
                 break
-            # A clarification instance: the leader may speak, or end the game.
+            # The leader may end the game at any point, the last round included.
             if await ctx.should_end():
                 reason = "leader_ended"
                 break
+            if round_ - 1 >= settings.clarification_bound:
+                break
+            # A clarification instance: the leader may speak, or end the game.
             if not settings.leader_clarifies:
                 continue
             ctx.recorder.phase = "clarify"
@@ -172,5 +212,6 @@ class CoordinationGame(Protocol):
             converged=agreed is not None, reason=reason, interpretation=agreed,
             depth=rounds - 1 if agreed is not None else None, rounds=rounds, announcement=announcement.choice,
             intended=intended, correct=(agreed == intended) if agreed is not None and intended else None,
-            agents=[s.describe() for s in seats], failed_moves=failed,
+            agents=[s.describe() for s in seats], failed_moves=failed, options=item["options"],
+            original_options=original,
         )

@@ -35,7 +35,8 @@ function renderPhase(box) {
       h("button", { class: "secondary", onclick: () => send({ type: "end_game" }) }, "Cancel"));
     return;
   } else if (p === "proposing") {
-    fill(box, h("h2", {}, "The agents are proposing meanings…"), sentenceLine(state.manual));
+    renderProposing(box, leader);
+    return;
   } else if (p === "confirm") {
     renderConfirm(box);
     return;
@@ -51,6 +52,22 @@ function sentenceLine(manual) {
   if (!manual) return null;
   const i = manual.sentence.toLowerCase().indexOf(manual.word.toLowerCase());
   return sentenceNode({ sentence: manual.sentence, span: i >= 0 ? [i, i + manual.word.length] : [0, 0] });
+}
+
+function renderProposing(box, leader) {
+  // Every player proposes, people too; nobody sees a proposal until all are in.
+  const m = state.manual;
+  const waitingFor = [...m.awaiting, ...(m.agents_done ? [] : ["the agents"])];
+  const waiting = h("p", { class: "muted", id: "proposal-waiting" }, waitingFor.length ? `Waiting for proposals from ${waitingFor.join(", ")}…` : "");
+  const close = leader && m.agents_done && m.awaiting.length ? h("button", { class: "secondary", id: "close-proposals", onclick: () => send({ type: "close_proposals" }) }, "Stop waiting") : null;
+  if (!you.request || you.request.kind !== "propose") { delete box.dataset.form; return fill(box, h("h2", {}, "Proposing meanings"), sentenceLine(m), waiting, close); }
+  if (box.dataset.form === "propose") { fill(box.querySelector("#proposal-status"), waiting, close); return; }
+  box.dataset.form = "propose";
+  const meaning = h("input", { id: "proposal-meaning", maxlength: "80", placeholder: "What the word means here (a short gloss)" });
+  const why = h("input", { id: "proposal-why", maxlength: "160", placeholder: "Why? (one sentence, at most 160 characters)" });
+  fill(box, h("h2", {}, "Propose a meaning"), sentenceLine(m), meaning, why,
+    h("button", { id: "submit-proposal", onclick: () => { if (!meaning.value.trim() || !why.value.trim()) { showError("Give a meaning and say why."); return; } showError(""); send({ type: "propose", meaning: meaning.value, justification: why.value }); } }, "Propose"),
+    h("div", { id: "proposal-status" }, waiting, close));
 }
 
 function renderConfirm(box) {
@@ -74,6 +91,8 @@ function renderConfirm(box) {
     h("button", { id: "confirm", onclick: () => send({ type: "manual_confirm", options: draft.options.map((o) => o.trim()).filter(Boolean) }) }, "Play with these meanings"),
     h("button", { class: "secondary", onclick: () => send({ type: "end_game" }) }, "Cancel"));
 }
+
+const REASONS = { leader_ended: "the leader ended the game", bound: "clarification bound reached", abandoned: "fewer than two players were left" };
 
 function statusText(st) {
   if (!st) return "—";
@@ -103,7 +122,7 @@ function renderGame(box) {
     const o = g.outcome;
     outcome = h("p", { class: o.converged ? "outcome ok" : "outcome bad", id: "outcome" }, o.converged
       ? `Converged on “${o.interpretation}” after ${o.depth} clarification round${o.depth === 1 ? "" : "s"}.`
-      : `No convergence (${o.reason === "leader_ended" ? "the leader ended the game" : "clarification bound reached"}).`);
+      : `No convergence (${REASONS[o.reason] || o.reason}).`);
   } else if (g.error) outcome = h("p", { class: "outcome bad" }, `The game failed: ${g.error}`);
   const form = requestForm(g);
   fill(box, sentenceNode(g.item), announce, h("table", { class: "status-table" }, h("tbody", {}, statusRows)), form, rounds, outcome);

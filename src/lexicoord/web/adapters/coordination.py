@@ -1,8 +1,9 @@
 """The coordination game in a live room: its phases, its moves, what everyone sees, its statistics.
 
 Phases: ``lobby`` (people join; the leader starts), in manual mode ``sentence``
-(the leader writes a sentence and picks the word), ``proposing`` (agents
-propose meanings) and ``confirm`` (the leader edits the option set), then
+(the leader writes a sentence and picks the word), ``proposing`` (every player,
+people and agents, proposes a meaning; nobody sees another's until all are in)
+and ``confirm`` (the leader edits the merged option set), then
 ``playing``, then ``over`` (the outcome; the leader starts the next game).
 Each game is stored as an episode of the room's run, so it appears in
 ``lexicoord report`` like any campaign.
@@ -25,16 +26,27 @@ from lexicoord.errors import ConfigError, LexicoordError
 from lexicoord.protocols.coordination import CoordinationGame
 from lexicoord.protocols.coordination.manual import (
     Option,
+    Proposal,
     gather_proposals,
     manual_item,
     merge_proposals,
+    propose_request,
     validate_manual,
+    with_proposals,
 )
 from lexicoord.runs.records import EpisodeRecord
 from lexicoord.seats.factory import SeatFactory
 from lexicoord.web.adapters.base import AdapterError, RoomAdapter
 from lexicoord.web.adapters.coordination_history import RoomRecord, history_csv, load_record, room_stats
-from lexicoord.web.adapters.coordination_messages import MESSAGES, Choose, Clarify, ManualConfirm, ManualSentence
+from lexicoord.web.adapters.coordination_messages import (
+    MESSAGES,
+    Choose,
+    Clarify,
+    CloseProposals,
+    ManualConfirm,
+    ManualSentence,
+    Propose,
+)
 from lexicoord.web.adapters.coordination_view import GameView
 from lexicoord.web.messages import Inbound
 from lexicoord.web.room import Person
@@ -65,13 +77,26 @@ class CurrentGame(BaseModel):
 
 
 class ManualState(BaseModel):
-    """Manual mode before play: the leader's sentence and word, the agents' merged proposals, who gave none."""
+    """Manual mode before play: the leader's sentence and word; while proposing, the people still to propose,
+    the people's and the agents' proposals (``None`` until the agents have answered); then the merged
+    proposals, the options to confirm, and who gave none."""
 
     sentence: str
     word: str
+    awaiting: list[str] = Field(default_factory=list)
+    people: list[Proposal] = Field(default_factory=list)
+    agents: list[Proposal] | None = None
+    agents_silent: list[str] = Field(default_factory=list)
     proposals: list[Option] = Field(default_factory=list)
     options: list[str] = Field(default_factory=list)
     silent: list[str] = Field(default_factory=list)
+
+    def public(self, phase: str) -> dict[str, Any]:
+        """While proposing, only who has proposed: a proposal stays hidden until everyone's is in."""
+        if phase != "proposing":
+            return self.model_dump(exclude={"people", "agents", "agents_silent"})
+        return {"sentence": self.sentence, "word": self.word, "awaiting": self.awaiting,
+                "proposed": [p.agent for p in self.people], "agents_done": self.agents is not None}
 
 
 class CoordinationState(BaseModel):
@@ -129,21 +154,27 @@ class CoordinationRoom(RoomAdapter):
 
     def restore(self, state: dict[str, Any]) -> None:
         self.state = CoordinationState.model_validate(state)
-        if self.state.phase == "proposing":  # the proposals were lost with the server: ask for them again
-            self.state.phase = "sentence"
         if self.state.phase == "playing" and not self.state.current:
             self.state.phase = "over"
 
     async def resume(self, replay: dict[str, list[dict[str, Any]]]) -> None:
         if self.state.phase == "playing" and self.state.current:
             self._launch(replay)
+        manual = self.state.manual
+        if self.state.phase == "proposing" and manual is not None and manual.agents is None:
+            # People's proposals were saved as they came; the agents' answers were lost with the server.
+            self.room.run_task(self._agents_propose(manual.sentence, manual.word))
 
     # --------------------------------------------------------------------------------- moves
     def leader_only(self, msg: Inbound) -> bool:
-        return isinstance(msg, (ManualSentence, ManualConfirm))
+        return isinstance(msg, (ManualSentence, ManualConfirm, CloseProposals))
 
     async def handle(self, person: Person, msg: Inbound) -> None:
-        if isinstance(msg, Choose):
+        if isinstance(msg, Propose):
+            await self._person_proposes(person, msg)
+        elif isinstance(msg, CloseProposals):
+            await self._close_proposals()
+        elif isinstance(msg, Choose):
             self._choose(person, msg)
         elif isinstance(msg, Clarify):
             self._clarify(person, msg)
@@ -235,12 +266,13 @@ class CoordinationRoom(RoomAdapter):
             sentence, word = validate_manual(sentence, word)
         except LexicoordError as exc:
             raise AdapterError("bad_sentence", str(exc)) from None
-        self.state.manual = ManualState(sentence=sentence, word=word)
+        people = [p.name for p in self.room.people.values() if not p.absent]
+        self.state.manual = ManualState(sentence=sentence, word=word, awaiting=people)
         self.state.phase = "proposing"
         await self.room.save()
-        self.room.run_task(self._propose(sentence, word))
+        self.room.run_task(self._agents_propose(sentence, word))
 
-    async def _propose(self, sentence: str, word: str) -> None:
+    async def _agents_propose(self, sentence: str, word: str) -> None:
         ctx = EpisodeContext(spec=EpisodeSpec(item_id="manual"), seed=self.settings.seed + self.state.games,
                              make_seat=SeatFactory(self.room.services.models))
         seats = [ctx.seat(AgentSpec(name=a.name, model=a.model)) for a in self.settings.agents]
@@ -248,16 +280,55 @@ class CoordinationRoom(RoomAdapter):
             proposals = await asyncio.wait_for(gather_proposals(seats, sentence, word), self.settings.agent_timeout)
         except TimeoutError:
             proposals = []
-        merged = merge_proposals(proposals)
         async with self.room.lock:
-            if self.state.phase != "proposing" or self.state.manual is None:
+            manual = self.state.manual
+            if self.state.phase != "proposing" or manual is None or manual.sentence != sentence:
                 return
-            self.state.manual.proposals = merged
-            self.state.manual.options = [o.text for o in merged]
-            self.state.manual.silent = sorted({s.name for s in seats} - {p.agent for p in proposals})
-            self.state.phase = "confirm"
-            await self.room.save()
+            manual.agents = proposals
+            manual.agents_silent = sorted({s.name for s in seats} - {p.agent for p in proposals})
+            await self._proposals_in(close=False)
         self.room.changed()
+
+    async def _person_proposes(self, person: Person, msg: Propose) -> None:
+        async with self.room.lock:
+            manual = self.state.manual
+            if self.state.phase != "proposing" or manual is None or person.name not in manual.awaiting:
+                raise AdapterError("not_your_turn", "There is no meaning to propose now.")
+            value = {"meaning": " ".join(msg.meaning.split()), "justification": " ".join(msg.justification.split())}
+            problem = propose_request(manual.sentence, manual.word).check(value)
+            if problem is not None:  # the same schema a model's proposal meets
+                raise AdapterError("bad_answer", f"Not accepted: {problem}.")
+            manual.people.append(Proposal(agent=person.name, **value))
+            manual.awaiting.remove(person.name)
+            await self._proposals_in(close=False)
+        self.room.changed()
+
+    async def _close_proposals(self) -> None:
+        manual = self.state.manual
+        if self.state.phase != "proposing" or manual is None:
+            raise AdapterError("wrong_phase", "No proposals are being collected.")
+        if manual.agents is None:
+            raise AdapterError("agents_proposing", "The agents are still proposing; close once they are done.")
+        await self._proposals_in(close=True)
+
+    async def _proposals_in(self, *, close: bool) -> None:
+        """Merge once every agent has answered and every person still in the room has proposed (or the leader
+        closes the proposals); people who left, or did not propose before the close, are named as silent.
+        Called with the room's lock held."""
+        manual = self.state.manual
+        assert manual is not None
+        present = {p.name for p in self.room.people.values() if not p.absent}
+        manual.awaiting = [n for n in manual.awaiting if n in present]
+        if manual.agents is None or (manual.awaiting and not close):
+            await self.room.save()
+            return
+        merged = merge_proposals([*manual.people, *manual.agents])
+        manual.proposals = merged
+        manual.options = [o.text for o in merged]
+        manual.silent = sorted({*manual.awaiting, *manual.agents_silent})
+        manual.awaiting = []
+        self.state.phase = "confirm"
+        await self.room.save()
 
     async def _manual_confirm(self, options: list[str]) -> None:
         manual = self.state.manual
@@ -267,7 +338,7 @@ class CoordinationRoom(RoomAdapter):
             item = manual_item(manual.sentence, manual.word, options, item_id=f"manual-{self.state.games + 1}")
         except LexicoordError as exc:
             raise AdapterError("bad_options", str(exc)) from None
-        await self._begin(item.as_task())
+        await self._begin(with_proposals(item.as_task(), manual.proposals))
 
     # ------------------------------------------------------------------- the game as it goes
     def on_event(self, event: Event) -> None:
@@ -301,14 +372,17 @@ class CoordinationRoom(RoomAdapter):
         phase = self.state.phase
         return {
             "phase": phase, "games": self.state.games, **self._fixed,
-            "manual": self.state.manual.model_dump() if self.state.manual and phase in ("sentence", "proposing",
-                                                                                         "confirm") else None,
+            "manual": self.state.manual.public(phase) if self.state.manual and phase in ("sentence", "proposing",
+                                                                                          "confirm") else None,
             "game": self.view.public() if self.view is not None else None,
         }
 
     def you(self, person: Person) -> dict[str, Any]:
         found = self.room.seat_request(person)
         request = {"kind": found[1].kind, "round": found[1].round} if found is not None else None
+        manual = self.state.manual
+        if self.state.phase == "proposing" and manual is not None and person.name in manual.awaiting:
+            request = {"kind": "propose", "round": None}
         return {"request": request}
 
     # ---------------------------------------------------------------------------- statistics

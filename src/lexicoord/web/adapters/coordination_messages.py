@@ -40,4 +40,18 @@ class ManualConfirm(Inbound):
     options: list[Annotated[str, Field(min_length=1, max_length=MAX_GLOSS)]] = Field(min_length=2, max_length=5)
 
 
-MESSAGES: tuple[type[Inbound], ...] = (Choose, Clarify, ManualSentence, ManualConfirm)
+class Propose(Inbound):
+    """A person's proposed meaning in manual mode (checked against the schema a model's proposal meets)."""
+
+    type: Literal["propose"]
+    meaning: str = Field(min_length=1, max_length=MAX_GLOSS * 2)
+    justification: str = Field(default="", max_length=MAX_JUSTIFICATION * 8)
+
+
+class CloseProposals(Inbound):
+    """The leader stops waiting for people who have not proposed."""
+
+    type: Literal["close_proposals"]
+
+
+MESSAGES: tuple[type[Inbound], ...] = (Choose, Clarify, ManualSentence, ManualConfirm, Propose, CloseProposals)

@@ -52,6 +52,8 @@ class GameView:
                 self.announcement = {"agent": event.agent, **entry}
             else:
                 self._pending[event.agent or ""] = entry
+        elif event.type == "disjunction":  # t1 is the announced meaning: the options as the game plays them
+            self.item["options"] = list(getattr(event, "options", self.item["options"]))
         elif isinstance(event, RoundClosedEvent):
             self.rounds.append({
                 "round": event.round, "clarification": self.clarifications.get((event.round or 1) - 1),
