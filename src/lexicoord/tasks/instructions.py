@@ -13,14 +13,13 @@ ambiguous instruction by rule (an LLM judge needs ``ask_about`` at least).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from lexicoord.tasks import jsonl
+from lexicoord.tasks import clarifying, jsonl
 from lexicoord.tasks.base import Task
 from lexicoord.tasks.jsonl import LineError
 from lexicoord.tasks.tabletop import SCENE, InstructionPair, Slot, generate
@@ -86,38 +85,35 @@ def load_instructions(path: str | Path, *, unambiguous: bool = True) -> list[Ins
     return RobotInstructions(unambiguous=unambiguous).load(str(path))
 
 
-def _norm(text: str) -> str:
-    return " ".join(re.sub(r"[^\w\s-]", " ", text.lower()).split())
-
-
 def asks_about(question: str, cues: Iterable[str]) -> bool:
-    """Whether ``question`` contains one of ``cues`` as whole words (case and punctuation ignored)."""
-    q = f" {_norm(question)} "
-    return any(f" {_norm(c)} " in q for c in cues if _norm(c))
+    """Whether ``question`` contains one of ``cues`` as whole words (case, punctuation, articles, plural -s ignored)."""
+    return clarifying._any(clarifying.prepared(question, ""), cues)
 
 
-def asks_meaning(question: str, term: str) -> bool:
-    """Whether ``question`` asks what ``term`` means ("what do you mean by T", "does T mean", "is T red")."""
-    t = _norm(term)
-    if not t:
-        return False
-    forms = [f"by {t}", f"{t} mean", f"{t} means", f"{t} refer", f"{t} refers", f"is {t}", f"does {t}",
-             f"meant by {t}", f"interpret {t}", f"definition of {t}"]
-    return asks_about(question, forms)
+def judgeable(item: dict[str, Any]) -> bool:
+    """Whether the rule can score an ambiguous item: its slot is one the rule knows, or it brings cues."""
+    slot = item.get("slot") or {}
+    return bool(slot.get("cues")) or slot.get("name") in clarifying.QUESTIONING
+
+
+def question_kind(item: dict[str, Any], verdict: str | None, question: str) -> clarifying.Asked | None:
+    """What an ambiguous item's final question asks about (:func:`clarifying.classify`); ``None`` when
+    the item is not ambiguous or gives nothing to judge by, ``none`` when no question was asked."""
+    if not item.get("ambiguous") or not judgeable(item):
+        return None
+    if verdict != "ambiguous" or not question:
+        return "none"
+    return clarifying.classify(question, item.get("slot") or {})
 
 
 def rule_success(item: dict[str, Any], verdict: str | None, question: str) -> bool | None:
-    """The rule's verdict on one final answer; ``None`` when the item gives nothing to judge by."""
-    if verdict is None:
-        return False
+    """The stricter measure's verdict on one final answer: on an ambiguous item, the verdict is
+    ``ambiguous`` and the question asks about the ambiguous slot and no other; on an unambiguous
+    one, the verdict is ``clear``. ``None`` when the item gives nothing to judge by."""
     if not item.get("ambiguous"):
         return verdict == "clear"
-    slot = item.get("slot") or {}
-    cues = slot.get("cues") or []
-    if not cues:
-        return None
-    named = asks_about(question, cues) or asks_meaning(question, slot.get("vague", ""))
-    return verdict == "ambiguous" and bool(question) and named
+    kind = question_kind(item, verdict, question)
+    return None if kind is None else kind == "slot"
 
 
 class FinalAnswer(Protocol):
@@ -136,7 +132,8 @@ class RobotInstructions(Task[Instruction, FinalAnswer]):
 
     Sources: a JSONL file of generated pairs (both twins, unless
     ``unambiguous=False``) and/or single instructions, or ``hf:...``. Score: the
-    paper's success by rule (:func:`rule_success`) on the final verdict and question.
+    rule's measure (:func:`rule_success`): the final question asks about the ambiguous slot
+    and no other. The paper's own measure, detection, is the verdict alone (see the analysis).
     """
 
     name = "robot-instructions"

@@ -1,40 +1,48 @@
 """Robot instructions on a tabletop, in ambiguous / unambiguous pairs (Davila et al., section 3.1).
 
 The scene is fixed: three blocks each of red, yellow and green, and one bowl of
-each colour. Each pair shares action, objects and reference; the ambiguous one
-swaps exactly one slot for a vague term from a vocabulary:
+each colour. It lists the objects and nothing more: it does not say what the
+robot may pick up, since that would settle the block-or-bowl ambiguity it tests.
+Each pair shares action, objects and reference; the ambiguous one swaps exactly
+one slot for a vague term from a vocabulary:
 
 - numerical: a precise quantity ("two", "all the") becomes a vague quantifier ("a few");
-- attribute, noun: "block" becomes a vaguer noun ("item"), so the red block and the red bowl both fit;
-- attribute, colour: "red" becomes a synonym or description ("crimson", "cherry-colored");
-- spatial: a precise relation ("to the left of") becomes a vague one ("near").
+- attribute, noun: "block" becomes a noun that fits a bowl as well ("item"), so the red block and the red bowl both fit;
+- attribute, colour: "red" becomes a synonym or description ("crimson", "cherry-colored"), never one holding a colour's name;
+- spatial: a precise relation ("on", "to the left of") becomes a vague one ("near").
+
+References are a bowl ("the green bowl") or a block ("a green block": the scene
+has three, and "a" says any of them will do, so the unambiguous twin stays
+unambiguous), always of another colour than the object moved.
 
 Every line also says what a good clarifying question must ask about, as
-``ask_about`` in words and ``cues`` for the scoring rule: a question succeeds
-when it names one of them, or asks what the vague term means ("what do you
-mean by a few?"); repeating the vague term alone is not enough. The referenced
-bowl is always of another colour than the blocks moved, so a cue never matches
-the reference by accident.
+``ask_about`` in words and ``cues`` (phrases the scoring rule looks for besides its
+own, see :mod:`lexicoord.tasks.clarifying`).
 
-Coverage is by design, not by luck: each vocabulary is dealt from a shuffled
-deck, so every item of a vocabulary appears once N per category reaches its size.
+Coverage is by construction (:mod:`lexicoord.tasks.dealing`): every vocabulary a
+type draws from is dealt in shuffled copies and repaired only by moves that never
+lose an item, so every item appears, for every seed, once N per type reaches the
+vocabulary's size. The attribute slot's vocabulary is the vague nouns and the colour
+synonyms together, so the subtype (noun or colour) follows from the term dealt.
 """
 
 from __future__ import annotations
 
+import functools
+import itertools
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Literal, TypeGuard
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from lexicoord.errors import ConfigError
+from lexicoord.tasks.dealing import Assignment, Deal
 
 COLOURS = ("red", "yellow", "green")
 SCENE = (
     "A robot arm works at a table. On the table there are nine blocks: three red blocks, three yellow blocks "
-    "and three green blocks. There are also three bowls: one red bowl, one yellow bowl and one green bowl. "
-    "The robot can pick up blocks and put them in or next to the bowls."
+    "and three green blocks. There are also three bowls: one red bowl, one yellow bowl and one green bowl."
 )
 
 ACTIONS = ("put", "place", "move", "set")
@@ -42,27 +50,30 @@ ACTIONS = ("put", "place", "move", "set")
 QUANTITIES = {"one": 1, "two": 2, "three": 3, "all the": 3}
 VAGUE_QUANTIFIERS = ("a few", "some", "several", "a couple of", "a handful of", "a number of", "multiple")
 NOUN = "block"
-VAGUE_NOUNS = ("item", "thing", "object", "piece", "shape", "cube")
+#: General nouns: each fits a bowl as well as a block.
+VAGUE_NOUNS = ("item", "thing", "object", "article")
 COLOUR_SYNONYMS = {
     "red": ("crimson", "scarlet", "cherry-colored", "ruby", "rust-colored"),
     "yellow": ("golden", "amber", "lemon-colored", "mustard", "straw-colored"),
-    "green": ("emerald", "olive", "lime-colored", "jade", "sea-green"),
+    "green": ("emerald", "olive", "lime-colored", "jade", "moss-colored"),
 }
-RELATIONS = ("into", "to the left of", "to the right of", "in front of", "behind")
+#: Objects a relation may refer to: each colour's bowl and (any) block of that colour.
+REFERENCES = tuple(f"{c} {kind}" for kind in ("bowl", "block") for c in COLOURS)
+RELATIONS = ("on", "into", "to the left of", "to the right of", "in front of", "behind")
+#: Relations that need a container as reference.
+INTO_ONLY_BOWLS = ("into",)
 VAGUE_RELATIONS = ("near", "next to", "beside", "by", "close to", "around", "lateral to", "along the line of sight of")
+ATTRIBUTE_TERMS = VAGUE_NOUNS + tuple(s for c in COLOURS for s in COLOUR_SYNONYMS[c])
+SYNONYM_COLOUR = {s: c for c, syns in COLOUR_SYNONYMS.items() for s in syns}
 
 Category = Literal["numerical", "attribute", "spatial"]
 CATEGORIES: tuple[Category, ...] = ("numerical", "attribute", "spatial")
-#: What each slot's clarifying question must ask about, and the cue words the rule looks for
-#: (besides the vague term itself).
+#: Phrases stored with each slot for readers of the file (the rule has its own, slot by slot).
 SLOT_CUES = {
-    "quantity": ("how many", "number", "quantity", "count", "amount", "two", "three", "all", "both", "just one",
-                 "only one", "one or", "single"),
-    "noun": ("block or", "or a block", "or the block", "bowl or", "or the bowl", "or a bowl", "type of object",
-             "kind of object", "which object", "what object", "which item", "what item"),
-    "colour": ("colour", "color", "shade", "hue"),
-    "relation": ("where", "side", "left", "right", "front", "behind", "inside", "into", "position", "location",
-                 "how close", "how far", "distance", "exact spot", "on top"),
+    "quantity": ("how many", "number of"),
+    "noun": ("block or bowl", "what kind of object"),
+    "colour": ("colour", "which colour"),
+    "relation": ("where", "which side"),
 }
 
 
@@ -92,77 +103,101 @@ class InstructionPair(BaseModel):
     slot: Slot
 
 
-class _Deck:
-    """Deals a vocabulary in shuffled rounds, so N draws cover min(N, size) distinct items."""
-
-    def __init__(self, items: Sequence[str], rng: random.Random) -> None:
-        self.items, self.rng = list(items), rng
-        self.pile: list[str] = []
-
-    def draw(self, avoid: Sequence[str] = ()) -> str:
-        if not self.pile:
-            self.pile = self.rng.sample(self.items, len(self.items))
-        for i, item in enumerate(self.pile):
-            if item not in avoid:
-                return self.pile.pop(i)
-        return self.rng.choice([i for i in self.items if i not in avoid])
-
-    def put_back(self, item: str) -> None:
-        """Return a drawn item to the top of the pile (its pair was a repeat), so coverage holds."""
-        self.pile.insert(0, item)
-
-
 def _blocks(quantity: str, colour: str, noun: str = NOUN) -> str:
     plural = quantity not in ("one", "a single") and not quantity.startswith("one ")
     return f"{quantity} {colour} {noun}s" if plural else f"{quantity} {colour} {noun}"
+
+
+def reference(ref: str) -> str:
+    """``green bowl`` -> "the green bowl"; ``green block`` -> "a green block" (any of the three)."""
+    return f"the {ref}" if ref.endswith("bowl") else f"a {ref}"
 
 
 def _cues(slot: str, extra: Sequence[str] = ()) -> list[str]:
     return list(dict.fromkeys(w.lower() for w in [*extra, *SLOT_CUES[slot]]))
 
 
-def _pairs(category: Category, rng: random.Random, decks: dict[str, _Deck], number: int) -> tuple[InstructionPair, str]:
-    """A pair, and the deck its vague term came from."""
-    action = decks["action"].draw().capitalize()
-    colour = decks["colour"].draw()
-    ref = decks["ref"].draw(avoid=[colour])
-    relation = decks["relation"].draw()
-    target = f"{relation} the {ref} bowl"
+def vocabularies(category: Category) -> dict[str, tuple[str, ...]]:
+    """The vocabularies a type draws from, by name: each is dealt once per pair of that type."""
+    common = {"actions": ACTIONS, "colours": COLOURS, "references": REFERENCES, "relations": RELATIONS}
     if category == "numerical":
-        precise = decks["quantity"].draw()
-        vague = decks["vague_quantity"].draw()
-        amb = f"{action} {_blocks(vague, colour)} {target}."
-        clear = f"{action} {_blocks(precise, colour)} {target}."
-        slot = Slot(name="quantity", vague=vague, precise=precise,
-                    ask_about=f"how many {colour} blocks to move (the scene has three)", cues=_cues("quantity"))
-        subtype, deck = "quantity", "vague_quantity"
-    elif category == "attribute" and number % 2 == 0:
-        vague = decks["vague_noun"].draw()
-        amb = f"{action} one {colour} {vague} {target}."
-        clear = f"{action} one {colour} {NOUN} {target}."
-        slot = Slot(name="noun", vague=vague, precise=NOUN,
-                    ask_about=f"which kind of {colour} object is meant: a {colour} block or the {colour} bowl",
-                    cues=_cues("noun", [f"{colour} bowl"]))
-        subtype, deck = "noun", "vague_noun"
-    elif category == "attribute":
-        vague = decks[f"synonym_{colour}"].draw()
-        amb = f"{action} one {vague} {NOUN} {target}."
-        clear = f"{action} one {colour} {NOUN} {target}."
-        slot = Slot(name="colour", vague=vague, precise=colour,
-                    ask_about=f"which colour of block '{vague}' means (red, yellow or green)",
-                    cues=_cues("colour", [colour]))
-        subtype, deck = "colour", f"synonym_{colour}"
-    else:
-        quantity = decks["quantity"].draw()
-        vague = decks["vague_relation"].draw()
-        amb = f"{action} {_blocks(quantity, colour)} {vague} the {ref} bowl."
-        clear = f"{action} {_blocks(quantity, colour)} {target}."
-        slot = Slot(name="relation", vague=vague, precise=relation,
-                    ask_about=f"where exactly relative to the {ref} bowl the blocks should go", cues=_cues("relation"))
-        subtype, deck = "relation", "vague_relation"
-    pair = InstructionPair(id=f"{category}-{number:03d}", type=category, subtype=subtype, context=SCENE,
+        return {**common, "quantities": tuple(QUANTITIES), "vague_quantifiers": VAGUE_QUANTIFIERS}
+    if category == "attribute":
+        return {**common, "attribute_terms": ATTRIBUTE_TERMS}
+    return {**common, "quantities": tuple(QUANTITIES), "vague_relations": VAGUE_RELATIONS}
+
+
+def _valid(a: Assignment, category: Category) -> bool:
+    """The constraints of one combination: the reference is of another colour; "into" needs a bowl."""
+    colour = a["colours"]
+    if category == "attribute" and a["attribute_terms"] in SYNONYM_COLOUR and SYNONYM_COLOUR[a["attribute_terms"]] != colour:
+        return False
+    return not a["references"].startswith(f"{colour} ") and not (
+        a["relations"] in INTO_ONLY_BOWLS and not a["references"].endswith("bowl"))
+
+
+def _texts(category: Category, a: Assignment) -> tuple[str, str]:
+    """The ambiguous instruction of a combination and its unambiguous twin."""
+    action, colour, ref, relation = a["actions"].capitalize(), a["colours"], a["references"], a["relations"]
+    target = f"{relation} {reference(ref)}"
+    if category == "numerical":
+        return (f"{action} {_blocks(a['vague_quantifiers'], colour)} {target}.",
+                f"{action} {_blocks(a['quantities'], colour)} {target}.")
+    clear = f"{action} {_blocks(a.get('quantities', 'one'), colour)} {target}."
+    if category == "attribute" and a["attribute_terms"] in VAGUE_NOUNS:
+        return f"{action} one {colour} {a['attribute_terms']} {target}.", clear
+    if category == "attribute":
+        return f"{action} one {a['attribute_terms']} {NOUN} {target}.", clear
+    return f"{action} {_blocks(a['quantities'], colour)} {a['vague_relations']} {reference(ref)}.", clear
+
+
+def _slot(category: Category, a: Assignment) -> tuple[str, Slot]:
+    """The subtype and the vague slot of a combination."""
+    colour, ref = a["colours"], reference(a["references"])
+    if category == "numerical":
+        return "quantity", Slot(name="quantity", vague=a["vague_quantifiers"], precise=a["quantities"],
+                                ask_about=f"how many {colour} blocks to move (the scene has three)",
+                                cues=_cues("quantity"))
+    if category == "attribute" and a["attribute_terms"] in VAGUE_NOUNS:
+        return "noun", Slot(name="noun", vague=a["attribute_terms"], precise=NOUN,
+                            ask_about=f"which kind of {colour} object is meant: a {colour} block or the {colour} bowl",
+                            cues=_cues("noun", [f"{colour} bowl"]))
+    if category == "attribute":
+        vague = a["attribute_terms"]
+        return "colour", Slot(name="colour", vague=vague, precise=colour,
+                              ask_about=f"which colour of block '{vague}' means (red, yellow or green)",
+                              cues=_cues("colour"))
+    return "relation", Slot(name="relation", vague=a["vague_relations"], precise=a["relations"],
+                            ask_about=f"where exactly relative to {ref} the {colour} blocks should go",
+                            cues=_cues("relation"))
+
+
+def _pair(category: Category, a: Assignment, number: int) -> InstructionPair:
+    amb, clear = _texts(category, a)
+    subtype, slot = _slot(category, a)
+    return InstructionPair(id=f"{category}-{number:03d}", type=category, subtype=subtype, context=SCENE,
                            ambiguous=amb, unambiguous=clear, slot=slot)
-    return pair, deck
+
+
+def _lines(category: Category) -> Callable[[Assignment], tuple[str, ...] | None]:
+    def make(a: Assignment) -> tuple[str, ...] | None:
+        return _texts(category, a) if _valid(a, category) else None
+    return make
+
+
+@functools.cache
+def _capacity(category: Category) -> int:
+    """How many pairs of a type can be distinct at most: its distinct valid instructions, of each twin."""
+    vocab = vocabularies(category)
+    names = list(vocab)
+    make = _lines(category)
+    amb, clear = set(), set()
+    for combo in itertools.product(*vocab.values()):
+        lines = make(dict(zip(names, combo)))
+        if lines is not None:
+            amb.add(lines[0])
+            clear.add(lines[1])
+    return min(len(amb), len(clear))
 
 
 def _is_category(name: str) -> TypeGuard[Category]:
@@ -180,37 +215,26 @@ def generate(per_category: int, seed: int = 0, categories: Sequence[str] = CATEG
     out: list[InstructionPair] = []
     taken: set[str] = set()  # every instruction so far, of any type: a twin never repeats another line's
     for category in chosen:
-        rng = random.Random(f"{seed}:{category}")
-        decks = {
-            "action": _Deck(ACTIONS, rng), "colour": _Deck(COLOURS, rng), "ref": _Deck(COLOURS, rng),
-            "relation": _Deck(RELATIONS, rng), "quantity": _Deck(list(QUANTITIES), rng),
-            "vague_quantity": _Deck(VAGUE_QUANTIFIERS, rng), "vague_noun": _Deck(VAGUE_NOUNS, rng),
-            "vague_relation": _Deck(VAGUE_RELATIONS, rng),
-            **{f"synonym_{c}": _Deck(COLOUR_SYNONYMS[c], rng) for c in COLOURS},
-        }
-        seen: set[str] = set()
-        misses = 0  # draws in a row that repeated an earlier pair: the vocabularies are used up
-        while len(seen) < per_category:
-            pair, deck = _pairs(category, rng, decks, len(seen))
-            if pair.ambiguous in taken or pair.unambiguous in taken:
-                decks[deck].put_back(pair.slot.vague)
-                misses += 1
-                if misses > 2000:
-                    raise ConfigError(f"The vocabularies hold only about {len(seen)} distinct {category} pairs; "
-                                      f"ask for fewer than {per_category}.")
-                continue
-            misses = 0
-            seen.add(pair.ambiguous)
+        capacity = _capacity(category)
+        if per_category > capacity:
+            raise ConfigError(f"The vocabularies hold only {capacity} distinct {category} pairs; "
+                              f"ask for fewer than {per_category}.")
+        deal = Deal(vocabularies(category), per_category, random.Random(f"{seed}:{category}"), _lines(category), taken)
+        combos = deal.solve(budget=200 * per_category + 20_000)
+        if combos is None:
+            raise ConfigError(f"Could not deal {per_category} distinct {category} pairs from the vocabularies "
+                              f"(at most {capacity} exist); ask for fewer than {per_category}.")
+        for number, combo in enumerate(combos):
+            pair = _pair(category, combo, number)
             taken.update((pair.ambiguous, pair.unambiguous))
             out.append(pair)
     return out
 
 
 def vocabulary() -> dict[str, tuple[str, ...]]:
-    """Every vocabulary the generator draws from, by name (the tests check each item is reachable)."""
-    return {
-        "actions": ACTIONS, "quantities": tuple(QUANTITIES), "vague_quantifiers": VAGUE_QUANTIFIERS,
-        "vague_nouns": VAGUE_NOUNS, "colour_synonyms": tuple(s for c in COLOURS for s in COLOUR_SYNONYMS[c]),
-        "relations": RELATIONS, "vague_relations": VAGUE_RELATIONS, "colours": COLOURS,
-    }
+    """Every vocabulary the generator draws from, by name, whatever the type."""
+    out: dict[str, tuple[str, ...]] = {}
+    for category in CATEGORIES:
+        out.update(vocabularies(category))
+    return out
 
