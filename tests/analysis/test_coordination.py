@@ -3,8 +3,9 @@
 import html
 from pathlib import Path
 
-from lexicoord.analysis.coordination import compute, games_from
-from lexicoord.analysis.coordination_report import write_report
+from lexicoord.analysis.coordination import Game, compute, games_from
+from lexicoord.analysis.coordination_report import summary_rows, write_report
+from lexicoord.core.seat import SeatInfo
 from lexicoord.core.spec import AgentSpec
 from lexicoord.models import Model
 from lexicoord.models.observe import current_agent
@@ -65,6 +66,8 @@ async def test_statistics_from_events(tmp_path) -> None:
     assert (stats.games, stats.converged, stats.failed) == (4, 3, 1)
     assert stats.depth_distribution == {0: 2, 1: 1}
     assert stats.first_round_rate == 0.5 and stats.mean_depth == 1 / 3
+    assert stats.first_round_of_converged == 2 / 3, "two of the three convergent games agreed in round 1"
+    assert stats.failed_rounds == {2: 1}, "the failed game (bound 1) lasted two rounds"
     assert stats.accuracy == 2 / 3 and stats.accuracy_games == 3
     assert stats.failure_reasons == {"bound": 1}
     assert stats.failure_causes == {"LLM agents disagreed in round 1": 1}
@@ -95,3 +98,48 @@ def test_user_text_in_the_report_is_escaped(tmp_path) -> None:
     paths = write_report(run, compute([game]), [game], Path(tmp_path / "r"))
     page = paths["html"].read_text()
     assert evil not in page and html.escape(evil) in page and "r&lt;b&gt;" in page
+
+
+def hand_game(i: int, first: dict[str, str | None], *, depth: int | None, played: int, reason: str = "converged",
+              people: tuple[str, ...] = ("p1", "p2")) -> Game:
+    """A game as ``games_from`` builds it, written out by hand so the expected figures can be counted."""
+    agents = {"a1": SeatInfo(name="a1", kind="llm"), **{p: SeatInfo(name=p, kind="human") for p in people}}
+    return Game(episode_id=i, item_id=f"i{i}", repetition=0, converged=depth is not None, reason=reason, depth=depth,
+                interpretation=A if depth is not None else None, intended=None, correct=None, announcement=A,
+                leader="a1", agents=agents, rounds={1: {"a1": A, **first}}, played=played)
+
+
+HAND = [
+    hand_game(1, {"p1": A, "p2": A}, depth=0, played=1),                        # people agreed: at once
+    hand_game(2, {"p1": B, "p2": B}, depth=1, played=2),                        # people agreed: later
+    hand_game(3, {"p1": A, "p2": B}, depth=2, played=3),                        # disagreed: later
+    hand_game(4, {"p1": A, "p2": B}, depth=None, played=4, reason="bound"),     # disagreed: failed
+    hand_game(5, {"p1": B, "p2": A}, depth=None, played=2, reason="leader_ended"),  # disagreed: failed
+    hand_game(6, {"p1": A}, depth=0, played=1, people=("p1",)),                 # one person only
+    hand_game(7, {"p1": None, "p2": A}, depth=None, played=1, reason="abandoned"),  # a person's move failed
+]
+
+
+def test_failed_games_keep_their_length_and_first_round_rates_name_their_denominators() -> None:
+    stats = compute(HAND, bound=3)
+    assert stats.failed_rounds == {1: 1, 2: 1, 4: 1}
+    assert stats.first_round_rate == 2 / 7 and stats.first_round_of_converged == 2 / 4
+    rows = dict(summary_rows(stats))
+    assert rows["first-round convergence, of all games"] == "2 of 7 (28.6%)"
+    assert rows["first-round convergence, of convergent games"] == "2 of 4 (50.0%)"
+    assert rows["failed games that lasted 4 rounds"] == "1" and rows["failed games that lasted 1 round"] == "1"
+
+
+def test_the_peoples_round_one_agreement_against_the_outcome() -> None:
+    stats = compute(HAND, bound=3)
+    agreed, disagreed = stats.alignment
+    assert (agreed.group, agreed.games, agreed.at_once, agreed.later, agreed.failed) == ("agreed", 2, 1, 1, 0)
+    assert (disagreed.group, disagreed.games, disagreed.at_once, disagreed.later, disagreed.failed) == \
+        ("disagreed", 3, 0, 1, 2)
+    assert stats.alignment_fewer_than_two == 1 and stats.alignment_failed_move == 1
+    rows = dict(summary_rows(stats))
+    assert rows["people agreed in round 1"] == "2 of 7 (28.6%)"
+    assert rows["people agreed in round 1: converged at once"] == "1 of 2 (50.0%)"
+    assert rows["people disagreed in round 1: failed"] == "2 of 3 (66.7%)"
+    # The same games in another order give the same figures.
+    assert compute(HAND[::-1], bound=3).alignment == stats.alignment

@@ -33,6 +33,10 @@ def test_two_people_and_an_agent_converge_and_the_game_is_stored(client, db) -> 
         assert set(game["rounds"][0]["decisions"]) == {"Ann", "Bob", "bot"}
         stats = ann.until(lambda s: ann.stats is not None and ann.stats["games"] == 1) and ann.stats
         assert stats["won"] == 1 and stats["lost"] == 0 and stats["depth"]["0"] == 1
+        summary = {k: v for k, v in stats["summary"]}
+        assert summary["people agreed in round 1: converged at once"] == "1 of 1 (100.0%)", \
+            "the room's statistics page carries the people's round-1 agreement"
+        assert summary["first-round convergence, of convergent games"] == "1 of 1 (100.0%)"
     store = Store(str(db))
     [run] = [r for r in store.runs() if r.id.startswith("room-")]
     [(episode, events)] = list(store.iter_run_events(run.id))

@@ -1,10 +1,14 @@
 """Statistics of coordination games, from the stored events and outcomes alone.
 
 The paper reports win-loss and the clarification-depth distribution (its
-Figure 1). Beyond it: first-round convergence, what preceded failures,
-revisions per agent, accuracy against the intended meaning, pairwise
-agreement, and moves toward the leader's announcement. Simulated players are
-counted as people (they stand in for them) and labelled simulated everywhere.
+Figure 1), first-round convergence as a share of convergent games ("70% of
+convergent cases were resolved on the first attempt"), that longer sequences
+were mostly non-convergent, and how the people's round-1 agreement went with the
+outcome. All of these are here, each rate with its denominator. Beyond it: what
+preceded failures, revisions per agent, accuracy against the intended meaning,
+pairwise agreement, and moves toward the leader's announcement. Simulated
+players are counted as people (they stand in for them) and labelled simulated
+everywhere.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from itertools import combinations
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -40,6 +44,8 @@ class Game(BaseModel):
     leader: str
     agents: dict[str, SeatInfo]
     rounds: dict[int, dict[str, str | None]] = Field(default_factory=dict)
+    #: Rounds played (a failed game's length is kept: long sequences are mostly non-convergent in the paper).
+    played: int = 0
 
 
 def games_from(episodes: Iterable[tuple[EpisodeRecord, list[Event]]]) -> list[Game]:
@@ -58,7 +64,7 @@ def games_from(episodes: Iterable[tuple[EpisodeRecord, list[Event]]]) -> list[Ga
                 episode_id=episode.id, item_id=episode.item_id, repetition=episode.repetition,
                 converged=out.converged, reason=out.reason, depth=out.depth, interpretation=out.interpretation,
                 intended=out.intended, correct=out.correct, announcement=out.announcement,
-                leader=next(iter(agents), ""), agents=agents, rounds=dict(rounds),
+                leader=next(iter(agents), ""), agents=agents, rounds=dict(rounds), played=out.rounds,
             )
         )
     return games
@@ -88,13 +94,31 @@ def _failure_cause(game: Game) -> str:
     return "other"
 
 
+class Alignment(BaseModel):
+    """Games by the people's round-1 agreement (the paper: "when humans initially agreed, the coalition almost
+    always converged immediately; when they disagreed, clarification sequences lengthened")."""
+
+    #: ``agreed``: every person made a valid choice in round 1 and all were the same; ``disagreed``: at least
+    #: two different valid choices among the people in round 1.
+    group: Literal["agreed", "disagreed"]
+    games: int
+    at_once: int
+    later: int
+    failed: int
+
+
 class CoordinationStats(BaseModel):
     games: int
     converged: int
     failed: int
     failure_reasons: dict[str, int]
     depth_distribution: dict[int, int]
+    #: Failed games by the number of rounds they lasted.
+    failed_rounds: dict[int, int] = Field(default_factory=dict)
+    #: Games converged in round 1, over all games ...
     first_round_rate: float | None
+    #: ... and over convergent games (the paper's "70% of convergent cases").
+    first_round_of_converged: float | None = None
     mean_depth: float | None
     failure_causes: dict[str, int]
     accuracy: float | None
@@ -103,6 +127,44 @@ class CoordinationStats(BaseModel):
     pairwise_agreement: dict[str, float]
     toward_leader: dict[str, dict[str, Any]]
     bound: int | None = None
+    #: The people's round-1 agreement and the outcome; games with fewer than two people, or with a person's
+    #: failed round-1 move, are outside both groups and counted here.
+    alignment: list[Alignment] = Field(default_factory=list)
+    alignment_fewer_than_two: int = 0
+    alignment_failed_move: int = 0
+    #: Whether the people were all simulated (the rows then say "simulated people").
+    people_simulated: bool = False
+
+
+def people_in_round_one(game: Game) -> list[str | None] | None:
+    """The people's round-1 choices (``None`` for a failed move), or ``None`` with fewer than two people."""
+    first = game.rounds.get(1, {})
+    people = [n for n, a in game.agents.items() if a.kind in PEOPLE and n in first]
+    return [first[n] for n in people] if len(people) >= 2 else None
+
+
+def alignment(games: list[Game]) -> tuple[list[Alignment], int, int]:
+    """Rows for people who agreed and who disagreed in round 1, then the games outside both groups (fewer than
+    two people; a person's failed round-1 move)."""
+    rows = {g: Alignment(group=g, games=0, at_once=0, later=0, failed=0) for g in ("agreed", "disagreed")}
+    few = failed_move = 0
+    for game in games:
+        choices = people_in_round_one(game)
+        if choices is None:
+            few += 1
+            continue
+        if None in choices:
+            failed_move += 1
+            continue
+        row = rows["agreed" if len(set(choices)) == 1 else "disagreed"]
+        row.games += 1
+        if not game.converged:
+            row.failed += 1
+        elif game.depth == 0:
+            row.at_once += 1
+        else:
+            row.later += 1
+    return list(rows.values()), few, failed_move
 
 
 def compute(games: list[Game], bound: int | None = None) -> CoordinationStats:
@@ -110,6 +172,8 @@ def compute(games: list[Game], bound: int | None = None) -> CoordinationStats:
     failed = [g for g in games if not g.converged]
     depths = Counter(g.depth for g in converged if g.depth is not None)
     top = max([*depths, bound or 0], default=0)
+    aligned, few, failed_move = alignment(games)
+    people = [a for g in games for a in g.agents.values() if a.kind in PEOPLE]
     scored = [g for g in converged if g.correct is not None]
 
     revisions: dict[str, dict[str, Any]] = {}
@@ -149,7 +213,9 @@ def compute(games: list[Game], bound: int | None = None) -> CoordinationStats:
         failed=len(failed),
         failure_reasons=dict(Counter(g.reason for g in failed)),
         depth_distribution={d: depths.get(d, 0) for d in range(top + 1)},
+        failed_rounds=dict(sorted(Counter(g.played for g in failed).items())),
         first_round_rate=_rate(depths.get(0, 0), len(games)),
+        first_round_of_converged=_rate(depths.get(0, 0), len(converged)),
         mean_depth=_rate(sum(d * n for d, n in depths.items()), len(converged)),
         failure_causes=dict(Counter(_failure_cause(g) for g in failed)),
         accuracy=_rate(sum(1 for g in scored if g.correct), len(scored)),
@@ -158,6 +224,10 @@ def compute(games: list[Game], bound: int | None = None) -> CoordinationStats:
         pairwise_agreement={f"{a} / {b}": n / d for (a, b), (n, d) in sorted(agree.items()) if d},
         toward_leader=toward,
         bound=bound,
+        alignment=aligned,
+        alignment_fewer_than_two=few,
+        alignment_failed_move=failed_move,
+        people_simulated=bool(people) and all(a.simulated for a in people),
     )
 
 

@@ -22,17 +22,46 @@ def _pct(x: float | None) -> str:
     return "–" if x is None else f"{x:.1%}"
 
 
+def _of(num: int, den: int) -> str:
+    """A count with its share and its denominator, so no rate is read without what it is out of."""
+    return f"{num} of {den} ({_pct(num / den if den else None)})"
+
+
 def summary_rows(stats: CoordinationStats) -> list[tuple[str, str]]:
+    first = stats.depth_distribution.get(0, 0)
     rows = [
         ("games", str(stats.games)),
-        ("converged (win)", f"{stats.converged} ({_pct(stats.converged / stats.games if stats.games else None)})"),
-        ("failed (loss)", f"{stats.failed} ({_pct(stats.failed / stats.games if stats.games else None)})"),
-        ("first-round convergence", _pct(stats.first_round_rate)),
+        ("converged (win)", _of(stats.converged, stats.games)),
+        ("failed (loss)", _of(stats.failed, stats.games)),
+        ("first-round convergence, of all games", _of(first, stats.games)),
+        ("first-round convergence, of convergent games", _of(first, stats.converged)),
         ("mean depth of converged games", "–" if stats.mean_depth is None else f"{stats.mean_depth:.2f}"),
         ("accuracy of converged meaning", f"{_pct(stats.accuracy)} of {stats.accuracy_games} games with a settled meaning"),
     ]
     rows += [(f"failed: {k}", str(v)) for k, v in sorted(stats.failure_reasons.items())]
+    rows += [(f"failed games that lasted {n} round{'s' if n != 1 else ''}", str(v))
+             for n, v in stats.failed_rounds.items()]
     rows += [(f"before failure: {k}", str(v)) for k, v in sorted(stats.failure_causes.items())]
+    return rows + alignment_rows(stats)
+
+
+def alignment_rows(stats: CoordinationStats) -> list[tuple[str, str]]:
+    """The people's round-1 agreement against the outcome, each count over its group."""
+    who = "simulated people" if stats.people_simulated else "people"
+    rows: list[tuple[str, str]] = []
+    for row in stats.alignment:
+        if not row.games:
+            continue
+        label = f"{who} {row.group} in round 1"
+        rows += [(label, _of(row.games, stats.games)),
+                 (f"{label}: converged at once", _of(row.at_once, row.games)),
+                 (f"{label}: converged later", _of(row.later, row.games)),
+                 (f"{label}: failed", _of(row.failed, row.games))]
+    if stats.alignment_fewer_than_two:
+        rows.append((f"games with fewer than two {who} (not in the agreement rows)", str(stats.alignment_fewer_than_two)))
+    if stats.alignment_failed_move:
+        rows.append((f"games where one of the {who} had no valid round-1 move (not in the agreement rows)",
+                     str(stats.alignment_failed_move)))
     return rows
 
 
@@ -61,10 +90,10 @@ def write_report(run: RunInfo, stats: CoordinationStats, games: list[Game], out_
     out_dir.mkdir(parents=True, exist_ok=True)
     png, svg = depth_distribution(stats, out_dir / "depth_distribution")
     (out_dir / "stats.json").write_text(json.dumps(stats.model_dump(mode="json"), indent=2), encoding="utf-8")
-    write_csv(out_dir / "games.csv", ["item", "repetition", "converged", "reason", "depth", "interpretation",
-                                      "intended", "correct", "simulated_agents"],
-              ([g.item_id, g.repetition, g.converged, g.reason, g.depth, g.interpretation, g.intended, g.correct,
-                " ".join(n for n, a in g.agents.items() if a.simulated)] for g in games))
+    write_csv(out_dir / "games.csv", ["item", "repetition", "converged", "reason", "depth", "rounds",
+                                      "interpretation", "intended", "correct", "simulated_agents"],
+              ([g.item_id, g.repetition, g.converged, g.reason, g.depth, g.played, g.interpretation, g.intended,
+                g.correct, " ".join(n for n, a in g.agents.items() if a.simulated)] for g in games))
 
     agents = agent_rows(stats)
     svg_text = inline_svg(svg)
@@ -75,14 +104,17 @@ settings {html.escape(json.dumps(run.config, ensure_ascii=False))}</p>
 {table(["measure", "value"], [list(r) for r in summary_rows(stats)])}
 <h2>Clarification depth distribution</h2>
 {svg_text}
+<h3>Failed games by rounds played</h3>
+{table(["rounds played", "failed games"], [[str(n), str(v)] for n, v in stats.failed_rounds.items()])}
 <h2>Agents</h2>
 {table(list(agents[0]) if agents else ["agent"], [list(a.values()) for a in agents])}
 <h2>Pairwise agreement (share of rounds with the same choice)</h2>
 {table(["pair", "agreement"], [[_label_pair(k, stats), _pct(v)] for k, v in stats.pairwise_agreement.items()])}
 <h2>Games</h2>
-{table(["item", "rep", "outcome", "depth", "agreed meaning", "intended"],
+{table(["item", "rep", "outcome", "depth", "rounds", "agreed meaning", "intended"],
         [[g.item_id, str(g.repetition), "converged" if g.converged else g.reason,
-          "" if g.depth is None else str(g.depth), g.interpretation or "", g.intended or "(open)"] for g in games])}
+          "" if g.depth is None else str(g.depth), str(g.played), g.interpretation or "", g.intended or "(open)"]
+         for g in games])}
 """
     page = html_page(f"{run.id}: coordination report", body)
     report = out_dir / "report.html"
@@ -100,10 +132,13 @@ def report(store: Store, run: RunInfo, out_dir: Path) -> Report:
     stats = statistics(rows, bound=bound)
     agents = agent_rows(stats)
     depth = [[str(d), str(n)] for d, n in stats.depth_distribution.items()] + [["failed", str(stats.failed)]]
+    lengths = [[str(n), str(stats.failed_rounds.get(n, 0))] for n in range(1, max([*stats.failed_rounds, 1]) + 1)]
     tables = [
         ReportTable(title=f"{run.id}: {stats.games} games", head=["measure", "value"],
                     rows=[list(r) for r in summary_rows(stats)]),
         ReportTable(title="clarification depth", head=["depth", "games"], rows=depth),
+        ReportTable(title=f"failed games by rounds played ({stats.failed} failed)", head=["rounds", "failed games"],
+                    rows=lengths),
         ReportTable(title="agents", head=list(agents[0]) if agents else ["agent"],
                     rows=[[str(v) for v in a.values()] for a in agents]),
     ]
