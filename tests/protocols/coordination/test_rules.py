@@ -389,3 +389,26 @@ async def test_a_game_left_with_one_player_is_abandoned_not_converged() -> None:
     outcome = await play_direct(seats, bound=3)
     assert not outcome.converged and outcome.interpretation is None and outcome.depth is None
     assert outcome.reason == "abandoned" and outcome.rounds == 1
+
+
+class Recording(ScriptedSeat):
+    """A seat that keeps every request's view, as a person's page or terminal receives it."""
+
+    def __init__(self, name: str, choice: str) -> None:
+        super().__init__(name, choice)
+        self.views: list[tuple[str, dict]] = []
+
+    async def answer(self, request: Request) -> Answer:
+        self.views.append((request.kind, request.view))
+        if request.kind == "clarify":
+            return Answer(value={"statement": f"STATEMENT-{sum(k == 'clarify' for k, _ in self.views)}"})
+        return await super().answer(request)
+
+
+async def test_a_persons_view_carries_each_clarification_once_and_never_a_stale_one() -> None:
+    leader, other = Recording("l", RIVER), Recording("m", MONEY)
+    await play_direct({"l": leader, "m": other}, bound=3)
+    clarify = [v for k, v in leader.views if k == "clarify"]
+    assert len(clarify) == 3 and all(v["clarification"] is None for v in clarify), "nothing is 'new' before it is said"
+    choose = {v["round"]: v["clarification"] for k, v in other.views if k == "choose"}
+    assert choose == {1: None, 2: "STATEMENT-1", 3: "STATEMENT-2", 4: "STATEMENT-3"}
