@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from lexicoord.analysis.debate import cohen_kappa, compute, episodes_from
+from lexicoord.analysis.debate import Episode, Share, cohen_kappa, compute, episodes_from, failed_by_config, statistics
 from lexicoord.analysis.debate_report import write_report
 from lexicoord.core.spec import AgentSpec
 from lexicoord.models import Model
@@ -15,7 +15,7 @@ from lexicoord.protocols.debate import AmbiguityStudy, rotations
 from lexicoord.runs.grid import grid
 from lexicoord.runs.runner import Runner
 from lexicoord.runs.store import Store
-from lexicoord.tasks.instructions import asks_about, generated_instructions, rule_success
+from lexicoord.tasks.instructions import asks_about, generated_instructions, question_kind, rule_success
 
 ITEMS = generated_instructions(1, seed=0)  # one pair per type: 3 ambiguous, 3 unambiguous
 NUMERICAL = next(i.as_task() for i in ITEMS if i.type == "numerical" and i.ambiguous)
@@ -36,6 +36,7 @@ BY_SUBTYPE = {i.subtype: i.as_task() for i in generated_instructions(2, seed=0) 
     ("noun", f"Do you mean a {BY_SUBTYPE['noun']['slot']['cues'][0]}?", True),
     ("noun", "Do you want a block or the bowl?", True),
     ("noun", "Which red block should I pick up first?", False),
+    ("noun", f"Which {BY_SUBTYPE['noun']['slot']['vague']} should I move?", False),
     ("colour", f"Which colour is {BY_SUBTYPE['colour']['slot']['vague']}: red, yellow or green?", True),
     ("colour", f"Which {BY_SUBTYPE['colour']['slot']['vague']} block, the leftmost one?", False),
     ("relation", "Where exactly should the blocks go: to the left or the right of the bowl?", True),
@@ -62,6 +63,13 @@ def test_cohen_kappa() -> None:
     assert cohen_kappa([True, False, True, False], [True, False, True, False]) == 1.0
     assert cohen_kappa([True, True, False, False], [True, False, True, False]) == 0.0
     assert cohen_kappa([], []) is None
+
+
+def test_kappa_is_undefined_when_chance_agreement_is_one() -> None:
+    """Rule and judge that each said "yes" throughout agree by chance alone: kappa is undefined, not 1."""
+    assert cohen_kappa([True, True, True], [True, True, True]) is None
+    assert cohen_kappa([False, False], [False, False]) is None
+    assert cohen_kappa([True, True], [True, False]) == 0.0
 
 
 def script(messages, config):
@@ -97,12 +105,16 @@ async def test_statistics_by_configuration_type_consensus_and_false_alarms(tmp_p
     stats = compute(episodes)
     by = {c.config: c for c in stats.configs}
     assert list(by) == ["Single(a)", "Single(b)", "Debate(a)", "Debate(b)"]
-    # "a" asks "How many blocks?" everywhere: right on the numerical item only, and a false alarm on every twin.
-    assert by["Single(a)"].success == pytest.approx(1 / 3) and by["Single(a)"].success_by_type["numerical"] == 1.0
-    assert by["Single(a)"].success_by_type["spatial"] == 0.0 and by["Single(a)"].false_alarms == 1.0
-    assert by["Single(b)"].success == 0.0 and by["Single(b)"].false_alarms == 0.0
+    # "a" calls everything ambiguous: detected everywhere (the paper's measure), and a false alarm on every twin;
+    # its "How many blocks?" asks about the right slot on the numerical item only.
+    a, b = by["Single(a)"], by["Single(b)"]
+    assert a.detection == Share(k=3, n=3) and a.right_slot == Share(k=1, n=3)
+    assert a.right_slot_by_type["numerical"] == Share(k=1, n=1) and a.right_slot_by_type["spatial"] == Share(k=0, n=1)
+    assert a.detection_by_type["spatial"] == Share(k=1, n=1) and a.false_alarms == Share(k=3, n=3)
+    assert b.detection == Share(k=0, n=3) and b.false_alarms == Share(k=0, n=3) and b.clear == Share(k=3, n=3)
     # Leader "a" (followers b, a-2): b always agrees, a-2 always disagrees: never consensus, 3 rounds.
-    assert by["Debate(a)"].consensus_rate == 0.0 and by["Debate(a)"].non_consensus_rate == 1.0
+    assert by["Debate(a)"].consensus == Share(k=0, n=3) and by["Debate(a)"].non_consensus == Share(k=3, n=3)
+    assert by["Debate(a)"].debate_errors == Share(k=0, n=3)
     # Leader "b" (followers a, b-2): a disagrees, so no consensus either.
     assert by["Debate(b)"].rounds_to_consensus == {}
     assert all(e.rounds == 3 for e in episodes if e.condition == "debate")
@@ -127,14 +139,15 @@ async def test_consensus_statistics_when_debates_agree_in_round_two(tmp_path) ->
     episodes = grid(tasks, rotations([AgentSpec(name="t", model="scripted/t")]), settings=[{"condition": "debate"}])
     await Runner(store, AmbiguityStudy(), models=pool, progress=False).run("c", episodes)
     [debate] = compute(episodes_from(store.iter_run_events("c"))).configs
-    assert debate.consensus_rate == 1.0 and debate.non_consensus_rate == 0.0
+    assert debate.consensus == Share(k=3, n=3) and debate.non_consensus == Share(k=0, n=3)
     assert debate.mean_rounds_to_consensus == 2.0 and debate.rounds_to_consensus == {2: 3}
-    assert debate.consensus_success == pytest.approx(1 / 3), "right on the numerical item only"
+    assert debate.consensus_detection == Share(k=3, n=3)
+    assert debate.consensus_right_slot == Share(k=1, n=3), "the right slot on the numerical item only"
     assert debate.ambiguous == 3 and debate.mean_time is not None
 
 
 def test_two_models_with_the_same_short_name_stay_apart() -> None:
-    from lexicoord.analysis.debate import Episode, _unique_labels
+    from lexicoord.analysis.debate import _unique_labels
 
     base = dict(episode_id=1, item_id="i", pair=None, type="numerical", subtype="quantity", ambiguous=True,
                 instruction="x", condition="single", termination="answered", consensus=None, rounds=1, verdict="clear",
@@ -150,12 +163,123 @@ async def test_the_report_writes_figures_html_json_and_csv_with_text_escaped(tmp
     store = await run_study(tmp_path)
     episodes = episodes_from(store.iter_run_events("s"))
     paths = write_report(store.run("s"), compute(episodes), episodes, tmp_path / "out")
-    for name in ("overall (png)", "numerical (png)", "rounds (png)", "non_consensus (png)", "false_alarms (png)"):
+    for name in ("overall (png)", "right_slot (png)", "numerical (png)", "rounds (png)", "non_consensus (png)",
+                 "false_alarms (png)"):
         assert paths[name].stat().st_size > 1000
         assert paths[name].with_suffix(".svg").read_text().lstrip().startswith("<?xml")
     page = paths["html"].read_text()
     assert "Vague &lt;b&gt;." in page and "Vague <b>." not in page, "model text is escaped"
-    assert page.count("<svg") == 7 and "Table 1" in page and "Table 2" in page
+    assert page.count("<svg") == 8 and "Table 1" in page and "Table 2" in page
     rows = list(csv.DictReader(paths["csv"].open()))
     assert len(rows) == 24 and {r["config"] for r in rows} == {"Single(a)", "Single(b)", "Debate(a)", "Debate(b)"}
     assert json.loads(paths["json"].read_text())["episodes"] == 24
+
+
+def test_detection_is_reported_first_as_the_papers_measure_and_the_stricter_one_is_named_beside_it() -> None:
+    from lexicoord.analysis.debate_report import sections
+
+    def ep(item_id: str, verdict: str, question: str, type_: str) -> Episode:
+        item = next(i.as_task() for i in ITEMS if i.ambiguous and i.type == type_)
+        return Episode(episode_id=1, item_id=item_id, pair=None, type=type_, subtype="", ambiguous=True,
+                       instruction="x", condition="single", config="Single(m)", model="p/m", termination="answered",
+                       consensus=None, rounds=1, verdict=verdict, question=question,
+                       detected=verdict == "ambiguous", asks=question_kind(item, verdict, question),
+                       rule=rule_success(item, verdict, question), judge=None, success=verdict == "ambiguous",
+                       false_alarm=None, wall_time=1.0, model_time=1.0, calls=1)
+
+    stats = compute([ep("1", "ambiguous", "Which one do you mean?", "numerical"),
+                     ep("2", "ambiguous", "How many blocks, what colour, and where exactly?", "spatial"),
+                     ep("3", "ambiguous", "How many red blocks?", "numerical"), ep("4", "clear", "", "attribute")])
+    [c] = stats.configs
+    assert c.detection == Share(k=3, n=4) and c.right_slot == Share(k=1, n=4) and c.shotgun == Share(k=1, n=4)
+    (first, (head, rows)), (second, (head2, rows2)) = sections(stats)[:2]
+    assert "paper" in first and head[1] == "detection (the paper's success)" and rows[0][1] == "75.0% (3/4)"
+    assert "paper" not in second and "paper" not in " ".join(head2) and "stricter" in head2[1]
+    assert rows2[0][1] == "25.0% (1/4)" and rows2[0][-1] == "25.0% (1/4)", "shotgun questions counted apart"
+
+
+def broken(messages, config):
+    """Model "e" never answers readably; model "u" cannot be reached; "ok" asks how many and agrees."""
+    from lexicoord.errors import ModelError
+    from lexicoord.models.observe import current_agent
+
+    agent = current_agent.get() or ""
+    if agent.startswith("u"):
+        raise ModelError("connection refused")
+    if agent.startswith("e"):
+        return "I am not sure what you want."
+    if "verdict" in json.dumps(config.json_schema or {}):
+        return {"reasoning": "Vague.", "verdict": "ambiguous", "question": "How many blocks?"}
+    return {"stance": "agree", "reasoning": "ok", "alternative": ""}
+
+
+async def test_errors_and_unreachable_models_are_counted_per_configuration_in_one_denominator(tmp_path) -> None:
+    pool = ModelPool(cache=False)
+    for name in ("e", "u", "ok"):
+        pool.add(Model(ScriptedProvider(name, broken)), f"scripted/{name}")
+    tasks = [i.as_task() for i in ITEMS]
+    spec = {n: AgentSpec(name=n, model=f"scripted/{n}") for n in ("e", "u", "ok")}
+    episodes = grid(tasks, [[spec["e"]], [spec["u"]]], settings=[{"condition": "single"}])
+    # A debate led by "ok" whose follower "e" cannot be read: it ends in error, not in non-consensus.
+    episodes += grid(tasks, [[spec["ok"].model_copy(update={"role": "leader"}), spec["e"], spec["ok"].model_copy(
+        update={"name": "ok-2"})]], settings=[{"condition": "debate", "rounds": 3}])
+    store = Store(str(tmp_path / "b.db"))
+    await Runner(store, AmbiguityStudy(), models=pool, progress=False).run("b", episodes)
+    stats = statistics(store.iter_run_events("b"))
+    by = {c.config: c for c in stats.configs}
+    e = by["Single(e)"]
+    # Every twin is in each of clear, false alarm and error with the same denominator; none is dropped.
+    assert e.clear == Share(k=0, n=3) and e.false_alarms == Share(k=0, n=3) and e.unambiguous_errors == 3
+    assert e.detection == Share(k=0, n=3) and e.right_slot == Share(k=0, n=3) and e.ambiguous_errors == 3
+    assert "Single(u)" not in by and stats.failed == 6, "an unreachable model's episodes are in no rate"
+    debate = by["Debate(ok)"]
+    assert debate.debate_errors == Share(k=3, n=3) and debate.non_consensus == Share(k=0, n=3)
+    assert debate.consensus == Share(k=0, n=3)
+    from lexicoord.analysis.debate_report import consensus_rows, detection_rows, twin_rows
+
+    [row] = consensus_rows(stats)[1]
+    assert row[1:4] == ["0.0% (0/3)", "0.0% (0/3)", "100.0% (3/3)"]
+    assert [r[-2:] for r in detection_rows(stats)[1] if r[0] == "Single(e)"] == [["3 of 3", "0"]]
+    assert [r[1:] for r in twin_rows(stats)[1] if r[0] == "Single(e)"] == [["0.0% (0/3)", "0.0% (0/3)", "3 of 3", "0"]]
+    failed = failed_by_config(store.iter_run_events("b"))
+    assert failed == {("Single(u)", True): 3, ("Single(u)", False): 3}
+    shown = {r[0]: r[-1] for r in detection_rows(compute(episodes_from(store.iter_run_events("b")), 6, failed))[1]}
+    assert shown.get("Single(u)") is None, "a configuration with no finished episode has no rate to show"
+
+
+async def test_table_2_leaves_out_cached_replies_and_states_the_concurrency(tmp_path) -> None:
+    from lexicoord.analysis.debate_report import time_rows
+    from lexicoord.models.cache import ResponseCache
+
+    cache = ResponseCache(tmp_path / "cache.db")
+    pool = ModelPool(cache=False)
+    pool.add(Model(ScriptedProvider("a", script), cache=cache), "scripted/a")
+    tasks = [i.as_task() for i in ITEMS]
+    episodes = grid(tasks, [[AgentSpec(name="a", model="scripted/a")]], settings=[{"condition": "single"}])
+    store = Store(str(tmp_path / "t.db"))
+    await Runner(store, AmbiguityStudy(), models=pool, progress=False, seed=1).run("fresh", episodes)
+    await Runner(store, AmbiguityStudy(), models=pool, progress=False, seed=1).run("again", episodes)
+    fresh = statistics(store.iter_run_events("fresh"))
+    again = statistics(store.iter_run_events("again"))
+    assert fresh.configs[0].timed == 3 and fresh.configs[0].cached_excluded == 0
+    assert again.configs[0].timed == 0 and again.configs[0].cached_excluded == 3
+    assert again.configs[0].mean_time is None, "no time from replies that took none"
+    again.concurrency = 4
+    [row] = time_rows(again)[1]
+    assert row[1] == "4" and row[2].startswith("0 of 3") and "cached replies" in row[3]
+    [row] = time_rows(fresh)[1]
+    assert row[1] == "not recorded" and row[2] == "3 of 3" and row[3] != "–"
+
+
+def test_the_judge_agreement_says_why_kappa_is_undefined() -> None:
+    from lexicoord.analysis.debate_report import judge_rows
+
+    base = dict(pair=None, type="numerical", subtype="quantity", ambiguous=True, instruction="x", condition="single",
+                config="Single(m)", model="p/m", termination="answered", consensus=None, rounds=1,
+                verdict="ambiguous", question="How many?", detected=True, success=True, false_alarm=None,
+                wall_time=1.0, model_time=1.0, calls=1)
+    stats = compute([Episode(episode_id=i, item_id=str(i), rule=True, judge=True, **base) for i in range(3)])
+    assert stats.judge is not None and stats.judge.kappa is None and stats.judge.agree == Share(k=3, n=3)
+    rows = dict(judge_rows(stats)[1])
+    assert rows["Cohen's kappa"].startswith("undefined: chance agreement is 1")
+    assert rows["agreement"] == "100.0% (3/3)"

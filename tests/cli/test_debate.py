@@ -187,3 +187,20 @@ def test_an_empty_line_is_asked_again_and_the_command_ends_with_the_game(tmp_pat
     stdout = proc.stdout.read() if proc.stdout else ""
     assert proc.returncode == 0, proc.stderr.read() if proc.stderr else ""
     assert "type a number from 1 to 2" in stdout and "Debate ended: consensus" in stdout
+
+
+def test_defaults_are_the_papers_and_items_is_a_sample_across_types(tmp_path) -> None:
+    from lexicoord.runs.store import Store
+
+    db = str(tmp_path / "d.db")
+    run = lexicoord("debate", "run", "-m", "scripted/first", "--items", "3", "--no-twins", "--condition", "single",
+                    "--concurrency", "2", "--run", "st", "--db", db)
+    assert "3 done, 0 failed" in run.stderr
+    config = Store(db).run("st").config
+    assert config["dataset"] == "generated:20/type seed 0", "20 pairs per type by default, as in the paper"
+    assert config["concurrency"] == 2
+    report = lexicoord("debate", "report", "st", "--out", str(tmp_path / "rep"), "--db", db).stdout
+    stats = json.loads((tmp_path / "rep" / "stats.json").read_text())
+    assert stats["types"] == ["attribute", "numerical", "spatial"], "three instructions, one of each type"
+    assert stats["concurrency"] == 2 and "concurrency" in report
+    assert "detection (the paper's success)" in report and "right-slot question" in report

@@ -1,10 +1,14 @@
-"""The ambiguity study's figures (Davila et al., Figures 2 to 7, plus false alarms), as PNG and SVG."""
+"""The ambiguity study's figures (Davila et al., Figures 2 to 7, plus the right-slot measure and false alarms).
+
+Every bar is labelled with its rate and its denominator; Figure 7 shows debates
+without consensus and debates that ended in error as separate bars.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from lexicoord.analysis.debate import StudyStats
+from lexicoord.analysis.debate import ConfigStats, Share, StudyStats
 from lexicoord.analysis.figures import _pyplot, save_figure
 
 SINGLE, DEBATE = "#7f9cc0", "#3b6ea8"
@@ -30,6 +34,35 @@ def _bars(labels: list[str], values: list[float | None], colours: list[str], tit
     return save_figure(fig, stem)
 
 
+def _n(shares: list[Share]) -> list[str]:
+    return [f"{s.k}/{s.n}" for s in shares]
+
+
+def _non_consensus(debates: list[ConfigStats], stem: Path) -> list[Path]:
+    """Figure 7: non-consensus and error side by side, each a share of the configuration's debates."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(max(4.5, 1.4 * len(debates) + 1.5), 3.6), dpi=150)
+    width = 0.38
+    for offset, name, colour, values in ((-width / 2, "no consensus after R rounds", DEBATE,
+                                          [c.non_consensus or Share() for c in debates]),
+                                         (width / 2, "ended in error", "#c0504d",
+                                          [c.debate_errors or Share() for c in debates])):
+        xs = [i + offset for i in range(len(debates))]
+        bars = ax.bar(xs, [100 * (v.rate or 0) for v in values], width, color=colour, label=name)
+        for bar, v in zip(bars, values):
+            text = "n/a" if v.rate is None else f"{100 * v.rate:.1f}%\n{v.k}/{v.n}"
+            ax.annotate(text, (bar.get_x() + bar.get_width() / 2, bar.get_height()), ha="center", va="bottom",
+                        fontsize=6)
+    ax.set_xticks(range(len(debates)), [c.config for c in debates], rotation=20, ha="right", fontsize=8)
+    ax.set_ylabel("debates (%)")
+    ax.set_ylim(0, 125)
+    ax.set_title("Non-consensus and errors (Fig. 7)", fontsize=10)
+    ax.legend(fontsize=7)
+    ax.spines[["top", "right"]].set_visible(False)
+    fig.tight_layout()
+    return save_figure(fig, stem)
+
+
 def study_figures(stats: StudyStats, out_dir: Path) -> dict[str, list[Path]]:
     """Every figure the report shows, by name; a figure with nothing to plot is left out."""
     figs: dict[str, list[Path]] = {}
@@ -37,14 +70,18 @@ def study_figures(stats: StudyStats, out_dir: Path) -> dict[str, list[Path]]:
     labels = [c.config for c in cfgs]
     colours = [SINGLE if c.condition == "single" else DEBATE for c in cfgs]
     if any(c.ambiguous for c in cfgs):
-        figs["overall"] = _bars(labels, [c.success for c in cfgs], colours,
-                                "Success on ambiguous instructions (Fig. 2)", "success rate (%)",
-                                out_dir / "fig2_overall_success", [f"n={c.ambiguous}" for c in cfgs])
+        figs["overall"] = _bars(labels, [c.detection.rate for c in cfgs], colours,
+                                "Ambiguity detected, the paper's success (Fig. 2)", "detection rate (%)",
+                                out_dir / "fig2_overall_success", _n([c.detection for c in cfgs]))
+        figs["right_slot"] = _bars(labels, [c.right_slot.rate for c in cfgs], colours,
+                                   "Question asks about the right slot (stricter)", "right-slot rate (%)",
+                                   out_dir / "fig2b_right_slot", _n([c.right_slot for c in cfgs]))
     for number, kind in zip((3, 4, 5), ("attribute", "numerical", "spatial")):
         if kind in stats.types:
-            figs[kind] = _bars(labels, [c.success_by_type.get(kind) for c in cfgs], colours,
-                               f"Success on {kind} ambiguity (Fig. {number})", "success rate (%)",
-                               out_dir / f"fig{number}_{kind}_success")
+            shares = [c.detection_by_type.get(kind) or Share() for c in cfgs]
+            figs[kind] = _bars(labels, [s.rate for s in shares], colours,
+                               f"Ambiguity detected, {kind} (Fig. {number})", "detection rate (%)",
+                               out_dir / f"fig{number}_{kind}_success", _n(shares))
     debates = [c for c in cfgs if c.condition == "debate"]
     if debates:
         plt = _pyplot()
@@ -53,8 +90,9 @@ def study_figures(stats: StudyStats, out_dir: Path) -> dict[str, list[Path]]:
         width = 0.8 / len(debates)
         for i, c in enumerate(debates):
             total = sum(c.rounds_to_consensus.values())
-            shares = [100 * c.rounds_to_consensus.get(r, 0) / total if total else 0 for r in rounds]
-            ax.bar([r + (i - (len(debates) - 1) / 2) * width for r in rounds], shares, width, label=c.config)
+            heights = [100 * c.rounds_to_consensus.get(r, 0) / total if total else 0 for r in rounds]
+            ax.bar([r + (i - (len(debates) - 1) / 2) * width for r in rounds], heights, width,
+                   label=f"{c.config} (n={total})")
         ax.set_xticks(rounds, [str(r) for r in rounds])
         ax.set_xlabel("round in which consensus was reached")
         ax.set_ylabel("share of debates with consensus (%)")
@@ -63,11 +101,9 @@ def study_figures(stats: StudyStats, out_dir: Path) -> dict[str, list[Path]]:
         ax.spines[["top", "right"]].set_visible(False)
         fig.tight_layout()
         figs["rounds"] = save_figure(fig, out_dir / "fig6_rounds_to_consensus")
-        figs["non_consensus"] = _bars([c.config for c in debates], [c.non_consensus_rate for c in debates],
-                                      [DEBATE] * len(debates), "Non-consensus rate (Fig. 7)", "debates without consensus (%)",
-                                      out_dir / "fig7_non_consensus")
+        figs["non_consensus"] = _non_consensus(debates, out_dir / "fig7_non_consensus")
     if any(c.unambiguous for c in cfgs):
-        figs["false_alarms"] = _bars(labels, [c.false_alarms for c in cfgs], ["#c0504d"] * len(cfgs),
+        figs["false_alarms"] = _bars(labels, [c.false_alarms.rate for c in cfgs], ["#c0504d"] * len(cfgs),
                                      "False alarms on unambiguous twins", "asked a question (%)",
-                                     out_dir / "fig8_false_alarms", [f"n={c.unambiguous}" for c in cfgs])
+                                     out_dir / "fig8_false_alarms", _n([c.false_alarms for c in cfgs]))
     return figs

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from lexicoord.analysis.cells import records_csv
-from lexicoord.analysis.debate import Episode, StudyStats, episodes_from, statistics
+from lexicoord.analysis.debate import Episode, Share, StudyStats, episodes_from, statistics
 from lexicoord.analysis.debate_figures import study_figures
 from lexicoord.analysis.html import inline_svg, table
 from lexicoord.analysis.html import page as html_page
@@ -20,48 +20,94 @@ from lexicoord.runs.store import Store
 MAX_TRANSCRIPTS = 300
 
 
+def share(x: Share | None) -> str:
+    """A rate with its count and denominator: ``45.0% (9/20)``; a dash when nothing was measured."""
+    if x is None:
+        return "–"
+    return f"{pct(x.rate)} ({x.k}/{x.n})"
 
 
-def success_rows(stats: StudyStats) -> tuple[list[str], list[list[str]]]:
-    """Figure 2 to 5 and false alarms as one table: a row per configuration."""
-    head = ["configuration", "ambiguous", "success", *stats.types, "unambiguous", "false alarms",
-            "ended in error", "failed episodes"]
-    rows = [[c.config, str(c.ambiguous), pct(c.success), *[pct(c.success_by_type.get(t)) for t in stats.types],
-             str(c.unambiguous), pct(c.false_alarms), str(c.errors), str(c.failed)] for c in stats.configs]
+def detection_rows(stats: StudyStats) -> tuple[list[str], list[list[str]]]:
+    """Figures 2 to 5, the paper's measure: verdict "ambiguous" on the ambiguous instructions."""
+    head = ["configuration", "detection (the paper's success)", *stats.types, "ended in error", "failed, in no rate"]
+    rows = [[c.config, share(c.detection), *[share(c.detection_by_type.get(t)) for t in stats.types],
+             f"{c.ambiguous_errors} of {c.ambiguous}", str(c.failed_ambiguous)] for c in stats.configs]
+    return head, rows
+
+
+def right_slot_rows(stats: StudyStats) -> tuple[list[str], list[list[str]]]:
+    """The stricter measure beside it: detected, and the question asks about the right slot and no other."""
+    head = ["configuration", "right-slot question (stricter)", *stats.types, "shotgun question"]
+    rows = [[c.config, share(c.right_slot), *[share(c.right_slot_by_type.get(t)) for t in stats.types],
+             share(c.shotgun)] for c in stats.configs]
+    return head, rows
+
+
+def twin_rows(stats: StudyStats) -> tuple[list[str], list[list[str]]]:
+    """The unambiguous twins: clear (right), false alarm and error, shares of the same finished twins."""
+    head = ["configuration", "clear (right)", "false alarms", "ended in error", "failed, in no rate"]
+    rows = [[c.config, share(c.clear), share(c.false_alarms), f"{c.unambiguous_errors} of {c.unambiguous}",
+             str(c.failed_unambiguous)] for c in stats.configs if c.unambiguous or c.failed_unambiguous]
     return head, rows
 
 
 def consensus_rows(stats: StudyStats) -> tuple[list[str], list[list[str]]]:
-    """Table 1 (with the non-consensus rate of Figure 7) and the rounds distribution of Figure 6."""
-    head = ["leader", "consensus reached", "non-consensus", "avg rounds to consensus", "success of consensus outcomes",
-            "consensus in round 1/2/3/4/5+"]
+    """Table 1 and Figures 6 and 7: consensus, non-consensus and error are shares of the same debates."""
+    head = ["leader", "consensus reached", "non-consensus (R rounds)", "ended in error", "avg rounds to consensus",
+            "detection of consensus outcomes", "right slot of consensus outcomes", "consensus in round 1/2/3/4/5+"]
     rows = []
     for c in stats.configs:
         if c.condition != "debate":
             continue
         dist = c.rounds_to_consensus
         spread = "/".join(str(dist.get(r, 0)) for r in range(1, 5)) + f"/{sum(v for k, v in dist.items() if k >= 5)}"
-        rows.append([c.config, pct(c.consensus_rate), pct(c.non_consensus_rate), num(c.mean_rounds_to_consensus),
-                     pct(c.consensus_success), spread])
+        rounds = num(c.mean_rounds_to_consensus) + (f" (over {c.consensus.k})" if c.consensus else "")
+        rows.append([c.config, share(c.consensus), share(c.non_consensus), share(c.debate_errors), rounds,
+                     share(c.consensus_detection), share(c.consensus_right_slot), spread])
     return head, rows
 
 
 def time_rows(stats: StudyStats) -> tuple[list[str], list[list[str]]]:
-    """Table 2: mean wall time per episode, and its model calls' latencies summed.
+    """Table 2: mean wall time per episode, and its model calls' latencies summed, at the run's concurrency.
 
-    The sum can exceed the wall time: followers are asked at once, and a call waiting for a busy
-    model counts its wait.
+    Episodes with a reply from the cache are left out (a cached reply takes no time); when every one
+    had one, there is no time to report. The sum can exceed the wall time: followers are asked at once,
+    and a call waiting for a busy model counts its wait.
     """
-    head = ["configuration", "mean time per ambiguous instruction (s)", "model-call latency, summed (s)"]
-    return head, [[c.config, num(c.mean_time), num(c.mean_model_time)] for c in stats.configs]
+    head = ["configuration", "concurrency", "episodes timed", "mean time per ambiguous instruction (s)",
+            "model-call latency, summed (s)"]
+    concurrency = str(stats.concurrency) if stats.concurrency is not None else "not recorded"
+    rows = []
+    for c in stats.configs:
+        total = c.timed + c.cached_excluded
+        timed = f"{c.timed} of {total}" + (f" ({c.cached_excluded} with cached replies left out)"
+                                           if c.cached_excluded else "")
+        if not c.timed:
+            rows.append([c.config, concurrency, timed, "not measured: every episode used cached replies "
+                         "(run with --no-cache to time it)", "–"])
+        else:
+            rows.append([c.config, concurrency, timed, num(c.mean_time), num(c.mean_model_time)])
+    return head, rows
 
 
 def judge_rows(stats: StudyStats) -> tuple[list[str], list[list[str]]]:
     j = stats.judge
     if j is None:
         return ["measure", "value"], [["LLM judge", "not used in this run (debate run --judge MODEL)"]]
-    return ["measure", "value"], [["answers judged by rule and judge", str(j.judged)],
-                                  ["agreement", pct(j.agree)], ["Cohen's kappa", num(j.kappa)]]
+    kappa = num(j.kappa) if j.kappa is not None else j.kappa_note or "undefined"
+    return ["measure", "value"], [["answers judged by rule and judge (right-slot measure)", str(j.judged)],
+                                  ["agreement", share(j.agree)], ["Cohen's kappa", kappa]]
+
+
+def sections(stats: StudyStats) -> list[tuple[str, tuple[list[str], list[list[str]]]]]:
+    """Every table of the report, titled, in order; a table with no rows is left out."""
+    out = [("Detection, the paper's measure (Figures 2 to 5)", detection_rows(stats)),
+           ("Right-slot questions, a stricter measure", right_slot_rows(stats)),
+           ("Unambiguous twins: false alarms", twin_rows(stats)),
+           ("Debate dynamics (Table 1, Figures 6 and 7)", consensus_rows(stats)),
+           ("Time (Table 2)", time_rows(stats)),
+           ("Rule and LLM judge", judge_rows(stats))]
+    return [(title, rows) for title, rows in out if rows[1]]
 
 
 def _transcript(e: Episode) -> str:
@@ -77,7 +123,9 @@ def _transcript(e: Episode) -> str:
         why = m.get("reasoning") or m.get("failure") or ""
         raw = f"<pre>{html.escape(m['raw'])}</pre>" if m.get("raw") else ""
         lines.append(f"<li><b>{who}</b>: {html.escape(said)}<br><span class=muted>{html.escape(why)}</span>{raw}</li>")
-    verdict = "success" if e.success else "n/a" if e.success is None else "failure"
+    verdict = ("detected" if e.success else "not detected") if e.ambiguous else ("clear" if e.success else "failure")
+    if e.ambiguous and e.asks:
+        verdict += f", question: {e.asks}"
     summary = html.escape(f"{e.item_id} · {e.config} · {e.termination} · {e.rounds} round(s) · {verdict}")
     return (f"<details><summary>{summary}</summary><p>{html.escape(e.instruction)}</p>"
             f"<ol>{''.join(lines)}</ol></details>")
@@ -88,22 +136,21 @@ def write_report(run: RunInfo, stats: StudyStats, episodes: list[Episode], out_d
     figs = study_figures(stats, out_dir)
     (out_dir / "stats.json").write_text(json.dumps(stats.model_dump(mode="json"), indent=2), encoding="utf-8")
     columns = ["item_id", "pair", "type", "subtype", "ambiguous", "condition", "config", "model", "termination",
-               "consensus", "rounds", "verdict", "question", "rule", "judge", "success", "false_alarm", "wall_time",
-               "model_time", "calls", "error"]
+               "consensus", "rounds", "verdict", "question", "detected", "asks", "rule", "judge", "success",
+               "false_alarm", "wall_time", "model_time", "calls", "cached_calls", "error"]
     records_csv(out_dir / "episodes.csv", columns, (e.model_dump() for e in episodes))
-    sections = [("Success by configuration (Figures 2 to 5) and false alarms", success_rows(stats)),
-                ("Debate dynamics (Table 1, Figures 6 and 7)", consensus_rows(stats)),
-                ("Time (Table 2)", time_rows(stats)),
-                ("Rule and LLM judge", judge_rows(stats))]
-    tables = "".join(f"<h2>{html.escape(t)}</h2>{table(*rows)}" for t, rows in sections)
+    tables = "".join(f"<h2>{html.escape(t)}</h2>{table(*rows)}" for t, rows in sections(stats))
     figures = "".join(f"<figure>{inline_svg(paths[1])}</figure>" for paths in figs.values())
     shown = episodes[:MAX_TRANSCRIPTS]
     more = f"<p class=muted>{len(episodes) - len(shown)} more in episodes.csv and the store.</p>" if len(episodes) > len(shown) else ""
     body = f"""<h1>Ambiguity study: {html.escape(run.id)}</h1>
 <p class="muted">{stats.episodes} finished episodes, {stats.failed} failed (see <code>lexicoord runs show</code>) ·
 settings {html.escape(json.dumps(run.config, ensure_ascii=False))}</p>
-<p class="muted">Success on an ambiguous instruction: the verdict is "ambiguous" and the question names the ambiguous
-slot (rule). On an unambiguous twin: the verdict is "clear"; a question there is a false alarm.</p>
+<p class="muted">Detection (the paper's success): the verdict on an ambiguous instruction is "ambiguous". Right-slot
+question (stricter): detected, and the question asks about the ambiguous slot and no other (by rule); a question about
+several slots is a shotgun question. On an unambiguous twin: "clear" is right, a question is a false alarm. Every rate
+is given with its count and denominator: the finished episodes of that kind. An episode that ended in error counts as a
+failure; one that failed outright (a model not reached) is in no rate and is counted beside them.</p>
 {tables}
 <h2>Figures</h2>
 {figures}
@@ -126,12 +173,9 @@ def report(store: Store, run: RunInfo, out_dir: Path) -> Report:
     if not episodes:
         raise LexicoordError(f"Run '{run.id}' has no finished ambiguity episodes yet.")
     stats = statistics(rows)
-    failed = stats.failed
-    tables = [ReportTable(title=f"{run.id}: success ({stats.episodes} episodes, {failed} failed)",
-                          head=success_rows(stats)[0], rows=success_rows(stats)[1])]
-    head, consensus = consensus_rows(stats)
-    if consensus:
-        tables.append(ReportTable(title="debates (Table 1, Figures 6-7)", head=head, rows=consensus))
-    tables.append(ReportTable(title="time (Table 2)", head=time_rows(stats)[0], rows=time_rows(stats)[1]))
-    tables.append(ReportTable(title="rule and LLM judge", head=judge_rows(stats)[0], rows=judge_rows(stats)[1]))
+    concurrency = run.config.get("concurrency")
+    stats.concurrency = concurrency if isinstance(concurrency, int) else None
+    tables = [ReportTable(title=f"{run.id}: {title}" if i == 0 else title, head=head, rows=body)
+              for i, (title, (head, body)) in enumerate(sections(stats))]
+    tables[0].title += f" ({stats.episodes} finished episodes, {stats.failed} failed)"
     return Report(tables=tables, files=write_report(run, stats, episodes, out_dir))

@@ -17,6 +17,7 @@ from lexicoord.cli.options import (
     DbOption,
     ModelOptions,
     NoCacheOption,
+    RunNameOption,
     cache_setting,
     parse_options,
     run_campaign,
@@ -77,12 +78,23 @@ def seats_from(models: list[str]) -> list[AgentSpec]:
     return seats
 
 
+def stratified(instructions: list[Instruction], n: int) -> list[Instruction]:
+    """``n`` instructions taken in turn from each type (file order within a type), so a sample covers every type."""
+    by_type: dict[str, list[Instruction]] = {}
+    for i in instructions:
+        by_type.setdefault(i.type, []).append(i)
+    out: list[Instruction] = []
+    for depth in range(max((len(v) for v in by_type.values()), default=0)):
+        out.extend(group[depth] for group in by_type.values() if depth < len(group))
+    return out[:n]
+
+
 def instructions_from(dataset: str | None, per_category: int, seed: int, twins: bool, items: int | None) -> list[Instruction]:
     """A JSONL file (or ``hf:NAME``) of pairs and single instructions, or generated pairs."""
     task = RobotInstructions(unambiguous=twins)
     chosen = task.load(dataset) if dataset else generated_instructions(per_category, seed, unambiguous=twins)
     if items:
-        chosen = chosen[:items]
+        chosen = stratified(chosen, items)
     if not chosen:
         raise ConfigError("No instructions to run.")
     return chosen
@@ -106,9 +118,9 @@ def study_grid(instructions: list[Instruction], seats: list[AgentSpec], conditio
 def run(
     model: Annotated[list[str] | None, typer.Option("--model", "-m", help="A debater (repeat for several; each leads once).")] = None,
     dataset: Annotated[str | None, typer.Option(help="JSONL of pairs (debate generate) or of single instructions; or hf:NAME.")] = None,
-    per_category: Annotated[int, typer.Option("--per-category", "-n", min=1, help="Generated pairs per type when no --dataset.")] = 5,
+    per_category: Annotated[int, typer.Option("--per-category", "-n", min=1, help="Generated pairs per type when no --dataset (the paper: 20).")] = 20,
     seed: Annotated[int, typer.Option(help="Seed of the generated instructions and of the run.")] = 0,
-    items: Annotated[int | None, typer.Option(min=1, help="Use the first N instructions.")] = None,
+    items: Annotated[int | None, typer.Option(min=1, help="Use N instructions, taken in turn from each type.")] = None,
     twins: Annotated[bool, typer.Option("--twins/--no-twins", help="Also run the unambiguous twins (false alarms).")] = True,
     condition: Annotated[list[str] | None, typer.Option("--condition", help="single and/or debate (default both).")] = None,
     rounds: Annotated[int, typer.Option(min=1, max=20, help="Most rounds of a debate (R).")] = 5,
@@ -118,7 +130,7 @@ def run(
     max_tokens: Annotated[int, typer.Option(min=16, max=8192)] = 350,
     judge: Annotated[str | None, typer.Option(help="An LLM judge (provider/model) as a second opinion.")] = None,
     concurrency: Annotated[int, typer.Option(min=1, max=256, help="Instructions played at once.")] = 4,
-    run_name: Annotated[str | None, typer.Option("--run", help="Run name; the same name resumes it.")] = None,
+    run_name: RunNameOption = None,
     db: DbOption = None,
     no_cache: NoCacheOption = False,
     option: ModelOptions = None,
@@ -140,7 +152,9 @@ def run(
     runner = Runner(Store(db), AmbiguityStudy(), models=pool, concurrency=concurrency, seed=seed)
     config = {"dataset": str(dataset) if dataset else f"generated:{per_category}/type seed {seed}",
               "instructions": len(chosen), "models": [s.model for s in seats], "conditions": conditions,
-              "followers": followers, "settings": settings.model_dump(exclude={"condition"})}
+              "followers": followers, "settings": settings.model_dump(exclude={"condition"}),
+              # Table 2 is a time measurement: the report prints the concurrency its times were taken at.
+              "concurrency": concurrency}
     run_campaign(runner, run_id, episodes, config)
     console.print(f"report: lexicoord report {escape(run_id)}", highlight=False)
 
