@@ -46,3 +46,19 @@ def cache_path() -> Path:
     """The response cache file: ``$LEXICOORD_CACHE_PATH`` or ``cache.db`` in :func:`home`."""
     configured = os.environ.get("LEXICOORD_CACHE_PATH")
     return Path(configured).expanduser() if configured else home() / "cache.db"
+
+
+def output_file(path: Path) -> Path:
+    """A file a command will write: not a folder, and in a folder that exists (checked before any work)."""
+    if path.is_dir():
+        raise ConfigError(f"{path} is a folder; give the name of a file to write.")
+    if not path.parent.is_dir():
+        raise ConfigError(f"Cannot write {path}: the folder {path.parent} does not exist.")
+    return path
+
+
+def output_folder(path: Path) -> Path:
+    """A folder a command will write files into: an existing file there is refused, never overwritten."""
+    if path.exists() and not path.is_dir():
+        raise ConfigError(f"{path} is a file; give a folder for the files to go in.")
+    return path

@@ -13,6 +13,7 @@ from typing import Protocol
 from pydantic import BaseModel, Field
 
 from lexicoord.core.registry import get_protocol
+from lexicoord.runs.names import report_folder
 from lexicoord.runs.records import RunInfo
 from lexicoord.runs.store import Store
 
@@ -37,4 +38,4 @@ def report_run(store: Store, run_id: str, out_dir: Path | None = None) -> Report
     """The report of any stored run, written by the protocol the run recorded (default ``reports/RUN``)."""
     run = store.run(run_id)
     writer: ReportWriter = get_protocol(run.protocol).load("report")
-    return writer(store, run, out_dir or Path("reports") / run.id)
+    return writer(store, run, out_dir or report_folder(run.id))

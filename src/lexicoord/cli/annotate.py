@@ -11,12 +11,13 @@ from rich.markup import escape
 
 from lexicoord.analysis.term_annotator import annotate_file
 from lexicoord.analysis.term_functions import Codebook, TermLabel
-from lexicoord.cli.options import cache_setting, parse_options, run_async
+from lexicoord.cli.options import cache_setting, out_file_option, parse_options, run_async
 from lexicoord.models.pool import ModelPool
 
 console = Console()
 ModelArg = Annotated[str, typer.Option("--model", "-m", help="The annotating model.")]
-OutArg = Annotated[Path | None, typer.Option("--out", "-o", help="The file to write (default: reports/RUN/term_functions.csv).")]
+OutArg = Annotated[Path | None, typer.Option("--out", "-o", callback=out_file_option,
+                                             help="The file to write (default: reports/RUN/term_functions.csv).")]
 ConcurrencyArg = Annotated[int, typer.Option(min=1, max=64, help="Terms annotated at once.")]
 AnnotationsArg = Annotated[Path | None, typer.Option(
     help="The edited lexical-function file (default: OUT/term_functions.csv when it exists).")]

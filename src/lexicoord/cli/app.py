@@ -68,6 +68,12 @@ def main() -> None:
     except LexicoordError as exc:
         Console(stderr=True).print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
         sys.exit(1)
+    except OSError as exc:  # a file or folder the system refused: one sentence, never a traceback
+        where = f" {exc.filename}" if exc.filename else ""
+        reason = exc.strerror or str(exc)
+        Console(stderr=True).print(f"[red]error:[/red] cannot use{escape(where)}: {escape(reason)}.", highlight=False,
+                                   soft_wrap=True)
+        sys.exit(1)
 
 
 if __name__ == "__main__":

@@ -17,8 +17,10 @@ from lexicoord.cli.options import (
     parse_options,
     run_async,
 )
+from lexicoord.cli.terminal import printable
 from lexicoord.errors import ConfigError
 from lexicoord.models import ChatMessage, GenerateConfig, get_model
+from lexicoord.models.structured import check_schema
 
 err = Console(stderr=True)
 
@@ -40,6 +42,8 @@ def ask(
     schema = load_json_arg(json_schema)
     if schema is not None and not isinstance(schema, dict):
         raise ConfigError("--json-schema must be a JSON object (a schema such as {\"type\": \"object\", ...}).")
+    if schema is not None:
+        check_schema(schema)
     model = get_model(spec, cache=cache_setting(no_cache), **parse_options(option))
     messages = [ChatMessage(role="system", content=system)] if system else []
     messages.append(ChatMessage(role="user", content=prompt))
@@ -48,10 +52,11 @@ def ask(
         json_schema=schema, choices=tuple(choice) if choice else None,
     )
     out = run_async(model.generate(messages, config))
+    # A reply is text from elsewhere: escape sequences in it must not drive the terminal.
     if out.parsed is not None:
-        typer.echo(json.dumps(out.parsed, ensure_ascii=False, indent=2))
+        typer.echo(printable(json.dumps(out.parsed, ensure_ascii=False, indent=2)))
     else:
-        typer.echo(out.text)
+        typer.echo(printable(out.text))
     if out.parse_error:
         err.print(f"[yellow]could not parse the reply as asked[/yellow]: {escape(out.parse_error)}; raw text above.")
     err.print(

@@ -19,6 +19,8 @@ from lexicoord.cli.options import (
     DbOption,
     ModelOptions,
     NoCacheOption,
+    OutFolderOption,
+    RunNameOption,
     cache_setting,
     parse_options,
     protocol_run,
@@ -31,6 +33,7 @@ from lexicoord.models.pool import ModelPool
 from lexicoord.protocols.cogent import CogentSettings, CogentStudy
 from lexicoord.protocols.cogent.rules import ABLATIONS, MAIN_VARIANTS, calls
 from lexicoord.runs.grid import grid
+from lexicoord.runs.names import report_folder
 from lexicoord.runs.runner import Runner
 from lexicoord.runs.store import Store
 from lexicoord.tasks.benchmarks import BENCHMARKS, PAPER_SIZES, seeded_slice, stratified_slice
@@ -86,7 +89,7 @@ def run(
     max_tokens: Annotated[int, typer.Option(min=16, max=8192)] = 512,
     seed: Annotated[int, typer.Option(help="Seed of the slice and of the run.")] = 0,
     concurrency: Annotated[int, typer.Option(min=1, max=256)] = 4,
-    run_name: Annotated[str | None, typer.Option("--run", help="Run name; the same name resumes it.")] = None,
+    run_name: RunNameOption = None,
     db: DbOption = None,
     no_cache: NoCacheOption = False,
     option: ModelOptions = None,
@@ -122,7 +125,7 @@ def run(
 @app.command("report")
 def report(
     run_id: Annotated[str, typer.Argument(help="Run name (or a unique prefix).")],
-    out: Annotated[Path | None, typer.Option(help="Folder for the files (default: reports/RUN).")] = None,
+    out: OutFolderOption = None,
     tokenizer: Annotated[str, typer.Option(
         help="What counts tokens for CR and Tok: 'backend' (each output's reported completion tokens) or one "
              "tokenizer for every output, offline: local/smollm2-135m or local//path/model.gguf.")] = "backend",
@@ -133,7 +136,7 @@ def report(
     every transcript: terminal tables, PNG and SVG figures, one HTML page, JSON and CSV."""
     store = Store(db)
     run = protocol_run(store, run_id, "cogent")
-    print_report(cogent_report.report(store, run, out or Path("reports") / run.id, tokenizer, annotations))
+    print_report(cogent_report.report(store, run, out or report_folder(run.id), tokenizer, annotations))
 
 
 @app.command("annotate")
@@ -151,6 +154,6 @@ def annotate(
     store = Store(db)
     run = protocol_run(store, run_id, "cogent")
     episodes = episodes_from(store.iter_run_events(run.id))
-    annotate_terms(out or Path("reports") / run.id / cogent_report.ANNOTATIONS, term_labels(episodes),
+    annotate_terms(out or report_folder(run.id) / cogent_report.ANNOTATIONS, term_labels(episodes),
                    {e.episode_id: e.question for e in episodes}, BENCHMARK_FUNCTIONS, model, concurrency, no_cache,
                    option, f"lexicoord cogent report {run.id}")

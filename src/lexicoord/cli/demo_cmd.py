@@ -12,7 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from lexicoord.cli.lineup import lineup_from
-from lexicoord.cli.options import DbOption, NoCacheOption, cache_setting, run_async
+from lexicoord.cli.options import DbOption, NoCacheOption, cache_setting, run_async, run_name_option
 from lexicoord.core.events import ChoiceEvent, Event
 from lexicoord.errors import ConfigError
 from lexicoord.models.pool import ModelPool
@@ -62,7 +62,7 @@ def demo(
     item: Annotated[str | None, typer.Option(help=f"Built-in item id (default {DEFAULT_ITEM}; 'random' for any).")] = None,
     bound: Annotated[int, typer.Option(min=0, max=10, help="Clarification bound.")] = 3,
     seed: Annotated[int | None, typer.Option(help="Base seed (default: a new one each time).")] = None,
-    run: Annotated[str | None, typer.Option(help="Run name (default: demo-<time>).")] = None,
+    run: Annotated[str | None, typer.Option(callback=run_name_option, help="Run name (default: demo-<time>).")] = None,
     db: DbOption = None,
     no_cache: NoCacheOption = False,
 ) -> None:

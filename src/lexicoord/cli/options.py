@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
@@ -13,6 +13,8 @@ from rich.console import Console
 
 from lexicoord.collector import tune_for_long_runs
 from lexicoord.errors import ConfigError
+from lexicoord.paths import output_file, output_folder
+from lexicoord.runs.names import RULE, check_run_name
 
 DbOption = Annotated[
     str | None,
@@ -20,6 +22,38 @@ DbOption = Annotated[
 ]
 NoCacheOption = Annotated[
     bool, typer.Option("--no-cache", help="Do not read or write the response cache (or set LEXICOORD_CACHE=0).")
+]
+def run_name_option(value: str | None) -> str | None:
+    """Checked before anything is opened, so a refused name leaves no store behind."""
+    if value is None:
+        return None
+    try:
+        return check_run_name(value)
+    except ConfigError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
+RunNameOption = Annotated[
+    str | None, typer.Option("--run", callback=run_name_option, help=f"Run name ({RULE}); the same name resumes it."),
+]
+def _checked(check: Callable[[Path], Path]) -> Callable[[Path | None], Path | None]:
+    """A typer callback running ``check``: a bad path is a usage error (exit 2) before anything is opened."""
+
+    def callback(value: Path | None) -> Path | None:
+        if value is None:
+            return None
+        try:
+            return check(value)
+        except ConfigError as exc:
+            raise typer.BadParameter(str(exc)) from None
+
+    return callback
+
+
+out_file_option = _checked(output_file)
+out_folder_option = _checked(output_folder)
+OutFolderOption = Annotated[
+    Path | None, typer.Option("--out", callback=out_folder_option, help="Folder for the files (default: reports/RUN)."),
 ]
 ModelOptions = Annotated[
     list[str] | None,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -11,7 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from lexicoord.analysis.report import Report, report_run
-from lexicoord.cli.options import DbOption
+from lexicoord.cli.options import DbOption, OutFolderOption
 from lexicoord.runs.store import Store
 
 console = Console()
@@ -31,7 +30,7 @@ def print_report(result: Report) -> None:
 
 def report(
     run_id: Annotated[str, typer.Argument(help="Run name (or a unique prefix).")],
-    out: Annotated[Path | None, typer.Option(help="Folder for the files (default: reports/RUN).")] = None,
+    out: OutFolderOption = None,
     db: DbOption = None,
 ) -> None:
     """Tables in the terminal; figures (PNG, SVG), an HTML report, JSON and CSV on disk, for any protocol."""

@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from lexicoord.cli.options import DbOption
+from lexicoord.cli.options import DbOption, out_file_option
 from lexicoord.core.events import ChoiceEvent, ErrorEvent, Event, MessageEvent, OutcomeEvent
 from lexicoord.models.observe import ModelCallEvent
 from lexicoord.runs.store import Store
@@ -103,7 +103,8 @@ def show(
 @app.command("export")
 def export(
     run_id: Annotated[str, typer.Argument(help="Run name (or a unique prefix).")],
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="File to write (default: stdout).")] = None,
+    output: Annotated[Path | None, typer.Option("--output", "-o", callback=out_file_option,
+                                                help="File to write (default: stdout).")] = None,
     db: DbOption = None,
 ) -> None:
     """The run, its episodes and every event as JSON lines."""

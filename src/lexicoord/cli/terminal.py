@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import queue
+import re
 import sys
 import threading
 from collections.abc import Callable
@@ -32,6 +33,16 @@ from lexicoord.seats.human import HumanSeat
 console = Console()
 #: Shows what the person may see before the form (a protocol's view, as data).
 ViewPrinter = Callable[[Request], None]
+
+
+#: Terminal control: CSI and OSC escape sequences, other escapes, and C0/C1 control characters but newline
+#: and tab.
+_CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b.?|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """``text`` with everything that would move the cursor, recolour, retitle or clear the terminal removed."""
+    return _CONTROL.sub("", text)
 
 
 class NoMoreInput(Exception):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 import random
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -20,6 +19,8 @@ from lexicoord.cli.options import (
     DbOption,
     ModelOptions,
     NoCacheOption,
+    OutFolderOption,
+    RunNameOption,
     cache_setting,
     parse_options,
     protocol_run,
@@ -34,6 +35,7 @@ from lexicoord.models.pool import ModelPool
 from lexicoord.protocols.werewolf import WerewolfGame, WerewolfSettings
 from lexicoord.protocols.werewolf.rules import check_table
 from lexicoord.runs.grid import grid
+from lexicoord.runs.names import report_folder
 from lexicoord.runs.runner import Runner
 from lexicoord.runs.store import Store
 from lexicoord.seats.human import HumanSeat
@@ -83,7 +85,7 @@ def run(
     rule: RuleOption = None,
     seed: Annotated[int, typer.Option(help="Seed of the deals and ties.")] = 0,
     concurrency: Annotated[int, typer.Option(min=1, max=64)] = 2,
-    run_name: Annotated[str | None, typer.Option("--run", help="Run name; the same name resumes it.")] = None,
+    run_name: RunNameOption = None,
     db: DbOption = None,
     no_cache: NoCacheOption = False,
     option: ModelOptions = None,
@@ -111,7 +113,7 @@ def run(
 @app.command("report")
 def report(
     run_id: Annotated[str, typer.Argument(help="Run name (or a unique prefix).")],
-    out: Annotated[Path | None, typer.Option(help="Folder for the files (default: reports/RUN).")] = None,
+    out: OutFolderOption = None,
     tokenizer: Annotated[str, typer.Option(
         help="What counts text sizes: words, or one GGUF vocabulary for every text (local/smollm2-135m).")] = "words",
     annotations: AnnotationsArg = None,
@@ -121,7 +123,7 @@ def report(
     replayed with each player's view."""
     store = Store(db)
     found = protocol_run(store, run_id, "werewolf")
-    print_report(werewolf_report.report(store, found, out or Path("reports") / found.id, tokenizer, annotations))
+    print_report(werewolf_report.report(store, found, out or report_folder(found.id), tokenizer, annotations))
 
 
 @app.command("annotate")
@@ -139,7 +141,7 @@ def annotate(
     store = Store(db)
     found = protocol_run(store, run_id, "werewolf")
     games = games_from(store.iter_run_events(found.id))
-    annotate_terms(out or Path("reports") / found.id / werewolf_report.ANNOTATIONS, term_labels(games),
+    annotate_terms(out or report_folder(found.id) / werewolf_report.ANNOTATIONS, term_labels(games),
                    {g.episode_id: CONTEXT for g in games}, WEREWOLF_FUNCTIONS, model, concurrency, no_cache, option,
                    f"lexicoord werewolf report {found.id}")
 

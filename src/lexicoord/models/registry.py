@@ -112,6 +112,9 @@ def get_provider(spec: str, **options: Any) -> Provider:
             raise
         hint = f" (it takes: {', '.join(sorted(accepted))})" if accepted else ""
         raise ConfigError(f"Provider '{name}' does not take the option '{unknown[0]}'{hint}.") from None
+    except ValueError as exc:  # an option of the right name with a value the provider cannot use
+        given = ", ".join(f"{k}={v!r}" for k, v in options.items())
+        raise ConfigError(f"Provider '{name}' cannot use the options {given}: {exc}.") from None
 
 
 def _accepted_options(factory: ProviderFactory) -> set[str] | None:

@@ -24,6 +24,7 @@ from sqlalchemy.orm import Session
 from lexicoord import paths
 from lexicoord.core.events import Event, event_from_dict
 from lexicoord.errors import ConfigError, LexicoordError
+from lexicoord.runs.names import check_run_name
 from lexicoord.runs.records import EpisodeRecord, RunInfo
 from lexicoord.runs.schema import EpisodeMoveRow, EpisodeRow, EventRow, RunRow
 
@@ -101,6 +102,7 @@ class Store:
             with self.session() as s, s.begin():
                 row = s.get(RunRow, run_id)
                 if row is None:
+                    check_run_name(run_id)  # a new name must be one that is safe as a key and a folder
                     s.add(
                         RunRow(
                             id=run_id, protocol=protocol, status="running", created_at=now, updated_at=now,

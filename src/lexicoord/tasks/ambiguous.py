@@ -8,6 +8,7 @@ Files load through :mod:`lexicoord.tasks.jsonl`: every bad line is reported.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -85,7 +86,7 @@ def word_span(sentence: str, word: str) -> tuple[int, int] | None:
     return match.span() if match else None
 
 
-def parse_jsonl(lines: list[str], source: str, *, keep_going: bool = False) -> tuple[list[AmbiguityItem], list[LineError]]:
+def parse_jsonl(lines: Iterable[str], source: str, *, keep_going: bool = False) -> tuple[list[AmbiguityItem], list[LineError]]:
     """Items and bad lines. Raises :class:`DatasetError` on any bad line unless ``keep_going``."""
     return jsonl.parse_jsonl(lines, source, AmbiguityItem, keep_going=keep_going)
 

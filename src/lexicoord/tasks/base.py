@@ -11,7 +11,7 @@ tests and the default path read local files only.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -50,7 +50,7 @@ class Task(ABC, Generic[ItemT, OutcomeT]):
     def load_file(self, path: str) -> list[ItemT]:
         return self.parse(jsonl.read_lines(path), path)
 
-    def parse(self, lines: list[str], source: str) -> list[ItemT]:
+    def parse(self, lines: Iterable[str], source: str) -> list[ItemT]:
         """Items from JSONL lines; any bad line stops the load with its number and reason."""
         return jsonl.parse_jsonl(lines, source, self.parse_line)[0]
 

@@ -12,6 +12,7 @@ import csv
 import hashlib
 import random
 from collections import defaultdict
+from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Protocol
@@ -168,9 +169,10 @@ class MMLU(Benchmark):
         for f in files:
             subject = f.stem.removesuffix("_test").removesuffix("_dev").removesuffix("_val")
             errors: list[LineError] = []
+            jsonl.check_size(f)
             with f.open(encoding="utf-8", newline="") as fh:
                 reader = csv.reader(fh)
-                for n, row in enumerate(reader, start=1):
+                for n, row in enumerate(_rows(reader, f), start=1):
                     try:
                         if len(row) != 6:
                             raise ValueError(f"{len(row)} fields, not 6 (question, A, B, C, D, answer)")
@@ -185,6 +187,16 @@ class MMLU(Benchmark):
 
     def extract(self, reply: str) -> str | None:
         return read_letter(reply)
+
+
+def _rows(reader: Any, path: Path) -> Iterator[list[str]]:
+    """CSV rows; a field over the csv module's size limit, or text that is not UTF-8, is one clear error."""
+    try:
+        yield from reader
+    except csv.Error as exc:
+        raise ConfigError(f"{path}, line {reader.line_num}: {exc}.") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path} is not UTF-8 text ({exc.reason}).") from None
 
 
 def stratified_slice(items: list[ChoiceItem], n: int | None, seed: int) -> list[ChoiceItem]:

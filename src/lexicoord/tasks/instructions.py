@@ -67,7 +67,7 @@ def _line(data: dict[str, Any]) -> InstructionPair | Instruction:
 
 
 def parse_instructions(
-    lines: list[str], source: str, *, unambiguous: bool = True, keep_going: bool = False
+    lines: Iterable[str], source: str, *, unambiguous: bool = True, keep_going: bool = False
 ) -> tuple[list[Instruction], list[LineError]]:
     """Instructions from JSONL lines of pairs or single instructions (mixed is fine); ids stay unique."""
     rows, errors = jsonl.parse_jsonl(lines, source, _line, keep_going=keep_going)
@@ -142,7 +142,7 @@ class RobotInstructions(Task[Instruction, FinalAnswer]):
     def __init__(self, *, unambiguous: bool = True) -> None:
         self.unambiguous = unambiguous
 
-    def parse(self, lines: list[str], source: str) -> list[Instruction]:
+    def parse(self, lines: Iterable[str], source: str) -> list[Instruction]:
         return parse_instructions(lines, source, unambiguous=self.unambiguous)[0]
 
     def score(self, item: dict[str, Any], outcome: FinalAnswer) -> bool | None:

@@ -8,8 +8,10 @@ through here, so they all fail the same readable way.
 
 from __future__ import annotations
 
+import itertools
 import json
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -54,7 +56,7 @@ def validation_reason(exc: ValidationError) -> str:
 
 
 def parse_jsonl(
-    lines: list[str], source: str, model: type[M] | Callable[[dict[str, Any]], M], *, keep_going: bool = False
+    lines: Iterable[str], source: str, model: type[M] | Callable[[dict[str, Any]], M], *, keep_going: bool = False
 ) -> tuple[list[M], list[LineError]]:
     """Items and bad lines; ids must be unique. Raises :class:`DatasetError` on any bad line unless ``keep_going``.
 
@@ -93,14 +95,69 @@ def parse_jsonl(
     return items, errors
 
 
-def read_lines(path: str | Path) -> list[str]:
-    """The lines of a UTF-8 text file, or a :class:`ConfigError` that says which line is not text."""
-    path = Path(path)
+#: Caps on what a dataset file may hold, so that ``--dataset /dev/zero`` is refused instead of filling memory.
+#: Override with ``LEXICOORD_MAX_DATASET_MB`` and ``LEXICOORD_MAX_LINE_KB``.
+MAX_DATASET_MB = 512
+MAX_LINE_KB = 1024
+
+
+def _cap(variable: str, default: int) -> int:
+    raw = os.environ.get(variable)
+    if raw is None:
+        return default
     try:
-        text = path.read_text(encoding="utf-8")
+        value = int(raw)
+    except ValueError:
+        raise ConfigError(f"{variable} must be a whole number, not {raw!r}.") from None
+    if value <= 0:
+        raise ConfigError(f"{variable} must be positive, not {value}.")
+    return value
+
+
+def dataset_caps() -> tuple[int, int]:
+    """The byte caps for a whole dataset file and for one line of it."""
+    return _cap("LEXICOORD_MAX_DATASET_MB", MAX_DATASET_MB) * 2**20, _cap("LEXICOORD_MAX_LINE_KB", MAX_LINE_KB) * 2**10
+
+
+def check_size(path: Path) -> None:
+    """Refuse a regular file over the dataset cap before reading a byte of it."""
+    total, _ = dataset_caps()
+    try:
+        size = path.stat().st_size
     except OSError as exc:
         raise ConfigError(f"Cannot read the dataset {path}: {exc.strerror}.") from None
-    except UnicodeDecodeError as exc:
-        line = path.read_bytes()[: exc.start].count(b"\n") + 1
-        raise ConfigError(f"The dataset {path} is not UTF-8 text (line {line}: {exc.reason}).") from None
-    return text.splitlines()
+    if path.is_file() and size > total:
+        raise ConfigError(f"The dataset {path} is {size / 2**20:.0f} MB, over the {total // 2**20} MB cap "
+                          "(set LEXICOORD_MAX_DATASET_MB to raise it).")
+
+
+def read_lines(path: str | Path) -> Iterator[str]:
+    """The lines of a UTF-8 text file, read one at a time under two caps (the whole file, one line); a line
+    over its cap, a file over its cap, or bytes that are not UTF-8 stop the read with the line's number."""
+    path = Path(path)
+    check_size(path)
+    total, per_line = dataset_caps()
+    try:
+        fh = path.open("rb")
+    except OSError as exc:
+        raise ConfigError(f"Cannot read the dataset {path}: {exc.strerror}.") from None
+    read = 0
+    with fh:
+        for number in itertools.count(1):
+            try:
+                raw = fh.readline(per_line + 1)
+            except OSError as exc:
+                raise ConfigError(f"Cannot read the dataset {path}: {exc.strerror}.") from None
+            if not raw:
+                return
+            read += len(raw)
+            if len(raw.rstrip(b"\r\n")) > per_line:
+                raise ConfigError(f"Line {number} of the dataset {path} is longer than {per_line // 2**10} KB "
+                                  "(set LEXICOORD_MAX_LINE_KB to raise the cap).")
+            if read > total:
+                raise ConfigError(f"The dataset {path} goes past the {total // 2**20} MB cap at line {number} "
+                                  "(set LEXICOORD_MAX_DATASET_MB to raise it).")
+            try:
+                yield raw.decode("utf-8").rstrip("\r\n")
+            except UnicodeDecodeError as exc:
+                raise ConfigError(f"The dataset {path} is not UTF-8 text (line {number}: {exc.reason}).") from None
