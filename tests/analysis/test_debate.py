@@ -264,11 +264,14 @@ async def test_table_2_leaves_out_cached_replies_and_states_the_concurrency(tmp_
     assert fresh.configs[0].timed == 3 and fresh.configs[0].cached_excluded == 0
     assert again.configs[0].timed == 0 and again.configs[0].cached_excluded == 3
     assert again.configs[0].mean_time is None, "no time from replies that took none"
-    again.concurrency = 4
+    again.concurrency = [4]
     [row] = time_rows(again)[1]
     assert row[1] == "4" and row[2].startswith("0 of 3") and "cached replies" in row[3]
     [row] = time_rows(fresh)[1]
     assert row[1] == "not recorded" and row[2] == "3 of 3" and row[3] != "–"
+    fresh.concurrency = [4, 2]
+    [row] = time_rows(fresh)[1]
+    assert row[1].startswith("4, 2") and "mix" in row[1], "a resume at another concurrency is said, not hidden"
 
 
 def test_the_judge_agreement_says_why_kappa_is_undefined() -> None:

@@ -198,9 +198,13 @@ def test_defaults_are_the_papers_and_items_is_a_sample_across_types(tmp_path) ->
     assert "3 done, 0 failed" in run.stderr
     config = Store(db).run("st").config
     assert config["dataset"] == "generated:20/type seed 0", "20 pairs per type by default, as in the paper"
-    assert config["concurrency"] == 2
+    assert config["runtime"] == {"concurrency": [2]}
+    again = lexicoord("debate", "run", "-m", "scripted/first", "--items", "3", "--no-twins", "--condition", "single",
+                      "--concurrency", "1", "--run", "st", "--db", db)
+    assert "3 already done" in again.stderr, "a resume at another concurrency is allowed"
+    assert Store(db).run("st").config["runtime"] == {"concurrency": [2, 1]}
     report = lexicoord("debate", "report", "st", "--out", str(tmp_path / "rep"), "--db", db).stdout
     stats = json.loads((tmp_path / "rep" / "stats.json").read_text())
     assert stats["types"] == ["attribute", "numerical", "spatial"], "three instructions, one of each type"
-    assert stats["concurrency"] == 2 and "concurrency" in report
+    assert stats["concurrency"] == [2, 1] and "concurrency" in report
     assert "detection (the paper's success)" in report and "right-slot question" in report

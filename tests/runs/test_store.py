@@ -125,3 +125,16 @@ def test_bad_url_is_a_clear_error() -> None:
 
     with pytest.raises(ConfigError, match="Cannot open the store"):
         Store("nosuchdialect://x/y")
+
+
+def test_a_resume_may_change_how_a_run_executes_but_not_what_it_plays(tmp_path) -> None:
+    from lexicoord.errors import ConfigError
+    from lexicoord.runs.store import Store as _Store
+
+    store = _Store(str(tmp_path / "r.db"))
+    store.open_run("r", "coordination", {"items": 3}, 3, runtime={"concurrency": 4})
+    store.open_run("r", "coordination", {"items": 3}, 3, runtime={"concurrency": 1})
+    store.open_run("r", "coordination", {"items": 3}, 3, runtime={"concurrency": 4})
+    assert store.run("r").config == {"items": 3, "runtime": {"concurrency": [4, 1]}}
+    with pytest.raises(ConfigError, match="items=3"):
+        store.open_run("r", "coordination", {"items": 5}, 5, runtime={"concurrency": 4})

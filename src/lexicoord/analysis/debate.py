@@ -232,7 +232,8 @@ class StudyStats(BaseModel):
     configs: list[ConfigStats]
     judge: Agreement | None
     #: Instructions played at once when the run was made (``None`` when the run did not record it).
-    concurrency: int | None = None
+    #: Every concurrency the run was executed at (a resume may use another), for Table 2.
+    concurrency: list[int] = Field(default_factory=list)
 
 
 def cohen_kappa(a: list[bool], b: list[bool]) -> float | None:

@@ -15,7 +15,7 @@ from lexicoord.analysis.numbers import num, pct
 from lexicoord.analysis.report import Report, ReportTable
 from lexicoord.errors import LexicoordError
 from lexicoord.runs.records import RunInfo
-from lexicoord.runs.store import Store
+from lexicoord.runs.store import RUNTIME, Store
 
 MAX_TRANSCRIPTS = 300
 
@@ -76,7 +76,9 @@ def time_rows(stats: StudyStats) -> tuple[list[str], list[list[str]]]:
     """
     head = ["configuration", "concurrency", "episodes timed", "mean time per ambiguous instruction (s)",
             "model-call latency, summed (s)"]
-    concurrency = str(stats.concurrency) if stats.concurrency is not None else "not recorded"
+    concurrency = ", ".join(map(str, stats.concurrency)) or "not recorded"
+    if len(stats.concurrency) > 1:
+        concurrency += " (resumed at another concurrency: times mix them)"
     rows = []
     for c in stats.configs:
         total = c.timed + c.cached_excluded
@@ -173,8 +175,8 @@ def report(store: Store, run: RunInfo, out_dir: Path) -> Report:
     if not episodes:
         raise LexicoordError(f"Run '{run.id}' has no finished ambiguity episodes yet.")
     stats = statistics(rows)
-    concurrency = run.config.get("concurrency")
-    stats.concurrency = concurrency if isinstance(concurrency, int) else None
+    used = (run.config.get(RUNTIME) or {}).get("concurrency") or []
+    stats.concurrency = [c for c in used if isinstance(c, int)]
     tables = [ReportTable(title=f"{run.id}: {title}" if i == 0 else title, head=head, rows=body)
               for i, (title, (head, body)) in enumerate(sections(stats))]
     tables[0].title += f" ({stats.episodes} finished episodes, {stats.failed} failed)"

@@ -152,9 +152,7 @@ def run(
     runner = Runner(Store(db), AmbiguityStudy(), models=pool, concurrency=concurrency, seed=seed)
     config = {"dataset": str(dataset) if dataset else f"generated:{per_category}/type seed {seed}",
               "instructions": len(chosen), "models": [s.model for s in seats], "conditions": conditions,
-              "followers": followers, "settings": settings.model_dump(exclude={"condition"}),
-              # Table 2 is a time measurement: the report prints the concurrency its times were taken at.
-              "concurrency": concurrency}
+              "followers": followers, "settings": settings.model_dump(exclude={"condition"})}
     run_campaign(runner, run_id, episodes, config)
     console.print(f"report: lexicoord report {escape(run_id)}", highlight=False)
 

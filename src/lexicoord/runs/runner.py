@@ -102,7 +102,8 @@ class Runner:
         for spec in {a.model for e in episodes for a in e.lineup if a.kind == "llm" and a.model}:
             self.models.get(spec)
         run_config = {"seed": self.seed, **(config or {})}
-        await asyncio.to_thread(self.store.open_run, run_id, self.protocol.name, run_config, len(episodes))
+        await asyncio.to_thread(self.store.open_run, run_id, self.protocol.name, run_config, len(episodes),
+                                {"concurrency": self.concurrency})
         done_keys = await asyncio.to_thread(self.store.finished_keys, run_id, not self.retry_failed)
         todo = [(i, e) for i, e in enumerate(episodes) if e.key not in done_keys]
         summary = RunSummary(run_id=run_id, total=len(episodes), skipped=len(episodes) - len(todo))

@@ -28,6 +28,9 @@ from lexicoord.runs.names import check_run_name
 from lexicoord.runs.records import EpisodeRecord, RunInfo
 from lexicoord.runs.schema import EpisodeMoveRow, EpisodeRow, EventRow, RunRow
 
+#: The key of a run's config holding how it was executed (values may change on a resume; all are kept).
+RUNTIME = "runtime"
+
 
 def _hide_password(url: str) -> str:
     try:
@@ -90,14 +93,19 @@ class Store:
         self.engine.dispose()
 
     # runs ---------------------------------------------------------------------------------------
-    def open_run(self, run_id: str, protocol: str, config: dict[str, Any], total: int) -> RunInfo:
+    def open_run(self, run_id: str, protocol: str, config: dict[str, Any], total: int,
+                 runtime: dict[str, Any] | None = None) -> RunInfo:
         """Create the run, or reopen it to resume.
 
         Resuming with another protocol or other run settings is refused: the episodes
         already stored were made under the first ones, and one run must not mix them.
+        ``runtime`` (how the run was executed, such as its concurrency) may differ on a
+        resume: every value used is kept, in order, under the config's ``runtime`` key.
         """
         now = time.time()
         config = json.loads(json.dumps(config))  # as it will read back
+        config.pop(RUNTIME, None)
+        used = json.loads(json.dumps(runtime or {}))
         try:
             with self.session() as s, s.begin():
                 row = s.get(RunRow, run_id)
@@ -106,7 +114,8 @@ class Store:
                     s.add(
                         RunRow(
                             id=run_id, protocol=protocol, status="running", created_at=now, updated_at=now,
-                            config=config, total_episodes=total,
+                            config={**config, RUNTIME: {k: [v] for k, v in used.items()}} if used else config,
+                            total_episodes=total,
                         )
                     )
                 else:
@@ -115,13 +124,18 @@ class Store:
                             f"Run '{run_id}' exists with protocol '{row.protocol}', not '{protocol}'; "
                             "choose another run name."
                         )
-                    changed = sorted(k for k in set(row.config) | set(config) if row.config.get(k) != config.get(k))
+                    stored = {k: v for k, v in row.config.items() if k != RUNTIME}
+                    changed = sorted(k for k in set(stored) | set(config) if stored.get(k) != config.get(k))
                     if changed:
                         was = ", ".join(f"{k}={row.config.get(k)!r}" for k in changed)
                         raise ConfigError(
                             f"Run '{run_id}' was started with {was}; resume it with the same settings "
                             "or choose another run name."
                         )
+                    before = dict(row.config.get(RUNTIME) or {})
+                    for k, v in used.items():
+                        before[k] = [*before.get(k, []), *([v] if v not in before.get(k, []) else [])]
+                    row.config = {**stored, RUNTIME: before} if before else stored
                     row.status, row.updated_at, row.total_episodes = "running", now, total
         except IntegrityError:
             raise ConfigError(f"Run '{run_id}' was just created by another process; choose another run name.") from None
