@@ -6,14 +6,21 @@ made only by the browser test, which seats the embedded model.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
+import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import uvicorn
 from fastapi.testclient import TestClient
+from typer.testing import CliRunner
 
+from lexicoord.cli.app import app as cli
 from lexicoord.models.model import Model
 from lexicoord.models.pool import ModelPool
 from lexicoord.models.providers.scripted import ScriptedProvider
@@ -48,8 +55,40 @@ def db(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def client(db: Path) -> Iterator[TestClient]:
-    with TestClient(create_app(make_services(db), http_rate=1000, http_burst=1000)) as c:
+    """The app as served, its host check on: the test client's requests name the host ``testserver``."""
+    with TestClient(create_app(make_services(db), http_rate=1000, http_burst=1000, allowed_hosts=["testserver"])) as c:
         yield c
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def serving(db: Path, *args: str) -> Iterator[int]:
+    """``lexicoord serve ARGS`` exactly as the command sets it up (its app and its uvicorn settings), run on a
+    free loopback port in a thread; yields the port."""
+    captured: list[uvicorn.Config] = []
+    port = free_port()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(uvicorn.Server, "run", lambda self, sockets=None: captured.append(self.config))
+        mp.setattr("lexicoord.collector.tune_for_long_runs", lambda: None)  # keeps the test process's gc as it is
+        result = CliRunner().invoke(cli, ["serve", "--port", str(port), "--db", str(db), *args])
+    assert result.exit_code == 0 and captured, result.output
+    server = uvicorn.Server(captured[0])
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "the server did not start"
+        time.sleep(0.02)
+    try:
+        yield port
+    finally:
+        server.should_exit = True
+        thread.join(15)
 
 
 def create_room(client: TestClient, **settings: Any) -> str:

@@ -115,16 +115,20 @@ def test_a_wrong_token_or_another_rooms_token_is_refused_and_closed(client) -> N
             assert closed.value.code == 4401
 
 
-def test_unknown_room_and_foreign_origin_are_refused(client) -> None:
-    with pytest.raises(WebSocketDisconnect) as closed, client.websocket_connect("/ws/AAAAA-BBBBB") as ws:
-        ws.receive_text()
-    assert closed.value.code == 4404
+def test_unknown_room_and_foreign_origin_are_refused_with_a_reason(client) -> None:
+    with client.websocket_connect("/ws/AAAAA-BBBBB") as ws:
+        b = Browser(ws)
+        b.send(type="hello", token="0" * 32)
+        assert b.error()["code"] == "bad_token"
+        with pytest.raises(WebSocketDisconnect) as closed:
+            ws.receive_text()
+    assert closed.value.code == 4401 and "join again" in closed.value.reason
     code = create_room(client)
     with pytest.raises(WebSocketDisconnect) as closed, client.websocket_connect(
         f"/ws/{code}", headers={"origin": "http://evil.example"}
     ) as ws:
         ws.receive_text()
-    assert closed.value.code == 4403
+    assert closed.value.code == 4403 and "another site" in closed.value.reason
 
 
 def test_oversized_message_closes_the_connection(client) -> None:
@@ -187,7 +191,13 @@ def test_votes_are_checked_against_the_request_round_and_options(client) -> None
         bob.send(type="choose", round=req["round"], choice="<script>alert(1)</script>")
         assert bob.error()["code"] == "not_an_option"
         bob.send(type="choose", round=req["round"] + 1, choice=bob.options()[0])
-        assert bob.error()["code"] == "round_closed"
+        ahead = bob.error()
+        assert ahead["code"] == "round_closed" and ahead["message"] == \
+            f"Round {req['round'] + 1} has not started; this is round {req['round']}.", "a future round is not 'closed'"
+        bob.send(type="choose", round=req["round"] - 1, choice=bob.options()[0])
+        behind = bob.error()
+        assert behind["code"] == "round_closed" and behind["message"] == \
+            f"Round {req['round'] - 1} is closed; this is round {req['round']}."
         bob.send(type="choose", round=req["round"], choice=bob.options()[0])  # no justification: the schema wants one
         assert bob.error()["code"] == "bad_answer"
         bob.send(type="choose", round=req["round"], choice=bob.options()[0], justification="x" * 161)

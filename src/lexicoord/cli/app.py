@@ -20,6 +20,7 @@ from lexicoord.cli import (
     models_cmd,
     protocols_cmd,
     report_cmd,
+    rooms_cmd,
     runs_cmd,
     serve_cmd,
     werewolf_cmd,
@@ -35,6 +36,7 @@ app = typer.Typer(
 )
 app.add_typer(models_cmd.app, name="models")
 app.add_typer(runs_cmd.app, name="runs")
+app.add_typer(rooms_cmd.app, name="rooms")
 app.add_typer(coord_cmd.app, name="coord")
 app.add_typer(debate_cmd.app, name="debate")
 app.add_typer(cogent_cmd.app, name="cogent")

@@ -16,6 +16,8 @@ from lexicoord.tasks.ambiguous import AmbiguityItem
 from lexicoord.web.messages import MAX_MESSAGE
 
 console = Console(stderr=True)
+#: Minutes a room may stand with no page open (and no game under way) before it closes.
+IDLE_MINUTES = 60.0
 
 
 def load_datasets(sources: list[str]) -> dict[str, list[AmbiguityItem]]:
@@ -42,6 +44,19 @@ def serve(
     join_rate: Annotated[
         float, typer.Option(min=0.01, help="Room look-ups and joins per second allowed from one address (burst 30).")
     ] = 2.0,
+    allowed_host: Annotated[
+        list[str] | None,
+        typer.Option("--allowed-host", help="A host name or address people reach this server by (repeatable); "
+                                            "localhost, 127.0.0.1, ::1 and --host are always accepted."),
+    ] = None,
+    forwarded_allow_ips: Annotated[
+        str | None,
+        typer.Option(help="Proxies (comma-separated addresses or networks) whose X-Forwarded-For names the client; "
+                          "by default no one's is believed."),
+    ] = None,
+    close_idle_after: Annotated[
+        float, typer.Option(min=0, help="Minutes a room may stand with no page open before it closes (0: never).")
+    ] = IDLE_MINUTES,
     db: DbOption = None,
     no_cache: NoCacheOption = False,
     option: ModelOptions = None,
@@ -51,8 +66,11 @@ def serve(
 
     from lexicoord.collector import tune_for_long_runs
     from lexicoord.web.app import create_app
+    from lexicoord.web.hosts import EVERY_INTERFACE, proxy_addresses, served_hosts
     from lexicoord.web.services import Services
 
+    hosts = served_hosts(host, allowed_host or [])
+    proxies = proxy_addresses(forwarded_allow_ips)
     models = model or ["local/smollm2-135m"]
     pool = ModelPool(cache=cache_setting(no_cache), **parse_options(option))
     for name in models:
@@ -61,14 +79,19 @@ def serve(
         raise ConfigError("A model is named twice with --model.")
     services = Services(store=Store(db), models=pool, datasets=load_datasets(dataset or ["builtin"]),
                         model_names=models, default_agents=agents)
-    app = create_app(services, http_rate=join_rate)
+    app = create_app(services, http_rate=join_rate, allowed_hosts=hosts, idle_close=close_idle_after * 60 or None)
     shown = "localhost" if host in ("127.0.0.1", "0.0.0.0", "::") else host
     console.print(f"lexicoord live: http://{shown}:{port}/  (store {services.store.url}; Ctrl-C stops, rooms reopen)",
+                  highlight=False, markup=False)
+    console.print(f"answering to: {', '.join(hosts)}"
+                  + ("; name the others people use with --allowed-host" if host in EVERY_INTERFACE else ""),
                   highlight=False, markup=False)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", ws_max_size=MAX_MESSAGE * 4,
                             ws_ping_interval=20, ws_ping_timeout=20,
                             # Room states are a few kB: compressing every one cost a third of the event
                             # loop under load (benchmarks/web_latency.py) for bytes no link here misses.
-                            ws_per_message_deflate=False)
+                            ws_per_message_deflate=False,
+                            # A client's address is the peer's, unless the peer is a proxy the operator named.
+                            proxy_headers=bool(proxies), forwarded_allow_ips=proxies or None)
     tune_for_long_runs()
     uvicorn.Server(config).run()

@@ -2,16 +2,16 @@
 
 HTTP: ``/`` (create or join a room), ``/r/{code}`` (the room), ``/api/offer``,
 ``POST /api/rooms``, ``GET /api/rooms/{code}``, ``POST /api/rooms/{code}/join``,
-``/api/rooms/{code}/export.json`` and ``.csv``. WebSocket: ``/ws/{code}``, whose
-messages are defined in :mod:`lexicoord.web.messages`.
+``/api/rooms/{code}/export.json`` and ``.csv``. WebSocket: ``/ws/{code}``
+(:mod:`lexicoord.web.socket`), whose messages are defined in :mod:`lexicoord.web.messages`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-import json
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,23 +19,22 @@ from fastapi import FastAPI, Request, WebSocket
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, Field, ValidationError
-from starlette.websockets import WebSocketDisconnect
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from lexicoord.errors import LexicoordError
-from lexicoord.web import messages as m
-from lexicoord.web.connection import Connection
-from lexicoord.web.ratelimit import AddressLimiter, TokenBucket
+from lexicoord.web.ratelimit import AddressLimiter
 from lexicoord.web.registry import Rooms, adapter_for
 from lexicoord.web.room import Room, RoomError
 from lexicoord.web.services import Services
+from lexicoord.web.socket import play
 
 log = logging.getLogger(__name__)
 STATIC = Path(__file__).parent / "static"
 
-#: Messages per second a connection may send, and how many it may save up.
-WS_RATE, WS_BURST = 10.0, 30.0
-#: A connection that keeps flooding after this many refusals is closed.
-WS_STRIKES = 50
+#: Seconds a room may stand with no page open (and no game under way) before it closes; 0 or None: never.
+IDLE_CLOSE = 3600.0
+#: Seconds between looks for rooms to close.
+SWEEP_EVERY = 30.0
 
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -62,12 +61,26 @@ class Refused(Exception):
         self.status, self.code, self.message = status, code, message
 
 
-def _error_text(code: str, message: str) -> str:
-    return json.dumps({"type": "error", "code": code, "message": message}, ensure_ascii=False)
+async def _sweep_forever(rooms: Rooms, idle_close: float | None, every: float) -> None:
+    """Close, every ``every`` seconds, the rooms left empty too long and those the operator closed."""
+    while True:
+        await asyncio.sleep(every)
+        try:
+            await rooms.sweep(idle_close)
+        except Exception:  # the store is busy or gone: try again next time, keep serving
+            log.exception("closing idle rooms failed")
 
 
-def create_app(services: Services, *, http_rate: float = 2.0, http_burst: float = 30.0) -> FastAPI:
-    """The app for ``services``; ``http_rate`` limits room look-ups and joins per client address."""
+def create_app(services: Services, *, http_rate: float = 2.0, http_burst: float = 30.0,
+               allowed_hosts: Sequence[str] | None = None, idle_close: float | None = IDLE_CLOSE,
+               sweep_every: float = SWEEP_EVERY) -> FastAPI:
+    """The app for ``services``.
+
+    ``http_rate`` (per second, bursts of ``http_burst``) limits room look-ups, joins and WebSocket hellos
+    per client address. ``allowed_hosts`` are the only Host names answered, on HTTP and WebSocket alike
+    (``lexicoord serve`` always passes them; None leaves the check to whatever serves the app). A room no
+    one has open for ``idle_close`` seconds, with no game under way, closes.
+    """
     rooms = Rooms(services)
     limiter = AddressLimiter(http_rate, http_burst)
 
@@ -76,9 +89,13 @@ def create_app(services: Services, *, http_rate: float = 2.0, http_burst: float 
         count = await rooms.restore()
         if count:
             log.info("reopened %d rooms", count)
+        sweeper = asyncio.create_task(_sweep_forever(rooms, idle_close, sweep_every))
         try:
             yield
         finally:
+            sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await sweeper
             await rooms.aclose()
             await services.models.aclose()
             services.rooms.close()
@@ -87,6 +104,9 @@ def create_app(services: Services, *, http_rate: float = 2.0, http_burst: float 
     app.state.rooms = rooms
     app.state.services = services
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    if allowed_hosts is not None:
+        # Before any route, HTTP and WebSocket alike: a refused WebSocket gets an HTTP 400 handshake reply.
+        app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts), www_redirect=False)
 
     @app.exception_handler(Refused)
     async def refused(_: Request, exc: Refused) -> JSONResponse:
@@ -98,7 +118,7 @@ def create_app(services: Services, *, http_rate: float = 2.0, http_burst: float 
         response.headers.update(SECURITY_HEADERS)
         return response
 
-    def client(request: Request | WebSocket) -> str:
+    def client(request: Request) -> str:
         return request.client.host if request.client else "unknown"
 
     def find(request: Request, code: str) -> Room:
@@ -184,88 +204,7 @@ def create_app(services: Services, *, http_rate: float = 2.0, http_burst: float 
                         headers={"Content-Disposition": f'attachment; filename="{room.run_id}.csv"'})
 
     @app.websocket("/ws/{code}")
-    async def play(websocket: WebSocket, code: str) -> None:
-        origin = websocket.headers.get("origin")
-        host = websocket.headers.get("host")
-        if origin and host and origin.split("://", 1)[-1] != host:
-            await websocket.close(code=4403)  # another site's page must not play in our rooms
-            return
-        room = rooms.get(code)
-        if room is None:
-            limiter.allow(client(websocket))  # guesses count against the address
-            await websocket.close(code=4404)
-            return
-        await websocket.accept()
-        await serve_connection(room, websocket)
+    async def websocket(websocket: WebSocket, code: str) -> None:
+        await play(websocket, lambda: rooms.get(code), limiter)
 
     return app
-
-
-async def serve_connection(room: Room, websocket: WebSocket) -> None:
-    """One browser for as long as it stays: authenticate, then validate and act on each message."""
-    conn = Connection(websocket)
-    bucket = TokenBucket(WS_RATE, WS_BURST)
-    person = None
-    strikes = 0
-    close_code: int | None = None
-    try:
-        while True:
-            frame = await websocket.receive()
-            if frame["type"] == "websocket.disconnect":
-                break
-            text = frame.get("text")
-            if not bucket.take():
-                strikes += 1
-                conn.send(_error_text("rate_limited", "Too many messages; this one was dropped."))
-                if strikes > WS_STRIKES:
-                    close_code = 1008
-                    break
-                continue
-            if text is None:
-                conn.send(_error_text("bad_message", "Send JSON text, not binary frames."))
-                continue
-            try:
-                msg = m.parse(text, room.adapter.messages)
-            except m.BadMessage as exc:
-                conn.send(_error_text(exc.code, str(exc)))
-                if exc.code == "too_large":
-                    close_code = 1009
-                    break
-                continue
-            if isinstance(msg, m.Hello):
-                found = room.person_for(msg.token)
-                if found is None:
-                    conn.send(_error_text("bad_token", "This token belongs to no one in this room; join again."))
-                    close_code = 4401
-                    break
-                if person is not None and person is not found:
-                    room.disconnect(person, conn)
-                person = found
-                room.connect(person, conn)
-                conn.send(json.dumps({"type": "welcome", "name": person.name, "leader": person is room.leader}))
-                if room.stats is not None:
-                    conn.send(json.dumps({"type": "stats", **room.stats}, ensure_ascii=False))
-                conn.send_state(room.state_for(person))
-                continue
-            if person is None:
-                conn.send(_error_text("not_authenticated", "Say hello with your token first."))
-                continue
-            if isinstance(msg, m.Ping):
-                conn.send('{"type":"pong"}')
-                continue
-            try:
-                await room.handle(person, msg)
-            except RoomError as exc:
-                conn.send(_error_text(exc.code, str(exc)))
-            except LexicoordError as exc:
-                conn.send(_error_text("refused", str(exc)))
-    except WebSocketDisconnect:
-        pass
-    finally:
-        if person is not None:
-            room.disconnect(person, conn)
-        if close_code is not None:
-            await conn.flush()
-            with contextlib.suppress(Exception):
-                await websocket.close(code=close_code)
-        await conn.aclose()

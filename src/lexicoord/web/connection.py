@@ -53,6 +53,12 @@ class Connection:
                 return
             await asyncio.sleep(0.01)
 
+    async def close(self, code: int, reason: str) -> None:
+        """Send what is queued, then close with ``code`` and a one-sentence ``reason`` the page can show."""
+        await self.flush()
+        with contextlib.suppress(Exception):  # already gone: nothing to tell
+            await self.ws.close(code=code, reason=reason)
+
     async def aclose(self) -> None:
         self.sender.cancel()
         with contextlib.suppress(asyncio.CancelledError, Exception):

@@ -18,10 +18,12 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, Field
 from sqlalchemy import delete, func, select
 
-from lexicoord.runs.schema import RoomMoveRow, RoomRow
+from lexicoord.runs.schema import RoomMoveRow, RoomRow, RunRow
 from lexicoord.runs.store import Store
 
 T = TypeVar("T")
+#: The status of a room that has closed (an open room's is "open").
+CLOSED = "closed"
 
 
 class SavedRoom(BaseModel):
@@ -32,6 +34,29 @@ class SavedRoom(BaseModel):
     config: dict[str, Any]
     state: dict[str, Any]
     moves: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
+
+
+class RoomSummary(BaseModel):
+    """One room as an operator lists it."""
+
+    id: str
+    code: str
+    run_id: str
+    status: str
+    created_at: float
+    updated_at: float
+    people: int
+    leader: str | None
+
+
+def _summary(row: RoomRow) -> RoomSummary:
+    state = row.state or {}
+    return RoomSummary(id=row.id, code=row.code, run_id=row.run_id, status=row.status, created_at=row.created_at,
+                       updated_at=row.updated_at, people=len(state.get("people", [])), leader=state.get("leader"))
+
+
+#: Ids per query when asking which of a server's rooms were closed (well under any database's limit).
+_CHUNK = 500
 
 
 class RoomStore:
@@ -111,7 +136,44 @@ class RoomStore:
         """Run a slow store call (saving a game, reading a run) off the moves' thread."""
         return await asyncio.get_running_loop().run_in_executor(self._slow, fn, *args)
 
+    # closing ---------------------------------------------------------------------------------------
+    def close_room(self, room_id: str) -> None:
+        """Mark a room closed: it is never reopened, and its run (with every stored game) stays."""
+        now = time.time()
+        with self.store.session() as s, s.begin():
+            row = s.get(RoomRow, room_id)
+            if row is not None and row.status != CLOSED:
+                row.status, row.updated_at = CLOSED, now
+                run = s.get(RunRow, row.run_id)
+                if run is not None:
+                    run.status, run.updated_at = CLOSED, now
+
+    def close_codes(self, codes: list[str]) -> list[RoomSummary]:
+        """Close the open rooms with these codes (for the operator's command); the rooms as they were."""
+        with self.store.session() as s:
+            rows = list(s.scalars(select(RoomRow).where(RoomRow.code.in_(codes), RoomRow.status != CLOSED)))
+        for row in rows:
+            self.close_room(row.id)
+        return [_summary(r) for r in rows]
+
+    def closed_among(self, room_ids: list[str]) -> set[str]:
+        """Which of these rooms the store has closed (a server asks, to let go of rooms an operator closed)."""
+        out: set[str] = set()
+        with self.store.session() as s:
+            for i in range(0, len(room_ids), _CHUNK):
+                chunk = room_ids[i:i + _CHUNK]
+                out.update(s.scalars(select(RoomRow.id).where(RoomRow.id.in_(chunk), RoomRow.status == CLOSED)))
+        return out
+
     # reads ----------------------------------------------------------------------------------------
+    def listing(self, include_closed: bool = False) -> list[RoomSummary]:
+        """Every open room (and closed ones too when asked), oldest first."""
+        with self.store.session() as s:
+            query = select(RoomRow).order_by(RoomRow.created_at)
+            if not include_closed:
+                query = query.where(RoomRow.status != CLOSED)
+            return [_summary(r) for r in s.scalars(query)]
+
     def open_rooms(self) -> list[SavedRoom]:
         with self.store.session() as s:
             rows = list(s.scalars(select(RoomRow).where(RoomRow.status == "open").order_by(RoomRow.created_at)))

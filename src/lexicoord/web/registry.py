@@ -1,9 +1,16 @@
-"""Every room of the server, by code: created here, and reopened here from the store at start-up."""
+"""Every open room of the server, by code: created here, reopened here from the store at start-up, and
+closed here when it has stood empty too long or the operator closed it (``lexicoord rooms close``).
+
+A closed room is gone from the server and never reopened; its run, with every game played in it, stays
+in the store. The cap on rooms counts open rooms only.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import secrets
+import time
 from typing import Any
 
 from pydantic import ValidationError
@@ -14,11 +21,15 @@ from lexicoord.web.adapters.base import RoomAdapter
 from lexicoord.web.room import Room, RoomError
 from lexicoord.web.services import Services
 from lexicoord.web.settings import RoomSettings
+from lexicoord.web.socket import ROOM_CLOSED
 from lexicoord.web.tokens import new_room_code, normalize_code
 
 log = logging.getLogger(__name__)
 
+#: Open rooms a server holds at most (each keeps its people and game in memory).
 MAX_ROOMS = 2000
+#: Seconds a game under way is given to end and be stored when its room is closed.
+CLOSE_GRACE = 10.0
 
 
 def adapter_for(protocol: str, services: Services) -> type[RoomAdapter]:
@@ -83,6 +94,41 @@ class Rooms:
             except (Exception, ValidationError):  # one unreadable room must not keep the others closed
                 log.exception("room %s could not be reopened", s.code)
         return len(self.by_code)
+
+    async def close(self, room: Room, reason: str) -> None:
+        """Close ``room``: no one finds it any more, a game under way ends (and is stored, as when the leader
+        ends it), the store marks it closed, and every open page is told why."""
+        if self.by_code.get(room.code) is not room:
+            return
+        del self.by_code[room.code]
+        task = room.task
+        if task is not None and not task.done():
+            if not room.interrupt_game(reason):
+                task.cancel()  # not a game (manual mode's proposals): nothing to store
+            await asyncio.wait({task}, timeout=CLOSE_GRACE)
+            if not task.done():
+                task.cancel()
+        await self.services.rooms.call(self.services.rooms.close_room, room.id)
+        code, message = ROOM_CLOSED
+        await room.close_connections(code, message)
+        log.info("room %s closed: %s", room.code, reason)
+
+    async def sweep(self, idle_after: float | None) -> list[str]:
+        """Close the rooms the store says are closed (the operator's command), and those no one has had open
+        for ``idle_after`` seconds with no game under way; returns their codes."""
+        rooms = list(self.by_code.values())
+        closed = await self.services.rooms.call(self.services.rooms.closed_among, [r.id for r in rooms])
+        now = time.monotonic()
+        gone = []
+        for room in rooms:
+            if room.id in closed:
+                await self.close(room, "closed by the operator")
+            elif idle_after and room.idle_for(now) >= idle_after and not room.busy:
+                await self.close(room, f"no one in it for {idle_after:g} s")
+            else:
+                continue
+            gone.append(room.code)
+        return gone
 
     async def aclose(self) -> None:
         for room in self.by_code.values():

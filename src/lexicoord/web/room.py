@@ -122,6 +122,8 @@ class Room:
         self._agents = [a.model_dump() for a in settings.agents]
         #: The game in play, for views a person's own seat may see (:meth:`visible_to`).
         self.ctx: EpisodeContext | None = None
+        #: Since when no one has had a page of the room open (monotonic seconds; None while someone has).
+        self.empty_since: float | None = time.monotonic()
         self.adapter = adapter(self)
 
     # ---------------------------------------------------------------------------------- saved state
@@ -182,13 +184,30 @@ class Room:
     def connect(self, person: Person, conn: Connection) -> None:
         person.connections.add(conn)
         person.away_since = None
+        self.empty_since = None
         self.changed()
 
     def disconnect(self, person: Person, conn: Connection) -> None:
         person.connections.discard(conn)
         if not person.connections:
             person.away_since = time.time()
+        if self.empty_since is None and not any(p.connections for p in self.people.values()):
+            self.empty_since = time.monotonic()
         self.changed()
+
+    def idle_for(self, now: float) -> float:
+        """Seconds no one has had a page of the room open (0 while someone has)."""
+        return 0.0 if self.empty_since is None else now - self.empty_since
+
+    @property
+    def busy(self) -> bool:
+        """A game (or manual mode's proposals) is under way: it ends by itself as its moves time out."""
+        return self.task is not None and not self.task.done()
+
+    async def close_connections(self, code: int, reason: str) -> None:
+        """Close every open page of the room, saying why."""
+        for conn in [c for p in self.people.values() for c in p.connections]:
+            await conn.close(code, reason)
 
     # ------------------------------------------------------------------------------------ handling
     async def handle(self, person: Person, msg: m.Inbound) -> None:

@@ -189,7 +189,9 @@ class CoordinationRoom(RoomAdapter):
             raise AdapterError("not_your_turn", "There is no choice to make now.")
         seat, pending = found
         if pending.round != msg.round:
-            raise AdapterError("round_closed", f"Round {msg.round} is closed; this is round {pending.round}.")
+            raise AdapterError("round_closed", f"Round {msg.round} has not started; this is round {pending.round}."
+                               if pending.round is not None and msg.round > pending.round else
+                               f"Round {msg.round} is closed; this is round {pending.round}.")
         if msg.choice not in pending.view["options"]:
             raise AdapterError("not_an_option", "That is not one of the meanings on offer.")
         value = {"choice": msg.choice, "justification": " ".join(msg.justification.split())}

@@ -50,8 +50,15 @@ function connect() {
   ws.onclose = (ev) => {
     $("#conn").textContent = "disconnected";
     $("#conn").className = "pill bad";
-    if (ev.code === 4404) { closedForGood = true; showError("No room has this code."); return; }
-    if (ev.code === 4401) { localStorage.removeItem(tokenKey); $("#join-box").hidden = false; $("#room").hidden = true; return; }
+    // The server says why it closed with a code and a sentence (src/lexicoord/web/socket.py). A refusal
+    // before the connection opens (a host this server does not answer to) arrives as 1006: retried.
+    if (ev.code === 4401) {  // the token is no one's here (or no room has this code): join again
+      localStorage.removeItem(tokenKey); $("#join-box").hidden = false; $("#room").hidden = true;
+      showError(ev.reason); return;
+    }
+    if (ev.code === 4410) { closedForGood = true; localStorage.removeItem(tokenKey); showError(ev.reason || "This room has closed."); return; }
+    if (ev.code === 4403) { closedForGood = true; showError(ev.reason || "This page may not connect to this server."); return; }
+    if (ev.code === 4429) { showError(ev.reason || "Too many requests; wait a little."); backoff = Math.max(backoff, 5000); }
     if (closedForGood) return;
     setTimeout(connect, backoff);  // a reload or a lost connection gets the seat back with the same token
     backoff = Math.min(backoff * 2, 5000);
