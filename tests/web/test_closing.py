@@ -141,5 +141,7 @@ def test_closing_a_room_mid_game_stores_the_game(db: Path) -> None:
                     ws.receive_text()
             assert closed.value.code == 4410
     store = Store(str(db))
-    [episode] = store.episodes(store.run("room-").id)
+    run = store.run("room-")
+    [episode] = store.episodes(run.id)
     assert episode.outcome is not None and episode.outcome["reason"] == "leader_ended"
+    assert run.status == "closed", "the game stored on the way out did not reopen the run"

@@ -142,11 +142,15 @@ class RoomStore:
         now = time.time()
         with self.store.session() as s, s.begin():
             row = s.get(RoomRow, room_id)
-            if row is not None and row.status != CLOSED:
+            if row is None:
+                return
+            if row.status != CLOSED:
                 row.status, row.updated_at = CLOSED, now
-                run = s.get(RunRow, row.run_id)
-                if run is not None:
-                    run.status, run.updated_at = CLOSED, now
+            # Again when a server lets go of a room closed from the command line: a game it ended on the
+            # way out has just marked the run open.
+            run = s.get(RunRow, row.run_id)
+            if run is not None and run.status != CLOSED:
+                run.status, run.updated_at = CLOSED, now
 
     def close_codes(self, codes: list[str]) -> list[RoomSummary]:
         """Close the open rooms with these codes (for the operator's command); the rooms as they were."""
