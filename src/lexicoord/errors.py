@@ -54,3 +54,16 @@ class ProviderHTTPError(ModelError):
 
 class ScriptExhaustedError(ModelError):
     """A scripted model ran out of replies: a test asked for more than it set up."""
+
+
+def blame(exc: BaseException, seat: str) -> None:
+    """Mark ``exc`` as raised while ``seat`` answered (the innermost seat wins), so a failed episode says whose
+    model failed it."""
+    if getattr(exc, "seat", None) is None:
+        exc.seat = seat  # type: ignore[attr-defined]
+
+
+def blamed(exc: BaseException) -> str | None:
+    """The seat :func:`blame` marked ``exc`` with, if any."""
+    seat = getattr(exc, "seat", None)
+    return seat if isinstance(seat, str) else None

@@ -182,3 +182,23 @@ def test_unknown_or_mistyped_options_are_config_errors() -> None:
         get_model("ollama/m", foo="bar")
     with pytest.raises(ConfigError, match="timeout must be a number"):
         get_model("ollama/m", timeout="abc")
+
+
+async def test_with_the_defaults_a_hung_server_costs_one_retry_of_its_timeout() -> None:
+    late = completion("late")
+    late.delay = 2.0
+    with FaultServer(lambda n, r: late) as server:
+        model = model_for(server, timeout=0.3, backoff_initial=0.01)  # every other setting at its default
+        started = time.perf_counter()
+        with pytest.raises(ModelTimeoutError, match="gave up after 2 attempts"):
+            await model.generate("hi")
+    assert len(server.requests) == 2, "a timeout is retried once, not max_retries times"
+    assert time.perf_counter() - started < 1.5
+
+
+async def test_with_the_defaults_a_failing_server_gives_up_within_seconds() -> None:
+    with FaultServer(lambda n, r: Reply(500, '{"error": {"message": "boom"}}', {"Content-Type": "application/json"})) as server:
+        model = model_for(server, backoff_initial=0.05)
+        with pytest.raises(ProviderHTTPError, match="gave up after 4 attempts"):
+            await model.generate("hi")
+    assert len(server.requests) == 4

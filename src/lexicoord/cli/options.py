@@ -79,9 +79,13 @@ def run_async(coro: Coroutine[Any, Any, T]) -> T:
 
 
 def run_campaign(runner: Runner, run_id: str, episodes: list[EpisodeSpec], config: dict[str, Any]) -> RunSummary:
-    """A campaign command's run: a long-running process, so the collector is tuned for one first."""
+    """A campaign command's run: a long-running process, so the collector is tuned for one first. Exits 1 when
+    any episode failed (the summary above says which and why; re-running the command plays them again)."""
     tune_for_long_runs()
-    return run_async(runner.run(run_id, episodes, config))
+    summary = run_async(runner.run(run_id, episodes, config))
+    if summary.failed:  # a run with failed episodes is not a success, whatever it did finish
+        raise typer.Exit(1)
+    return summary
 
 
 def protocol_run(store: Store, run_id: str, protocol: str) -> RunInfo:

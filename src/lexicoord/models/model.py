@@ -30,8 +30,13 @@ from lexicoord.models.types import ChatMessage, GenerateConfig, ModelOutput, Pro
 
 log = logging.getLogger(__name__)
 
-DEFAULT_TIMEOUT = 120.0
-DEFAULT_MAX_RETRIES = 4
+#: Defaults sized for a person waiting on a move: a hung server costs one timeout and one retry of it (about
+#: two minutes), a failing one a few seconds of backoff; campaigns can raise them with ``-o``.
+DEFAULT_TIMEOUT = 60.0
+DEFAULT_MAX_RETRIES = 3
+#: A server that did not answer within the timeout rarely does on the next try: timeouts are retried this often.
+DEFAULT_TIMEOUT_RETRIES = 1
+DEFAULT_BACKOFF_MAX = 10.0
 MAX_RETRY_AFTER = 120.0
 
 _FINAL_ERRORS: dict[str, type[ModelError]] = {
@@ -59,17 +64,19 @@ class Model:
         *,
         config: GenerateConfig | None = None,
         cache: ResponseCache | None = None,
-        timeout: float = DEFAULT_TIMEOUT,
+        timeout: float | None = None,
         max_retries: int = DEFAULT_MAX_RETRIES,
+        timeout_retries: int = DEFAULT_TIMEOUT_RETRIES,
         backoff_initial: float = 1.0,
-        backoff_max: float = 30.0,
+        backoff_max: float = DEFAULT_BACKOFF_MAX,
         max_concurrency: int | None = None,
     ) -> None:
         self.provider = provider
         self.config = config or GenerateConfig()
         self.cache = cache
-        self.timeout = timeout
+        self.timeout = timeout or provider.default_timeout or DEFAULT_TIMEOUT
         self.max_retries = max_retries
+        self.timeout_retries = timeout_retries
         self.backoff_initial = backoff_initial
         self.backoff_max = backoff_max
         self.max_concurrency = max_concurrency or provider.default_concurrency
@@ -162,13 +169,14 @@ class Model:
         timeout = cfg.timeout or self.timeout
         retries = self.max_retries if cfg.max_retries is None else cfg.max_retries
         await self.provider.prepare()  # loading weights is not the call's time
-        attempts = 0
+        attempts = timeouts = 0
         while True:
             attempts += 1
             try:
                 return await self._attempt(msgs, cfg, timeout), attempts
             except TransientError as exc:
-                if attempts > retries:
+                timeouts += exc.kind == "timeout"
+                if attempts > retries or timeouts > self.timeout_retries:
                     error_type = _FINAL_ERRORS.get(exc.kind, ModelError)
                     noun = "attempt" if attempts == 1 else "attempts"
                     final = error_type(f"{exc.final_message.rstrip('.')} (gave up after {attempts} {noun}).")

@@ -36,6 +36,8 @@ class Provider(ABC):
     supports_json_schema: bool = False
     #: Whether a timed-out call is worth another attempt (not for an in-process model that is still busy).
     retry_timeouts: bool = True
+    #: Seconds an attempt may take when no ``timeout`` is given (``None``: the model layer's default).
+    default_timeout: float | None = None
 
     def __init__(self, name: str, model_name: str) -> None:
         self.name = name

@@ -32,7 +32,7 @@ ProviderFactory = Callable[..., Provider]
 log = logging.getLogger(__name__)
 
 ENTRY_POINT_GROUP = "lexicoord.providers"
-_MODEL_OPTIONS = {"timeout", "max_retries", "backoff_initial", "backoff_max", "max_concurrency"}
+_MODEL_OPTIONS = {"timeout", "max_retries", "timeout_retries", "backoff_initial", "backoff_max", "max_concurrency"}
 
 
 @dataclass
@@ -130,7 +130,7 @@ def _model_options(options: dict[str, Any]) -> dict[str, Any]:
     """Model options checked and typed, with a sentence naming the one that is wrong."""
     out: dict[str, Any] = {}
     for key, value in options.items():
-        kind = int if key in ("max_retries", "max_concurrency") else float
+        kind = int if key in ("max_retries", "max_concurrency", "timeout_retries") else float
         try:
             out[key] = kind(value)
         except (TypeError, ValueError):

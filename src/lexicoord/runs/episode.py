@@ -17,7 +17,7 @@ from pydantic_core import to_jsonable_python
 from lexicoord.core.context import EpisodeContext
 from lexicoord.core.events import ErrorEvent, Event, OutcomeEvent
 from lexicoord.core.protocol import Protocol
-from lexicoord.errors import LexicoordError
+from lexicoord.errors import LexicoordError, blamed
 from lexicoord.models.observe import ModelCallEvent, ModelCallRecord, observing
 from lexicoord.runs.records import EpisodeRecord
 
@@ -55,9 +55,11 @@ async def play_episode(
             raise
         except Exception as exc:  # one failing episode never stops the run
             outcome = None
-            error = short_error(exc)
+            seat = blamed(exc)
+            error = f"seat {seat}: {short_error(exc)}" if seat else short_error(exc)
             ctx.emit(
                 ErrorEvent(
+                    agent=seat,
                     message=error,
                     error_type=type(exc).__name__,
                     raw=None if isinstance(exc, LexicoordError) else traceback.format_exc(limit=8),

@@ -49,6 +49,10 @@ class RunSummary(BaseModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     errors: list[str] = []
+    #: Moves that failed inside episodes that went on (a reply that did not parse, a person out of time), by
+    #: seat; and episodes failed by a seat's model giving no reply at all (unreachable, 5xx, timeouts), by seat.
+    failed_moves: dict[str, int] = {}
+    failed_by_seat: dict[str, int] = {}
 
     def lines(self) -> list[str]:
         rate = self.done / self.wall_time if self.wall_time > 0 else 0.0
@@ -58,6 +62,14 @@ class RunSummary(BaseModel):
             f"model calls: {self.model_calls} ({self.cached_calls} from cache); tokens: "
             f"{self.prompt_tokens} prompt + {self.completion_tokens} completion",
         ]
+        if self.failed_moves:
+            by = ", ".join(f"{k} {v}" for k, v in sorted(self.failed_moves.items()))
+            out.append(f"failed moves in played episodes (unparseable replies, no answer in time): "
+                       f"{sum(self.failed_moves.values())} ({by})")
+        if self.failed_by_seat:
+            by = ", ".join(f"{k} {v}" for k, v in sorted(self.failed_by_seat.items()))
+            out.append(f"episodes failed because a seat's model gave no reply: {by}; re-running the same "
+                       "command plays them again")
         out += [f"failed: {e}" for e in self.errors[:5]]
         if len(self.errors) > 5:
             out.append(f"... and {len(self.errors) - 5} more failures (see 'lexicoord runs show {self.run_id}')")
@@ -136,10 +148,16 @@ class Runner:
             summary.cached_calls += sum(1 for e in events if getattr(e, "cached", False))
             summary.prompt_tokens += record.prompt_tokens
             summary.completion_tokens += record.completion_tokens
+            for e in events:
+                if e.agent and getattr(e, "failure", None) and not isinstance(e, ErrorEvent):
+                    summary.failed_moves[e.agent] = summary.failed_moves.get(e.agent, 0) + 1
             if record.status == "done":
                 summary.done += 1
             else:
                 summary.failed += 1
+                seat = next((e.agent for e in events if isinstance(e, ErrorEvent) and e.agent), None)
+                if seat:
+                    summary.failed_by_seat[seat] = summary.failed_by_seat.get(seat, 0) + 1
                 summary.errors.append(f"{record.item_id} (rep {record.repetition}): {record.error}")
             elapsed = time.perf_counter() - started
             played = summary.done + summary.failed

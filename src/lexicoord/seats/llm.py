@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from lexicoord.core.seat import Answer, Request, Seat, SeatInfo
+from lexicoord.errors import LexicoordError, blame
 from lexicoord.models.model import Model
 from lexicoord.models.observe import acting_as
 from lexicoord.models.types import ChatMessage, GenerateConfig, ModelOutput
@@ -86,7 +87,11 @@ class LLMSeat(Seat):
         temperature = None if self.config.temperature is not None else request.temperature
         config = GenerateConfig(json_schema=request.answer_schema, choices=request.choices,
                                 max_tokens=request.max_tokens, temperature=temperature)
-        out = await self.ask_structured(request.prompt, config, remember=request.remember)
+        try:
+            out = await self.ask_structured(request.prompt, config, remember=request.remember)
+        except LexicoordError as exc:  # no reply at all (unreachable, 5xx, timeouts after retries): not a move
+            blame(exc, self.name)
+            raise
         tokens = out.usage.completion_tokens
         if not out.ok:
             return Answer(failure=out.parse_error or "unparseable reply", raw=out.text, tokens=tokens)

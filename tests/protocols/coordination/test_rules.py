@@ -105,13 +105,34 @@ async def test_ignoring_failed_moves_lets_the_others_converge(tmp_path) -> None:
     assert outcome["converged"] and outcome["depth"] == 0
 
 
-async def test_a_model_error_is_a_failed_move_not_a_crash(tmp_path) -> None:
-    def script(messages, config):
-        raise __import__("lexicoord.errors", fromlist=["ModelError"]).ModelError("server down")
+async def test_a_model_that_gives_no_reply_fails_the_episode_and_names_its_seat(tmp_path) -> None:
+    from lexicoord.errors import ModelError
 
-    outcome, events = await play(tmp_path, script, settings={"clarification_bound": 0, "leader_clarifies": False})
-    assert not outcome["converged"] and outcome["failed_moves"] == 3
-    assert all(e.failure == "server down" for e in events if isinstance(e, ChoiceEvent))
+    def script(messages, config):
+        if current_agent.get() == "a2":
+            raise ModelError("server returned 500 after 3 attempts")
+        return says(RIVER)
+
+    pool = ModelPool(cache=False)
+    pool.add(Model(ScriptedProvider("game", script)), "scripted/game")
+    lineup = [AgentSpec(name=f"a{i + 1}", model="scripted/game") for i in range(3)]
+    runner = Runner(Store(str(tmp_path / "g.db")), CoordinationGame(), models=pool, progress=False)
+    summary = await runner.run("g", grid([ITEM], [lineup]))
+    [(episode, events)] = list(runner.store.iter_run_events("g"))
+    assert episode.status == "failed" and episode.error == "seat a2: server returned 500 after 3 attempts"
+    assert summary.failed == 1 and summary.done == 0 and summary.failed_by_seat == {"a2": 1}
+    assert not any(isinstance(e, ChoiceEvent) and e.agent == "a2" for e in events), "no reply is not a move"
+    assert any("gave no reply: a2 1" in line for line in summary.lines())
+
+
+async def test_an_unparseable_reply_stays_a_failed_move_and_the_summary_counts_it(tmp_path) -> None:
+    pool = ModelPool(cache=False)
+    pool.add(Model(ScriptedProvider("game", {"a1": [says(RIVER), says(RIVER)], "a2": ["junk", "junk"],
+                                              "a3": [says(RIVER)]})), "scripted/game")
+    lineup = [AgentSpec(name=f"a{i + 1}", model="scripted/game") for i in range(3)]
+    runner = Runner(Store(str(tmp_path / "g.db")), CoordinationGame(), models=pool, progress=False)
+    summary = await runner.run("g", grid([ITEM], [lineup], settings=[{"clarification_bound": 0}]))
+    assert summary.done == 1 and summary.failed_moves == {"a2": 1} and summary.failed_by_seat == {}
 
 
 async def test_choices_within_a_round_are_independent(tmp_path) -> None:

@@ -150,6 +150,8 @@ class LocalProvider(Provider):
     supports_json_schema = True
     default_concurrency = 1
     retry_timeouts = False
+    #: Generation on a CPU is slow, not hung: a larger GGUF may take minutes for one long reply.
+    default_timeout = 600.0
 
     def __init__(
         self,

@@ -24,9 +24,8 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from lexicoord.core.seat import Request, Seat
-from lexicoord.errors import ConfigError
+from lexicoord.errors import ConfigError, LexicoordError
 from lexicoord.prompting import fence, render_prompt
-from lexicoord.protocols.coordination.moves import ask
 from lexicoord.tasks.ambiguous import AmbiguityItem, word_span
 
 MAX_SENTENCE = 400
@@ -128,7 +127,10 @@ def propose_request(sentence: str, word: str) -> Request:
 
 async def propose(seat: Seat, sentence: str, word: str) -> Proposal | None:
     """One seat's proposal; ``None`` when it could not give one (the caller names who gave none)."""
-    answer = await ask(seat, propose_request(sentence, word))
+    try:
+        answer = await seat.answer(propose_request(sentence, word))
+    except LexicoordError:  # a model that gives no reply proposes nothing; it is named as silent
+        return None
     return Proposal(agent=seat.name, **answer.value) if answer.ok and answer.value is not None else None
 
 

@@ -4,17 +4,17 @@
 ``clarify`` (between rounds, optional). Each is one :class:`Request`: the view
 the seat may see, the prompt a model reads (the view's text, fenced), and the
 answer's schema, so a person's justification has the same limit as a model's.
-A failed move (a timeout, an unparseable reply after a retry, a model that
-cannot be reached) becomes a :class:`Decision` with ``choice=None`` and the
-reason; it never raises.
+A failed move (a person's timeout, an unparseable reply after a retry) becomes
+a :class:`Decision` with ``choice=None`` and the reason. A model that gives no
+reply at all (unreachable, server errors, timeouts after retries) is not a move:
+the seat raises and the episode fails, so a resume plays it again.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from lexicoord.core.seat import Answer, Request, Seat
-from lexicoord.errors import LexicoordError
+from lexicoord.core.seat import Answer, Request
 from lexicoord.prompting import fence, render_prompt
 from lexicoord.protocols.coordination.views import Decision, RoundView
 
@@ -101,14 +101,6 @@ def clarify_request(view: RoundView) -> Request:
     )
     return Request(kind="clarify", round=view.round, view=view.model_dump(), prompt=prompt, schema=STATEMENT_SCHEMA,
                    actions=("pass", "end"), max_tokens=STATEMENT_TOKENS)
-
-
-async def ask(seat: Seat, request: Request) -> Answer:
-    """The seat's answer; a model that cannot be reached is a failed move here, never a failed game."""
-    try:
-        return await seat.answer(request)
-    except LexicoordError as exc:
-        return Answer(failure=str(exc))
 
 
 def decision(answer: Answer) -> Decision:

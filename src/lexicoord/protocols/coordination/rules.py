@@ -42,7 +42,6 @@ from lexicoord.errors import ConfigError
 from lexicoord.prompting import render_prompt
 from lexicoord.protocols.coordination.moves import (
     announce_request,
-    ask,
     choose_request,
     clarify_request,
     decision,
@@ -154,7 +153,7 @@ class CoordinationGame(Protocol):
         ctx.recorder.round = 0
         ctx.recorder.phase = "announce"
         ctx.emit(MessageEvent(agent=leader.name, content=item["sentence"]))
-        announcement = decision(await ask(leader, announce_request(view(leader, 0))))
+        announcement = decision(await leader.answer(announce_request(view(leader, 0))))
         original = list(item["options"])
         self._emit_choice(ctx, leader, announcement, 0, "announcement", original)
         item = {**item, "options": announced_first(original, announcement.choice)}
@@ -169,7 +168,7 @@ class CoordinationGame(Protocol):
             ctx.recorder.phase = "round"
             # Independence: every request is built before anyone moves this round.
             requests = [choose_request(view(s, round_), s.name) for s in seats]
-            moves = [decision(a) for a in await asyncio.gather(*(ask(s, r) for s, r in zip(seats, requests)))]
+            moves = [decision(a) for a in await asyncio.gather(*(s.answer(r) for s, r in zip(seats, requests)))]
             by_name = {s.name: d for s, d in zip(seats, moves)}
             for seat, move in zip(seats, moves):
                 self._emit_choice(ctx, seat, move, round_, "choice", item["options"])
@@ -195,7 +194,7 @@ class CoordinationGame(Protocol):
             if not settings.leader_clarifies:
                 continue
             ctx.recorder.phase = "clarify"
-            answer = await ask(leader, clarify_request(view(leader, round_ + 1).model_copy(update={"round": round_})))
+            answer = await leader.answer(clarify_request(view(leader, round_ + 1).model_copy(update={"round": round_})))
             if answer.action == "end" or await ctx.should_end():
                 reason = "leader_ended"
                 break
