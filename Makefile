@@ -47,3 +47,5 @@ bench: $(BIN)/python
 	$(BIN)/python benchmarks/coordination_games.py
 	$(BIN)/python benchmarks/debate_speed.py
 	$(BIN)/python benchmarks/web_latency.py
+	$(BIN)/python benchmarks/cogent_speed.py
+	$(BIN)/python benchmarks/werewolf_speed.py

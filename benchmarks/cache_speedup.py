@@ -7,6 +7,7 @@ seed: every request is identical, so every reply comes from the cache.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import os
 import tempfile
@@ -34,6 +35,7 @@ def run_once(store: Store, cache: ResponseCache, run_id: str) -> tuple[RunSummar
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__).parse_args()
     with tempfile.TemporaryDirectory() as home:
         os.environ["LEXICOORD_HOME"] = home
         store, cache = Store(os.path.join(home, "c.db")), ResponseCache(os.path.join(home, "cache.db"))

@@ -85,6 +85,10 @@ def embedded(args: argparse.Namespace) -> None:
     from lexicoord.tasks.benchmarks import GSM8K, seeded_slice
 
     data = Path(args.data)
+    if not data.is_file():
+        print(f"[embedded] not measured: no GSM8K file at {data} (pass --data PATH or set LEXICOORD_GSM8K; "
+              "the public copy is described in ../shared/data/README)")
+        return
     items = [GSM8K().as_task(i) for i in seeded_slice(GSM8K().load(str(data)), args.embedded_items, 0)]
     duo = [AgentSpec(name=n, model="local/smollm2-135m") for n in ("A", "B")]
     print(f"[embedded] {len(items)} GSM8K items, SmolLM2-135M, greedy, max_tokens {args.max_tokens}, "

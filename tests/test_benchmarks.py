@@ -1,0 +1,30 @@
+"""Every benchmark script starts from a fresh install with the test extras (which include the ``bench`` extra):
+its imports resolve and it explains its options. What the scripts measure is printed by ``make bench``."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SCRIPTS = sorted((Path(__file__).resolve().parents[1] / "benchmarks").glob("*.py"))
+
+
+def test_the_benchmarks_folder_is_found() -> None:
+    assert len(SCRIPTS) >= 8
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.name)
+def test_a_benchmark_starts(script: Path) -> None:
+    result = subprocess.run([sys.executable, str(script), "--help"], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "usage:" in result.stdout
+
+
+def test_make_bench_runs_every_benchmark() -> None:
+    makefile = (Path(__file__).resolve().parents[1] / "Makefile").read_text(encoding="utf-8")
+    bench = makefile.split("\nbench:", 1)[1].split("\n\n", 1)[0]
+    assert {s.name for s in SCRIPTS} == {line.split("benchmarks/")[1].split()[0] for line in bench.splitlines()
+                                          if "benchmarks/" in line}
