@@ -1,4 +1,4 @@
-"""``lexicoord serve``: live web rooms where people and LLM agents play the coordination game."""
+"""``lexicoord serve``: live web rooms where people and LLM agents play any protocol that has a room."""
 
 from __future__ import annotations
 
@@ -31,6 +31,13 @@ def load_datasets(sources: list[str]) -> dict[str, list[AmbiguityItem]]:
     return out
 
 
+def roomable_protocols() -> list[str]:
+    """Every installed protocol with a live-room adapter, in registry order."""
+    from lexicoord.core.registry import protocols
+
+    return [name for name, entry in protocols().items() if entry.room]
+
+
 def serve(
     host: Annotated[str, typer.Option(help="Address to listen on (0.0.0.0 to let other machines in).")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=1, max=65535)] = 8000,
@@ -40,6 +47,11 @@ def serve(
     agents: Annotated[int, typer.Option(min=0, max=8, help="Agents the room form proposes by default.")] = 2,
     dataset: Annotated[
         list[str] | None, typer.Option(help="builtin, a JSONL file, NAME=file.jsonl or coarsewsd:FOLDER (repeatable).")
+    ] = None,
+    protocol: Annotated[
+        list[str] | None,
+        typer.Option("--protocol", help="A protocol people may open rooms for (repeatable; default: every installed "
+                                        "protocol that has a live room)."),
     ] = None,
     join_rate: Annotated[
         float, typer.Option(min=0.01, help="Room look-ups and joins per second allowed from one address (burst 30).")
@@ -67,6 +79,7 @@ def serve(
     from lexicoord.collector import tune_for_long_runs
     from lexicoord.web.app import create_app
     from lexicoord.web.hosts import EVERY_INTERFACE, proxy_addresses, served_hosts
+    from lexicoord.web.registry import adapter_for
     from lexicoord.web.services import Services
 
     hosts = served_hosts(host, allowed_host or [])
@@ -77,8 +90,11 @@ def serve(
         pool.get(name)  # a missing key or unknown provider is one clear error now, not in every room
     if len(set(models)) != len(models):
         raise ConfigError("A model is named twice with --model.")
+    offered = protocol or roomable_protocols()
     services = Services(store=Store(db), models=pool, datasets=load_datasets(dataset or ["builtin"]),
-                        model_names=models, default_agents=agents)
+                        model_names=models, default_agents=agents, protocols=offered)
+    for name in offered:
+        adapter_for(name, services)  # a protocol without a room is one clear error now
     app = create_app(services, http_rate=join_rate, allowed_hosts=hosts, idle_close=close_idle_after * 60 or None)
     shown = "localhost" if host in ("127.0.0.1", "0.0.0.0", "::") else host
     console.print(f"lexicoord live: http://{shown}:{port}/  (store {services.store.url}; Ctrl-C stops, rooms reopen)",

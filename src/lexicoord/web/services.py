@@ -8,8 +8,8 @@ from lexicoord.errors import ConfigError
 from lexicoord.models.pool import ModelPool
 from lexicoord.runs.store import Store
 from lexicoord.tasks.ambiguous import AmbiguityItem
+from lexicoord.web.forms import ProtocolOffer, ServerOffer, protocol_fields
 from lexicoord.web.persistence import RoomStore
-from lexicoord.web.settings import ServerOffer
 
 
 @dataclass
@@ -39,5 +39,12 @@ class Services:
             raise ConfigError(f"No dataset '{name}' on this server; choose one of: {', '.join(self.datasets)}.") from None
 
     def offer(self) -> ServerOffer:
-        return ServerOffer(models=self.model_names, datasets=list(self.datasets), protocols=self.protocols,
-                           default_agents=self.default_agents)
+        from lexicoord.core.registry import get_protocol
+        from lexicoord.web.registry import adapter_for
+
+        offers = []
+        for name in self.protocols:
+            adapter = adapter_for(name, self)
+            offers.append(ProtocolOffer(name=name, summary=get_protocol(name).summary,
+                                        fields=protocol_fields(adapter.settings_model, adapter.choices(self))))
+        return ServerOffer(models=self.model_names, protocols=offers, default_agents=self.default_agents)

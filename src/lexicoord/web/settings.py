@@ -1,4 +1,4 @@
-"""What every room is created with, checked at the boundary, and what the server offers to choose from.
+"""What every room is created with, checked at the boundary.
 
 A protocol's room adapter extends :class:`RoomSettings` with its own fields.
 """
@@ -50,12 +50,3 @@ class RoomSettings(BaseModel):
         if len(set(names)) != len(names):
             raise ValueError("two agents have the same name")
         return v
-
-
-class ServerOffer(BaseModel):
-    """What people creating a room may pick from: only what the operator started the server with."""
-
-    models: list[str]
-    datasets: list[str]
-    protocols: list[str] = Field(default_factory=lambda: ["coordination"])
-    default_agents: int = 2

@@ -60,6 +60,12 @@ class RoomAdapter(ABC):
         """Refuse settings the operator did not offer (a dataset, a model): ``ConfigError``."""
 
     @classmethod
+    def choices(cls, services: Services) -> dict[str, list[Any]]:
+        """Values the operator offers for the room's own settings fields (the datasets served, say), by field:
+        the start page offers these and nothing else, and :meth:`check` refuses anything else."""
+        return {}
+
+    @classmethod
     def run_config(cls, settings: RoomSettings) -> dict[str, Any]:
         """What the room's run records as its settings (``lexicoord report`` reads it)."""
         return {"settings": settings.model_dump(mode="json")}

@@ -58,11 +58,13 @@ SPECTATOR = Viewer()
 
 
 class CoordinationRoomSettings(RoomSettings):
-    mode: Literal["automatic", "manual"] = "automatic"
-    dataset: str = Field(default="builtin", max_length=200)
-    clarification_bound: int = Field(default=3, ge=0, le=10)
-    leader_clarifies: bool = True
-    failed_moves: Literal["block", "ignore"] = "block"
+    mode: Literal["automatic", "manual"] = Field(
+        default="automatic", description="Mode (automatic: sentences from a dataset; manual: the leader writes one)")
+    dataset: str = Field(default="builtin", max_length=200, description="Dataset")
+    clarification_bound: int = Field(default=3, ge=0, le=10, description="Clarification bound")
+    leader_clarifies: bool = Field(default=True, description="The leader may clarify between rounds")
+    failed_moves: Literal["block", "ignore"] = Field(
+        default="block", description="A failed move (block: it prevents agreement; ignore: the others may agree)")
 
     def game_settings(self) -> dict[str, object]:
         """The rules' settings, as stored with each game (and read by ``lexicoord report``)."""
@@ -142,6 +144,10 @@ class CoordinationRoom(RoomAdapter):
         if unknown:
             raise ConfigError(f"Model {unknown[0]} is not offered by this server; choose one of: "
                               f"{', '.join(services.model_names)}.")
+
+    @classmethod
+    def choices(cls, services: Services) -> dict[str, list[Any]]:
+        return {"dataset": list(services.datasets)}
 
     @classmethod
     def run_config(cls, settings: RoomSettings) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 "use strict";
 // The start page: create a room from what the server offers, or go to a room by its code.
 const $ = (sel) => document.querySelector(sel);
-let offer = { models: [], datasets: [], default_agents: 2 };
+let offer = { models: [], protocols: [], default_agents: 2 };
 
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -21,9 +21,53 @@ function addAgent() {
   box.append(row);
 }
 
+// A protocol's own fields, drawn from what the server says its room asks for (GET /api/offer).
+function fieldNode(f) {
+  if (f.kind === "bool") {
+    const box = el("input", { type: "checkbox", name: f.name });
+    box.checked = Boolean(f.default);
+    return el("label", { class: "inline" }, box, " ", f.label);
+  }
+  if (f.kind === "choice") {
+    const select = el("select", { name: f.name });
+    for (const c of f.choices) select.append(el("option", { value: String(c) }, String(c)));
+    if (f.default != null) select.value = String(f.default);
+    return el("label", {}, f.label, " ", select);
+  }
+  const attrs = { name: f.name };
+  if (f.kind === "int" || f.kind === "number") {
+    Object.assign(attrs, { type: "number", step: f.kind === "int" ? "1" : "any" });
+    if (f.min != null) attrs.min = String(f.min);
+    if (f.max != null) attrs.max = String(f.max);
+  } else if (f.max_length != null) attrs.maxlength = String(f.max_length);
+  const input = el("input", attrs);
+  if (f.default != null) input.value = String(f.default);
+  return el("label", {}, f.label, " ", input);
+}
+
+function current() {
+  return offer.protocols.find((p) => p.name === $("#protocol").value) || offer.protocols[0];
+}
+
+function showProtocol() {
+  const p = current();
+  $("#protocol-summary").textContent = p ? p.summary : "";
+  $("#protocol-fields").replaceChildren(...(p ? p.fields.map(fieldNode) : []));
+}
+
+function fieldValue(f, form) {
+  const node = form.querySelector(`[name="${f.name}"]`);
+  if (f.kind === "bool") return node.checked;
+  if (f.kind === "int" || f.kind === "number") return Number(node.value);
+  if (f.kind === "choice") return f.choices.find((c) => String(c) === node.value) ?? node.value;
+  return node.value;
+}
+
 async function load() {
   offer = await (await fetch("/api/offer")).json();
-  for (const d of offer.datasets) $("#dataset").append(el("option", { value: d }, d));
+  for (const p of offer.protocols) $("#protocol").append(el("option", { value: p.name }, p.name));
+  $("#protocol").addEventListener("change", showProtocol);
+  showProtocol();
   for (let i = 0; i < offer.default_agents; i++) addAgent();
 }
 
@@ -33,12 +77,11 @@ $("#create").addEventListener("submit", async (ev) => {
   const f = new FormData(ev.target);
   const names = f.getAll("agent-name"), models = f.getAll("agent-model");
   const body = {
-    mode: f.get("mode"), dataset: f.get("dataset"),
+    protocol: current().name,
     agents: names.map((name, i) => ({ name: String(name).trim(), model: models[i] })),
-    clarification_bound: Number(f.get("clarification_bound")),
     seat_timeout: Number(f.get("seat_timeout")), agent_timeout: Number(f.get("agent_timeout")),
-    leader_clarifies: f.get("leader_clarifies") === "on",
   };
+  for (const field of current().fields) body[field.name] = fieldValue(field, ev.target);
   const res = await fetch("/api/rooms", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
   const data = await res.json();
   if (!res.ok) {
