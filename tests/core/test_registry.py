@@ -28,8 +28,14 @@ def test_a_protocol_nobody_installed_is_refused_naming_the_known_ones() -> None:
 def test_each_built_in_report_can_be_found() -> None:
     for name in ("coordination", "ambiguity", "cogent", "werewolf"):
         assert callable(get_protocol(name).load("report")) and callable(get_protocol(name).load("statistics"))
+    from lexicoord.web.adapters.base import RoomAdapter
+
+    for name in ("coordination", "ambiguity", "cogent"):
+        room = get_protocol(name).load("room")
+        assert issubclass(room, RoomAdapter) and room.protocol == name
+    bare = get_protocol("ambiguity").model_copy(update={"room": None})
     with pytest.raises(ConfigError, match="'ambiguity' has no room"):
-        get_protocol("ambiguity").load("room")
+        bare.load("room")
 
 
 def test_a_registered_protocol_is_listed(monkeypatch) -> None:

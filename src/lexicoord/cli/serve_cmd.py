@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -31,6 +31,20 @@ def load_datasets(sources: list[str]) -> dict[str, list[AmbiguityItem]]:
     return out
 
 
+def load_benchmarks(sources: list[str]) -> dict[str, list[dict[str, Any]]]:
+    """``TASK=PATH`` each, loaded and checked now (a bad file is one clear error before the server starts)."""
+    from lexicoord.tasks.benchmarks import BENCHMARKS
+
+    out: dict[str, list[dict[str, Any]]] = {}
+    for source in sources:
+        task, sep, path = source.partition("=")
+        if not sep or task not in BENCHMARKS:
+            raise ConfigError(f"--benchmark takes TASK=PATH with TASK one of {', '.join(BENCHMARKS)}, not {source!r}.")
+        bench = BENCHMARKS[task]
+        out[task] = [bench.as_task(i) for i in bench.load(path)]
+    return out
+
+
 def roomable_protocols() -> list[str]:
     """Every installed protocol with a live-room adapter, in registry order."""
     from lexicoord.core.registry import protocols
@@ -52,6 +66,11 @@ def serve(
         list[str] | None,
         typer.Option("--protocol", help="A protocol people may open rooms for (repeatable; default: every installed "
                                         "protocol that has a live room)."),
+    ] = None,
+    benchmark: Annotated[
+        list[str] | None,
+        typer.Option("--benchmark", help="TASK=PATH: benchmark items COGENT rooms may draw (gsm8k, folio or mmlu; "
+                                         "repeatable). Without any, COGENT rooms play a question their creator types."),
     ] = None,
     join_rate: Annotated[
         float, typer.Option(min=0.01, help="Room look-ups and joins per second allowed from one address (burst 30).")
@@ -92,7 +111,8 @@ def serve(
         raise ConfigError("A model is named twice with --model.")
     offered = protocol or roomable_protocols()
     services = Services(store=Store(db), models=pool, datasets=load_datasets(dataset or ["builtin"]),
-                        model_names=models, default_agents=agents, protocols=offered)
+                        model_names=models, default_agents=agents, protocols=offered,
+                        benchmarks=load_benchmarks(benchmark or []))
     for name in offered:
         adapter_for(name, services)  # a protocol without a room is one clear error now
     app = create_app(services, http_rate=join_rate, allowed_hosts=hosts, idle_close=close_idle_after * 60 or None)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from lexicoord.errors import ConfigError
 from lexicoord.models.pool import ModelPool
@@ -23,6 +24,8 @@ class Services:
     default_agents: int = 2
     #: Protocols people may open rooms for (each needs a live-room adapter).
     protocols: list[str] = field(default_factory=lambda: ["coordination"])
+    #: Benchmark items COGENT rooms may draw from, by task (``gsm8k``, ``folio``, ``mmlu``), loaded at start.
+    benchmarks: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     rooms: RoomStore = field(init=False)
 
     def __post_init__(self) -> None:

@@ -20,4 +20,5 @@ def register() -> None:
         task="lexicoord.tasks.benchmarks:BENCHMARKS",
         statistics="lexicoord.analysis.cogent:statistics",
         report="lexicoord.analysis.cogent_report:report",
+        room="lexicoord.web.adapters.cogent:CogentRoom",
     ))

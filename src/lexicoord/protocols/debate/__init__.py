@@ -38,6 +38,7 @@ def register() -> None:
         task="lexicoord.tasks.instructions:TASK",
         statistics="lexicoord.analysis.debate:statistics",
         report="lexicoord.analysis.debate_report:report",
+        room="lexicoord.web.adapters.debate:DebateRoom",
     ))
 
 

@@ -1,0 +1,86 @@
+"use strict";
+// Rooms played in written turns (the ambiguity debate, COGENT): the task, who is thinking, your own
+// transcript (only lines your seat may read, as the server sent them), and the request you are asked,
+// as a form drawn from its answer schema. Uses room.js's helpers; every text goes on the page as text.
+
+const turnDraft = { key: null, values: {} };
+
+function turnPhase(box) {
+  const p = state.phase, leader = isLeader();
+  const notice = state.notice ? h("p", { class: "notice" }, state.notice) : null;
+  if (p === "lobby" || p === "over") {
+    const head = h("h2", {}, p === "lobby" ? "Lobby" : `Game ${state.games} is over`);
+    const waiting = h("p", { class: "muted" }, leader ? "Start when everyone is here." : `Waiting for ${state.leader || "the leader"} to start.`);
+    return fill(box, head, notice, waiting, leader ? h("button", { id: "start", onclick: () => send({ type: "start" }) }, p === "lobby" ? "Start the game" : "Next game") : null);
+  }
+  fill(box, h("h2", {}, `Game ${state.game ? state.game.number : ""}`), notice,
+    leader ? h("button", { id: "end-game", class: "secondary", onclick: () => send({ type: "end_game" }) }, "End this game") : null);
+}
+
+function taskNode(item) {
+  if (!item) return null;
+  return h("div", { class: "task" }, Object.entries(item).map(([k, v]) => h("div", {}, h("h3", {}, k), h("pre", { class: "task-text" }, String(v)))));
+}
+
+function requestNode(req) {
+  const key = `${state.game ? state.game.number : 0}:${req.kind}:${req.round}`;
+  if (turnDraft.key !== key) { turnDraft.key = key; turnDraft.values = {}; }
+  const inputs = req.fields.map((f) => {
+    if (f.kind === "choice") {
+      return h("div", { class: "choice", "data-field": f.name }, h("strong", {}, f.name, ": "), f.choices.map((c, i) => {
+        const radio = h("input", { type: "radio", name: `field-${f.name}`, id: `field-${f.name}-${i}`, checked: turnDraft.values[f.name] === c });
+        radio.addEventListener("change", () => { turnDraft.values[f.name] = c; });
+        return h("label", { class: "option-label", for: `field-${f.name}-${i}` }, radio, " ", String(c));
+      }));
+    }
+    const area = h("textarea", { id: `field-${f.name}`, rows: f.max_length > 300 ? "6" : "2", maxlength: String(f.max_length), placeholder: f.name });
+    area.value = turnDraft.values[f.name] || "";
+    area.addEventListener("input", () => { turnDraft.values[f.name] = area.value; });
+    return h("label", {}, f.name, area);
+  });
+  const submit = () => {
+    const value = {};
+    for (const f of req.fields) {
+      if (f.kind === "text") value[f.name] = turnDraft.values[f.name] || "";
+      else if (turnDraft.values[f.name] !== undefined) value[f.name] = turnDraft.values[f.name];
+    }
+    showError("");
+    send({ type: "reply", kind: req.kind, round: req.round, value });
+  };
+  return h("div", { class: "request", id: "request" }, h("h3", {}, `You are asked to ${req.kind}`),
+    h("details", { open: true }, h("summary", {}, "what you are asked (as a model would read it)"), h("pre", { class: "prompt", id: "request-prompt" }, req.prompt)),
+    inputs, h("button", { id: "submit-reply", onclick: submit }, "Send"),
+    req.actions.map((a) => h("button", { class: "secondary", onclick: () => send({ type: "reply", kind: req.kind, round: req.round, action: a }) }, a)));
+}
+
+function transcriptNode(lines) {
+  return h("ol", { class: "transcript", id: "transcript" }, lines.map((l) => h("li", {},
+    l.round != null ? h("span", { class: "muted" }, `r${l.round} `) : null, l.text,
+    h("span", { class: "audience muted" }, ` (${l.to})`))));
+}
+
+function turnGame(box) {
+  const g = state.game;
+  if (!g) { box.hidden = true; return; }
+  box.hidden = false;
+  const statusRows = g.players.map((p) => { const st = g.status[p.name] || {};
+    return h("tr", { "data-player": p.name }, h("td", {}, p.name, p.role ? ` (${p.role})` : ""), h("td", { class: "muted" }, p.kind === "llm" ? p.model : "person"),
+      h("td", { class: "status" }, st.state === "thinking" ? `thinking (${st.kind})…` : st.state === "failed" ? `no valid move (${st.detail || "failed"})` : st.state || "")); });
+  const lines = you && you.transcript ? you.transcript : state.spectators;
+  fill(box, taskNode(g.item), h("table", { class: "status-table" }, h("tbody", {}, statusRows)),
+    you && you.request ? requestNode(you.request) : null,
+    g.error ? h("p", { class: "outcome bad" }, `The game failed: ${g.error}`) : null,
+    h("h3", {}, "What you have seen"), transcriptNode(lines));
+}
+
+function turnStats(statsBox, historyBox, base) {
+  fill(statsBox, h("h2", {}, "Games"), h("p", { id: "winloss" }, `${stats.done} played, ${stats.failed} failed, of ${stats.games} games`),
+    h("p", {}, h("a", { href: `${base}/export.json`, download: "" }, "export JSON"), " · ", h("a", { href: `${base}/export.csv`, download: "" }, "export CSV")));
+  fill(historyBox, h("h2", {}, "History"), stats.history.length
+    ? h("ul", { id: "history" }, stats.history.map((g) => h("li", { class: "outcome" }, `Game ${g.number} (${g.item}): ${g.outcome}`)))
+    : h("p", { class: "muted" }, "Finished games appear here."));
+}
+
+for (const name of ["ambiguity", "cogent"]) {
+  adapters[name] = { render(phaseBox, gameBox) { turnPhase(phaseBox); turnGame(gameBox); }, renderStats: turnStats };
+}
