@@ -162,3 +162,56 @@ def test_a_typed_question_is_played_and_replies_out_of_turn_are_refused(turns) -
         al.send(type="reply", kind="init", round=req["round"], value={"text": "5 times 6. Answer: 30"})
         asked(al, "debate")
         assert cy.until(lambda s: any("Answer: 30" in line["text"] for line in s["room"]["spectators"]))
+
+
+def services_for(db: Path) -> Services:
+    pool = ModelPool(cache=False)
+    pool.add(Model(ScriptedProvider("agent", agent_reply)), "scripted/agent")
+    return Services(store=Store(str(db)), models=pool, datasets={"builtin": builtin_items()[:2]},
+                    model_names=["scripted/agent"], protocols=["ambiguity", "cogent"], benchmarks={"gsm8k": GSM})
+
+
+def test_a_reconnecting_page_gets_its_seat_and_request_back(turns) -> None:
+    code = room(turns, protocol="ambiguity", rounds=1)
+    token = join(turns, code, "Ann")
+    with turns.websocket_connect(f"/ws/{code}") as ws:
+        ann = Browser(ws).hello(token)
+        ann.send(type="start")
+        first = asked(ann, "propose")
+    with turns.websocket_connect(f"/ws/{code}") as ws:
+        again = Browser(ws).hello(token)
+        s = again.until(lambda s: s["you"].get("request") is not None)
+        assert s["you"]["request"]["kind"] == "propose" and s["you"]["request"]["prompt"] == first["prompt"]
+        again.send(type="reply", kind="propose", round=first["round"],
+                   value={"reasoning": "after a reload", "verdict": "clear", "question": ""})
+        assert again.until(lambda s: s["room"]["phase"] == "over")
+
+
+def test_a_server_restart_resumes_a_debate_without_asking_twice(tmp_path) -> None:
+    db = tmp_path / "r.db"
+    with TestClient(create_app(services_for(db), http_rate=1000, http_burst=1000)) as first:
+        code = room(first, protocol="ambiguity", rounds=2)
+        tokens = {n: join(first, code, n) for n in ("Ann", "Bob")}
+        with first.websocket_connect(f"/ws/{code}") as wa, first.websocket_connect(f"/ws/{code}") as wb:
+            ann, bob = Browser(wa).hello(tokens["Ann"]), Browser(wb).hello(tokens["Bob"])
+            ann.send(type="start")
+            req = asked(ann, "propose")
+            ann.send(type="reply", kind="propose", round=req["round"],
+                     value={"reasoning": "BEFORE-RESTART", "verdict": "ambiguous", "question": "How many?"})
+            asked(bob, "review")  # Bob's review is outstanding when the server goes
+    with TestClient(create_app(services_for(db), http_rate=1000, http_burst=1000)) as second:
+        with second.websocket_connect(f"/ws/{code}") as wb, second.websocket_connect(f"/ws/{code}") as wa:
+            bob, ann = Browser(wb).hello(tokens["Bob"]), Browser(wa).hello(tokens["Ann"])
+            review = asked(bob, "review")
+            assert "BEFORE-RESTART" in review["prompt"], "the leader's proposal came from the journal"
+            bob.send(type="reply", kind="review", round=review["round"],
+                     value={"stance": "agree", "reasoning": "fine", "alternative": ""})
+            revise = asked(ann, "propose")
+            assert revise["round"] == 2, "Ann is not asked round 1 again"
+            ann.send(type="reply", kind="propose", round=2, value={"reasoning": "r2", "verdict": "clear", "question": ""})
+            assert asked(bob, "review")["round"] == 2
+            bob.send(type="reply", kind="review", round=2, value={"stance": "agree", "reasoning": "ok", "alternative": ""})
+            assert ann.until(lambda s: s["room"]["phase"] == "over")
+    [(episode, events)] = list(Store(str(db)).iter_run_events(Store(str(db)).run("room-").id))
+    proposals = [(e.agent, e.round) for e in events if e.type == "proposal"]
+    assert proposals == [("Ann", 1), ("Ann", 2)] and episode.status == "done"
