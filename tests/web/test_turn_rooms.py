@@ -215,3 +215,21 @@ def test_a_server_restart_resumes_a_debate_without_asking_twice(tmp_path) -> Non
     [(episode, events)] = list(Store(str(db)).iter_run_events(Store(str(db)).run("room-").id))
     proposals = [(e.agent, e.round) for e in events if e.type == "proposal"]
     assert proposals == [("Ann", 1), ("Ann", 2)] and episode.status == "done"
+
+
+@pytest.mark.parametrize("text", [
+    '{"type": "reply", "kind": "propose", "round": 1, "value": {"reasoning": "x"}, "as": "Bob"}',  # for someone else
+    '{"type": "reply", "kind": "propose", "round": -1, "value": {}}',
+    '{"type": "reply", "kind": "' + "k" * 41 + '", "value": {}}',
+    '{"type": "reply", "kind": "propose", "value": "not an object"}',
+    '{"type": "reply", "round": 1, "value": {}}',  # which request?
+    '{"type": "reply", "kind": "propose", "action": "' + "a" * 21 + '"}',
+])
+def test_hostile_replies_are_refused_before_any_room_sees_them(text) -> None:
+    from lexicoord.web.adapters.turns import TurnsRoom
+    from lexicoord.web.messages import BadMessage
+    from lexicoord.web.messages import parse as parse_any
+
+    with pytest.raises(BadMessage):
+        parse_any(text, TurnsRoom.messages)
+    assert parse_any('{"type": "reply", "kind": "propose", "round": 1, "value": {"a": 1}}', TurnsRoom.messages).type == "reply"
