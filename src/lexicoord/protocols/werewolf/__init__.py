@@ -19,4 +19,5 @@ def register() -> None:
         protocol=WerewolfGame,
         statistics="lexicoord.analysis.werewolf:statistics",
         report="lexicoord.analysis.werewolf_report:report",
+        room="lexicoord.web.adapters.werewolf:WerewolfRoom",
     ))
