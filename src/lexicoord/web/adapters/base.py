@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import BaseModel
 
 from lexicoord.core.events import Event
-from lexicoord.core.spec import AgentSpec
+from lexicoord.core.spec import AgentSpec, EpisodeSpec
+from lexicoord.errors import ConfigError
 from lexicoord.runs.records import EpisodeRecord
 from lexicoord.web.messages import Inbound
 from lexicoord.web.settings import RoomSettings
@@ -26,6 +27,14 @@ from lexicoord.web.settings import RoomSettings
 if TYPE_CHECKING:
     from lexicoord.web.room import Person, Room
     from lexicoord.web.services import Services
+
+
+class CurrentGame(BaseModel):
+    """The game under way, as a room saves it: enough to play it again from its journal after a restart."""
+
+    number: int
+    spec: EpisodeSpec
+    seed: int
 
 
 class AdapterError(Exception):
@@ -57,7 +66,12 @@ class RoomAdapter(ABC):
     # --------------------------------------------------------------------- creation and saving
     @classmethod
     def check(cls, settings: RoomSettings, services: Services) -> None:
-        """Refuse settings the operator did not offer (a dataset, a model): ``ConfigError``."""
+        """Refuse settings the operator did not offer (a dataset, a model): ``ConfigError``. Every room's agents
+        sit on served models only; an adapter checks its own fields and calls this."""
+        unknown = sorted({a.model for a in settings.agents} - set(services.model_names))
+        if unknown:
+            raise ConfigError(f"Model {unknown[0]} is not offered by this server; choose one of: "
+                              f"{', '.join(services.model_names)}.")
 
     @classmethod
     def choices(cls, services: Services) -> dict[str, list[Any]]:

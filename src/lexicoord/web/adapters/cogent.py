@@ -60,10 +60,7 @@ class CogentRoom(TurnsRoom):
     @classmethod
     def check(cls, settings: RoomSettings, services: Services) -> None:
         assert isinstance(settings, CogentRoomSettings)
-        unknown = sorted({a.model for a in settings.agents} - set(services.model_names))
-        if unknown:
-            raise ConfigError(f"Model {unknown[0]} is not offered by this server; choose one of: "
-                              f"{', '.join(services.model_names)}.")
+        super().check(settings, services)
         if settings.source == TYPED:
             try:
                 MathItem(id="typed", question=settings.question, answer=settings.answer)

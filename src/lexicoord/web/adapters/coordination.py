@@ -22,7 +22,7 @@ from lexicoord.core.audience import Viewer, can_see
 from lexicoord.core.context import EpisodeContext
 from lexicoord.core.events import Event
 from lexicoord.core.spec import AgentSpec, EpisodeSpec
-from lexicoord.errors import ConfigError, LexicoordError
+from lexicoord.errors import LexicoordError
 from lexicoord.protocols.coordination import CoordinationGame
 from lexicoord.protocols.coordination.manual import (
     Option,
@@ -36,7 +36,7 @@ from lexicoord.protocols.coordination.manual import (
 )
 from lexicoord.runs.records import EpisodeRecord
 from lexicoord.seats.factory import SeatFactory
-from lexicoord.web.adapters.base import AdapterError, RoomAdapter
+from lexicoord.web.adapters.base import AdapterError, CurrentGame, RoomAdapter
 from lexicoord.web.adapters.coordination_history import RoomRecord, history_csv, load_record, room_stats
 from lexicoord.web.adapters.coordination_messages import (
     MESSAGES,
@@ -70,12 +70,6 @@ class CoordinationRoomSettings(RoomSettings):
         """The rules' settings, as stored with each game (and read by ``lexicoord report``)."""
         return {"clarification_bound": self.clarification_bound, "leader_clarifies": self.leader_clarifies,
                 "failed_moves": self.failed_moves, "seat_timeout": self.seat_timeout}
-
-
-class CurrentGame(BaseModel):
-    number: int
-    spec: EpisodeSpec
-    seed: int
 
 
 class ManualState(BaseModel):
@@ -140,10 +134,7 @@ class CoordinationRoom(RoomAdapter):
     def check(cls, settings: RoomSettings, services: Services) -> None:
         assert isinstance(settings, CoordinationRoomSettings)
         services.dataset(settings.dataset)
-        unknown = sorted({a.model for a in settings.agents} - set(services.model_names))
-        if unknown:
-            raise ConfigError(f"Model {unknown[0]} is not offered by this server; choose one of: "
-                              f"{', '.join(services.model_names)}.")
+        super().check(settings, services)
 
     @classmethod
     def choices(cls, services: Services) -> dict[str, list[Any]]:

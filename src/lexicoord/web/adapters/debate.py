@@ -18,12 +18,10 @@ from pydantic import Field
 
 from lexicoord.core.protocol import Protocol
 from lexicoord.core.spec import AgentSpec
-from lexicoord.errors import ConfigError
 from lexicoord.protocols.debate import AmbiguityStudy
 from lexicoord.protocols.debate.common import DebateSettings
 from lexicoord.tasks.instructions import generated_instructions
 from lexicoord.web.adapters.turns import TurnsRoom
-from lexicoord.web.services import Services
 from lexicoord.web.settings import RoomSettings
 
 
@@ -42,13 +40,6 @@ class DebateRoom(TurnsRoom):
     def debate(self) -> DebateRoomSettings:
         assert isinstance(self.room.settings, DebateRoomSettings)
         return self.room.settings
-
-    @classmethod
-    def check(cls, settings: RoomSettings, services: Services) -> None:
-        unknown = sorted({a.model for a in settings.agents} - set(services.model_names))
-        if unknown:
-            raise ConfigError(f"Model {unknown[0]} is not offered by this server; choose one of: "
-                              f"{', '.join(services.model_names)}.")
 
     @classmethod
     def run_config(cls, settings: RoomSettings) -> dict[str, Any]:

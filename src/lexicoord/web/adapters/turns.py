@@ -26,7 +26,7 @@ from lexicoord.core.events import Event, MessageEvent, OutcomeEvent
 from lexicoord.core.protocol import Protocol
 from lexicoord.core.spec import AgentSpec, EpisodeSpec
 from lexicoord.runs.records import EpisodeRecord
-from lexicoord.web.adapters.base import AdapterError, RoomAdapter
+from lexicoord.web.adapters.base import AdapterError, CurrentGame, RoomAdapter
 from lexicoord.web.messages import Inbound
 from lexicoord.web.room import Person
 
@@ -46,12 +46,6 @@ class Reply(Inbound):
     round: int | None = Field(default=None, ge=0, le=1000)
     value: dict[str, Any] | None = None
     action: str | None = Field(default=None, max_length=20)
-
-
-class CurrentGame(BaseModel):
-    number: int
-    spec: EpisodeSpec
-    seed: int
 
 
 class TurnsState(BaseModel):
