@@ -7,6 +7,8 @@
 const wwForm = { key: null, node: null };
 const WW_ACTIONS = { kill_vote: "votes to attack", protect: "protects", save: "saves", poison: "poisons",
   check: "checks", vote: "votes to exile", bid: "bids" };
+const WW_YOU = { kill_vote: "vote to attack", protect: "protect", save: "save", poison: "poison", check: "check",
+  vote: "vote to exile", bid: "bid" };
 const WW_ASK = { kill_vote: "Vote for the player the wolves attack", protect: "Protect a player tonight",
   save: "Save the wolves' victim?", poison: "Poison a player?", check: "Check a player", vote: "Vote to exile",
   bid: "How urgently do you want to speak?" };
@@ -19,7 +21,7 @@ function wwEntryText(e) {
     case "role": return e.who === you.name ? `You are the ${e.role}.${e.wolves.length ? ` The wolves: ${e.wolves.join(", ")}.` : ""}`
       : `${e.who} is the ${e.role}.`;
     case "speech": return e.failure ? `${who} is silent (${e.failure}).` : `${who}${e.channel === "wolves" ? " (wolves' channel)" : ""}: ${e.text}`;
-    case "action": return `${who} ${WW_ACTIONS[e.action] || e.action} ${e.target || "nobody"}${e.failure ? ` (no valid move: ${e.failure})` : ""}`;
+    case "action": return `${who} ${(who === "You" ? WW_YOU : WW_ACTIONS)[e.action] || e.action} ${e.target || "nobody"}${e.failure ? ` (no valid move: ${e.failure})` : ""}`;
     case "victim": return `${who} learn${who === "You" ? "" : "s"} that the wolves attacked ${e.victim || "nobody"}.`;
     case "check": return `${who} checked ${e.target}: ${e.role || (e.wolf ? "a wolf" : "not a wolf")}.`;
     case "night": return `What happened: ${e.text}`;
@@ -40,7 +42,7 @@ function wwStage(g) {
   return g.stage === "night" || g.stage === "dawn" ? `night ${g.day}` : `day ${g.day}${g.stage === "vote" ? " — the vote" : ""}`;
 }
 
-function wwWinner(w) { return w === "draw" ? "A draw (the day limit)." : `The ${w} win.`; }
+function wwWinner(w) { return w === "draw" ? "A draw (the day limit)" : `The ${w} win`; }
 
 function wwPhase(box) {
   const p = state.phase, leader = isLeader(), g = state.game;
@@ -49,7 +51,7 @@ function wwPhase(box) {
     const head = p === "lobby" ? h("h2", {}, "Lobby") : h("h2", {}, `Game ${state.games} is over`);
     const waiting = h("p", { class: "muted" }, leader ? (p === "lobby" ? "Start when everyone is here." : "Start the next game when everyone is ready.") : `Waiting for ${state.leader || "the leader"} to start.`);
     const rules = state.settings;
-    const table = h("p", { class: "muted" }, `${rules.wolves} werewolves, ${rules.seers} seer, ${rules.witches} witch, ${rules.guards} guard; at most ${rules.max_days} days (${rules.condition}).`);
+    const table = h("p", { class: "muted", id: "ww-rules" }, `Werewolves ${rules.wolves}, seers ${rules.seers}, witches ${rules.witches}, guards ${rules.guards}; at most ${rules.max_days} day(s); ${rules.condition}.`);
     fill(box, head, notice, table, waiting, leader ? h("button", { id: "start", onclick: () => send({ type: "start" }) }, p === "lobby" ? "Start the game" : "Next game") : null);
     return;
   }
@@ -70,14 +72,14 @@ function wwRequest() {
   let node;
   if (req.kind === "speak") {
     const area = h("textarea", { id: "ww-speech", maxlength: "600", rows: "3", placeholder: req.channel === "wolves" ? "Only the wolves hear this" : "Everyone hears this" });
-    node = h("div", { class: "request", id: "ww-request" }, h("h3", {}, req.channel === "wolves" ? "Talk with the other wolves" : "Your turn to speak"),
+    node = h("div", { class: "request", id: "ww-request", "data-kind": req.kind }, h("h3", {}, req.channel === "wolves" ? "Talk with the other wolves" : "Your turn to speak"),
       h("p", { class: "muted" }, req.task || ""), area,
       h("button", { id: "ww-speak", onclick: () => send({ type: "speak", round: req.round, text: area.value }) }, "Speak"),
       h("button", { class: "secondary", id: "ww-silent", onclick: () => send({ type: "speak", round: req.round, text: "" }) }, "Say nothing"));
   } else {
     const options = (req.choices || []).map((c, i) => h("label", { class: "option-label", for: `ww-opt-${i}` },
       h("input", { type: "radio", name: "ww-target", value: c, id: `ww-opt-${i}` }), " ", c));
-    node = h("div", { class: "request", id: "ww-request" }, h("h3", {}, WW_ASK[req.kind] || req.kind), h("p", { class: "muted" }, req.task || ""), options,
+    node = h("div", { class: "request", id: "ww-request", "data-kind": req.kind }, h("h3", {}, WW_ASK[req.kind] || req.kind), h("p", { class: "muted" }, req.task || ""), options,
       h("button", { id: "ww-act", onclick: () => {
         const picked = node.querySelector("input[name=ww-target]:checked");
         if (!picked) { showError("Pick one first."); return; }
@@ -106,7 +108,7 @@ function wwGame(box) {
     h("li", {}, h("strong", {}, t.term), ` = ${t.definition}`, h("span", { class: "muted" }, ` (coined by ${t.coiner}; known to ${t.pool})`))))) : null;
   const log = h("ol", { id: "ww-log" }, you.game.log.map((e) => h("li", { class: e.public ? "" : "clarification", "data-t": e.t },
     h("span", { class: "muted" }, `${e.when}${e.public ? "" : ` · to ${e.to}`} · `), wwEntryText(e))));
-  const outcome = g.winner ? h("p", { class: "outcome ok", id: "ww-outcome" }, wwWinner(g.winner)) : null;
+  const outcome = g.winner ? h("p", { class: "outcome ok", id: "ww-outcome" }, `${wwWinner(g.winner)}.`) : null;
   fill(box, outcome, h("table", { id: "ww-players" }, h("tbody", {}, rows)), wwRequest(), pools, h("h3", {}, "What you have seen"), log);
 }
 
@@ -116,7 +118,7 @@ function wwStats(statsBox, historyBox, base) {
     h("p", { id: "ww-wins" }, `villagers ${w.villagers || 0} · wolves ${w.wolves || 0} · draws ${w.draw || 0} — of ${stats.games} games`),
     h("p", {}, h("a", { href: `${base}/export.json`, download: "" }, "export JSON"), " · ", h("a", { href: `${base}/export.csv`, download: "" }, "export CSV")));
   fill(historyBox, h("h2", {}, "History"), stats.history.length ? stats.history.map((g) => h("details", {},
-    h("summary", {}, `Game ${g.number}: ${g.winner ? wwWinner(g.winner) : g.status} after ${g.days || 0} day(s)`),
+    h("summary", {}, `Game ${g.number}: ${g.winner ? wwWinner(g.winner) : g.status}, after ${g.days || 0} day(s)`),
     h("ul", {}, Object.entries(g.roles).map(([p, r]) => {
       const d = g.deaths.find((x) => x.player === p);
       return h("li", {}, `${p}: ${r}`, d ? h("span", { class: "muted" }, ` — ${d.cause === "night" ? "died in night" : "exiled on day"} ${d.day}`) : "");
