@@ -49,3 +49,4 @@ bench: $(BIN)/python
 	$(BIN)/python benchmarks/web_latency.py
 	$(BIN)/python benchmarks/cogent_speed.py
 	$(BIN)/python benchmarks/werewolf_speed.py
+	$(BIN)/python benchmarks/werewolf_rooms.py
