@@ -34,13 +34,12 @@ from lexicoord.errors import ConfigError
 from lexicoord.protocols.werewolf import WerewolfGame, WerewolfSettings
 from lexicoord.protocols.werewolf.rules import check_table
 from lexicoord.runs.records import EpisodeRecord
-from lexicoord.web.adapters.base import AdapterError, RoomAdapter
+from lexicoord.web.adapters.base import AdapterError, CurrentGame, RoomAdapter
 from lexicoord.web.adapters.werewolf_history import WerewolfRecord, history_csv, load_record
 from lexicoord.web.adapters.werewolf_messages import MESSAGES, Act, Speak
 from lexicoord.web.adapters.werewolf_view import EVERYTHING, SPECTATOR, WerewolfView
 from lexicoord.web.messages import Inbound
 from lexicoord.web.room import Person
-from lexicoord.web.services import Services
 from lexicoord.web.settings import RoomSettings
 
 
@@ -79,12 +78,6 @@ def game_item(seed: int, number: int) -> dict[str, Any]:
     return {"id": f"game-{number}", "seed": seed * 100_003 + number}
 
 
-class CurrentGame(BaseModel):
-    number: int
-    spec: EpisodeSpec
-    seed: int
-
-
 class WerewolfState(BaseModel):
     version: int = 1
     phase: Literal["lobby", "playing", "over"] = "lobby"
@@ -119,13 +112,6 @@ class WerewolfRoom(RoomAdapter):
         return self.room.settings
 
     # --------------------------------------------------------------------- creation and saving
-    @classmethod
-    def check(cls, settings: RoomSettings, services: Services) -> None:
-        unknown = sorted({a.model for a in settings.agents} - set(services.model_names))
-        if unknown:
-            raise ConfigError(f"Model {unknown[0]} is not offered by this server; choose one of: "
-                              f"{', '.join(services.model_names)}.")
-
     @classmethod
     def run_config(cls, settings: RoomSettings) -> dict[str, Any]:
         assert isinstance(settings, WerewolfRoomSettings)
