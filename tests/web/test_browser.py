@@ -81,6 +81,7 @@ def open_room(browser, base: str, mode: str) -> tuple[object, object]:
     for page in (ann, bob):
         page.on("pageerror", lambda e: errors.append(str(e)))
     ann.goto(base + "/")
+    ann.select_option("#protocol", "coordination")
     ann.select_option("select[name=mode]", mode)
     assert ann.locator("select[name=agent-model]").count() == 2
     ann.fill("input[name=clarification_bound]", "1")
