@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
+from urllib.parse import quote
 
 from alembic import command
 from alembic.config import Config as AlembicConfig
-from sqlalchemy import create_engine, delete, event, func, insert, select
-from sqlalchemy.engine import Engine, make_url
+from sqlalchemy import ColumnElement, create_engine, delete, event, func, insert, select, tuple_
+from sqlalchemy.engine import URL, Engine, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 
@@ -26,7 +27,7 @@ from lexicoord.core.events import Event, event_from_dict
 from lexicoord.errors import ConfigError, LexicoordError
 from lexicoord.runs.names import check_run_name
 from lexicoord.runs.records import EpisodeRecord, RunInfo
-from lexicoord.runs.schema import EpisodeMoveRow, EpisodeRow, EventRow, RunRow
+from lexicoord.runs.schema import EpisodeMoveRow, EpisodeRow, EventRow, RoomRow, RunRow
 
 #: The key of a run's config holding how it was executed (values may change on a resume; all are kept).
 RUNTIME = "runtime"
@@ -285,3 +286,136 @@ class Store:
                 out.write(json.dumps(payload, ensure_ascii=False) + "\n")
                 lines += 1
         return lines
+
+    # reading page by page (the run viewer) -------------------------------------------------------
+    def read_only(self) -> Store:
+        """Another handle on this store's database that can only read, for viewers that must never change it.
+
+        SQLite is opened with ``mode=ro`` (the library refuses every write, and nothing is migrated);
+        another database gets read-only sessions. Reads go on while a campaign writes: SQLite's WAL
+        lets readers and one writer work at once.
+        """
+        url = self.engine.url
+        if url.get_backend_name() == "sqlite":
+            path = Path(url.database or "").resolve()
+            url = URL.create("sqlite", database=f"file:{quote(str(path))}", query={"mode": "ro", "uri": "true"})
+        reader = object.__new__(Store)
+        reader.engine = create_engine(url)
+        reader.url = self.url
+        event.listen(reader.engine, "connect", _read_only_session)
+        return reader
+
+    def run_page(self, limit: int, before: tuple[float, str] | None = None) -> list[RunInfo]:
+        """Up to ``limit`` runs, newest first, older than ``before`` (its ``created_at`` and ``id``)."""
+        with self.session() as s:
+            query = select(RunRow).order_by(RunRow.created_at.desc(), RunRow.id.desc()).limit(limit)
+            if before is not None:
+                query = query.where(tuple_(RunRow.created_at, RunRow.id) < tuple_(*before))
+            rows = list(s.scalars(query))
+            counts = self._counts(s, [r.id for r in rows])
+            return [self._info(r, counts) for r in rows]
+
+    def room_run_ids(self, run_ids: Sequence[str]) -> set[str]:
+        """Which of ``run_ids`` are live rooms' runs (the others are campaigns)."""
+        with self.session() as s:
+            return set(s.scalars(select(RoomRow.run_id).where(RoomRow.run_id.in_(run_ids))))
+
+    def episode(self, episode_id: int) -> EpisodeRecord | None:
+        with self.session() as s:
+            row = s.get(EpisodeRow, episode_id)
+            return None if row is None else _record(row)
+
+    def episode_page(self, run_id: str, *, limit: int, after: tuple[int, int] | None = None,
+                     before: tuple[int, int] | None = None, status: str | None = None,
+                     outcome: Mapping[str, Scalar] | None = None, settings: Mapping[str, Scalar] | None = None,
+                     ) -> list[EpisodeRecord]:
+        """Up to ``limit`` episodes of a run in grid order, after (or before) a ``(position, id)``, that have
+        ``status`` and the given outcome and settings values; filtered in the database, never in memory."""
+        where = _episode_filters(run_id, status, outcome or {}, settings or {})
+        key = tuple_(EpisodeRow.position, EpisodeRow.id)
+        query = select(EpisodeRow).where(*where)
+        if before is not None:
+            query = query.where(key < tuple_(*before)).order_by(EpisodeRow.position.desc(), EpisodeRow.id.desc())
+        else:
+            if after is not None:
+                query = query.where(key > tuple_(*after))
+            query = query.order_by(EpisodeRow.position, EpisodeRow.id)
+        with self.session() as s:
+            rows = [_record(r) for r in s.scalars(query.limit(limit))]
+        return rows[::-1] if before is not None else rows
+
+    def count_episodes(self, run_id: str, *, status: str | None = None, outcome: Mapping[str, Scalar] | None = None,
+                       settings: Mapping[str, Scalar] | None = None) -> int:
+        where = _episode_filters(run_id, status, outcome or {}, settings or {})
+        with self.session() as s:
+            return int(s.scalar(select(func.count()).select_from(EpisodeRow).where(*where)) or 0)
+
+    def episode_shapes(self, run_id: str, limit: int) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+        """The outcome and settings of a run's first ``limit`` episodes (not their items), to offer filters."""
+        query = (select(EpisodeRow.outcome, EpisodeRow.spec["settings"]).where(EpisodeRow.run_id == run_id)
+                 .order_by(EpisodeRow.position, EpisodeRow.id).limit(limit))
+        with self.session() as s:
+            return [(o if isinstance(o, dict) else {}, st if isinstance(st, dict) else {}) for o, st in s.execute(query)]
+
+    def event_page(self, episode_id: int, *, limit: int, after: int | None = None, before: int | None = None,
+                   types: Sequence[str] | None = None) -> list[Event]:
+        """Up to ``limit`` events of an episode in order, after (or before) a ``seq``: one index range read."""
+        query = select(EventRow.data).where(EventRow.episode_id == episode_id)
+        if types:
+            query = query.where(EventRow.type.in_(types))
+        if before is not None:
+            query = query.where(EventRow.seq < before).order_by(EventRow.seq.desc())
+        else:
+            if after is not None:
+                query = query.where(EventRow.seq > after)
+            query = query.order_by(EventRow.seq)
+        with self.session() as s:
+            events = [event_from_dict(d) for d in s.scalars(query.limit(limit))]
+        return events[::-1] if before is not None else events
+
+    def event_span(self, episode_id: int) -> tuple[int, int, int]:
+        """An episode's event count and its first and last ``seq`` (0, -1, -1 with none)."""
+        query = select(func.count(), func.min(EventRow.seq), func.max(EventRow.seq)).where(EventRow.episode_id == episode_id)
+        with self.session() as s:
+            n, first, last = s.execute(query).one()
+        return int(n), -1 if first is None else int(first), -1 if last is None else int(last)
+
+
+def _read_only_session(dbapi_conn: Any, _record: Any) -> None:
+    """Every connection of a read-only handle refuses writes itself, whatever the URL allowed."""
+    cur = dbapi_conn.cursor()
+    if type(dbapi_conn).__module__.startswith("sqlite3"):
+        cur.execute("PRAGMA busy_timeout=30000")
+        cur.execute("PRAGMA query_only=ON")
+    else:
+        cur.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+    cur.close()
+
+
+#: A value an episode filter compares with (a JSON scalar).
+Scalar = str | int | float | bool | None
+
+
+def _json_equals(value: Any, wanted: Scalar) -> ColumnElement[bool]:
+    """A JSON field equal to ``wanted``, compared as its own type (so ``true`` is not the string "true")."""
+    if wanted is None:
+        return value.as_string().is_(None)  # type: ignore[no-any-return]
+    if isinstance(wanted, bool):
+        return value.as_boolean() == wanted  # type: ignore[no-any-return]
+    if isinstance(wanted, int | float):
+        return value.as_float() == float(wanted)  # type: ignore[no-any-return]
+    return value.as_string() == wanted  # type: ignore[no-any-return]
+
+
+def _episode_filters(run_id: str, status: str | None, outcome: Mapping[str, Scalar],
+                     settings: Mapping[str, Scalar]) -> list[ColumnElement[bool]]:
+    where: list[ColumnElement[bool]] = [EpisodeRow.run_id == run_id]
+    if status is not None:
+        where.append(EpisodeRow.status == status)
+    where += [_json_equals(EpisodeRow.outcome[k], v) for k, v in outcome.items()]
+    where += [_json_equals(EpisodeRow.spec[("settings", k)], v) for k, v in settings.items()]
+    return where
+
+
+def _record(row: EpisodeRow) -> EpisodeRecord:
+    return EpisodeRecord.model_validate({c.name: getattr(row, c.name) for c in EpisodeRow.__table__.columns})

@@ -2,7 +2,8 @@
 
 HTTP: ``/`` (create or join a room), ``/r/{code}`` (the room), ``/api/offer``,
 ``POST /api/rooms``, ``GET /api/rooms/{code}``, ``POST /api/rooms/{code}/join``,
-``/api/rooms/{code}/export.json`` and ``.csv``. WebSocket: ``/ws/{code}``
+``/api/rooms/{code}/export.json`` and ``.csv``; ``/runs`` and ``/api/runs...`` (the read-only run
+viewer, :mod:`lexicoord.web.viewer`). WebSocket: ``/ws/{code}``
 (:mod:`lexicoord.web.socket`), whose messages are defined in :mod:`lexicoord.web.messages`.
 """
 
@@ -27,6 +28,7 @@ from lexicoord.web.registry import Rooms, adapter_for
 from lexicoord.web.room import Room, RoomError
 from lexicoord.web.services import Services
 from lexicoord.web.socket import play
+from lexicoord.web.viewer import viewer_routes
 
 log = logging.getLogger(__name__)
 STATIC = Path(__file__).parent / "static"
@@ -104,6 +106,7 @@ def create_app(services: Services, *, http_rate: float = 2.0, http_burst: float 
     app.state.rooms = rooms
     app.state.services = services
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    app.include_router(viewer_routes(services.store))  # stored runs, read-only (lexicoord.web.viewer)
     if allowed_hosts is not None:
         # Before any route, HTTP and WebSocket alike: a refused WebSocket gets an HTTP 400 handshake reply.
         app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts), www_redirect=False)
