@@ -206,6 +206,8 @@ def test_events_page_by_seq_both_ways_with_audience_and_whole_model_calls(db: Pa
         back.insert(0, page["events"])
         cursor = page["prev"]
     assert back == pages
+    assert ok(viewer, f"{base}/events", before=1000)["next"] is None, "the last page says it is the last"
+    assert ok(viewer, f"{base}/events")["prev"] is None and ok(viewer, f"{base}/events", after=-1)["prev"] is None
     rows = pages[0]
     assert [r["audience"]["text"] for r in rows[:3]] == ["everyone", "A", "the wolves"]
     assert rows[0]["line"] == "says: line 0" and rows[0]["round"] == 0

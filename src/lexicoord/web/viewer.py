@@ -120,8 +120,12 @@ def viewer_routes(store: Store, *, local_only: bool = True) -> APIRouter:
         more = len(rows) > n
         page = (rows[1:] if more else rows) if before_key is not None else rows[:n]
         shown = [episode_row(e) for e in page]
-        older = more if before_key is not None else after_key is not None
-        newer = more if before_key is None else True
+
+        def beyond(**edge: Any) -> bool:  # one more row past this page's edge? (one indexed row read)
+            return bool(reader.episode_page(info.id, limit=1, **edge, **filters))
+
+        older = more if before_key is not None else bool(page) and beyond(before=(page[0].position, page[0].id))
+        newer = more if before_key is None else bool(page) and beyond(after=(page[-1].position, page[-1].id))
         return {"episodes": shown, "count": reader.count_episodes(info.id, **filters),
                 "prev": shown[0]["cursor"] if shown and older else None,
                 "next": shown[-1]["cursor"] if shown and newer else None}
@@ -142,8 +146,10 @@ def viewer_routes(store: Store, *, local_only: bool = True) -> APIRouter:
         rows = reader.event_page(record.id, limit=n + 1, after=after_seq, before=before_seq)
         more = len(rows) > n
         page = (rows[1:] if more else rows) if before_seq is not None else rows[:n]
-        older = more if before_seq is not None else after_seq is not None
-        newer = more if before_seq is None else True
+        older = more if before_seq is not None else bool(page) and bool(
+            reader.event_page(record.id, limit=1, before=page[0].seq))
+        newer = more if before_seq is None else bool(page) and bool(
+            reader.event_page(record.id, limit=1, after=page[-1].seq))
         return {"events": [event_row(e) for e in page],
                 "prev": page[0].seq if page and older else None, "next": page[-1].seq if page and newer else None}
 

@@ -15,10 +15,10 @@ function h(tag, attrs, ...children) {
     else if (v === true) node.setAttribute(k, "");
     else if (v !== false && v != null) node.setAttribute(k, v);
   }
-  for (const c of children.flat()) if (c != null && c !== false) node.append(c instanceof Node ? c : String(c));
+  for (const c of children.flat(Infinity)) if (c != null && c !== false) node.append(c instanceof Node ? c : String(c));
   return node;
 }
-function fill(node, ...children) { node.replaceChildren(...children.flat().filter((c) => c != null && c !== false)); }
+function fill(node, ...children) { node.replaceChildren(...children.flat(Infinity).filter((c) => c != null && c !== false)); }
 function showError(text) { $("#error").textContent = text || ""; }
 const when = (ts) => (ts ? new Date(ts * 1000).toLocaleString() : "");
 const json = (v) => JSON.stringify(v, null, 2);
