@@ -50,3 +50,4 @@ bench: $(BIN)/python
 	$(BIN)/python benchmarks/cogent_speed.py
 	$(BIN)/python benchmarks/werewolf_speed.py
 	$(BIN)/python benchmarks/werewolf_rooms.py
+	$(BIN)/python benchmarks/viewer_speed.py

@@ -54,16 +54,16 @@ def viewer_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[st
     log.close()
 
 
-def watched(browser: Any) -> tuple[Any, list[str]]:
+def watched(chromium: Any) -> tuple[Any, list[str]]:
     """A fresh page, and the script errors and console errors it raises (none expected)."""
-    page = browser.new_context().new_page()
+    page = chromium.new_context().new_page()
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     return page, errors
 
 
-def test_a_real_episode_reads_as_its_transcript(viewer_server: tuple[str, Path], browser: Any) -> None:
+def test_a_real_episode_reads_as_its_transcript(viewer_server: tuple[str, Path], browser: Any) -> None:  # noqa: F811
     base, db = viewer_server
     page, errors = watched(browser)
     page.goto(f"{base}/runs")
@@ -118,7 +118,7 @@ def test_a_real_episode_reads_as_its_transcript(viewer_server: tuple[str, Path],
     assert not errors, errors
 
 
-def test_a_long_episode_is_read_a_page_at_a_time(viewer_server: tuple[str, Path], browser: Any) -> None:
+def test_a_long_episode_is_read_a_page_at_a_time(viewer_server: tuple[str, Path], browser: Any) -> None:  # noqa: F811
     base, _ = viewer_server
     page, errors = watched(browser)
     page.goto(f"{base}/runs/long")
