@@ -37,6 +37,15 @@ class CurrentGame(BaseModel):
     seed: int
 
 
+class GameState(BaseModel):
+    """What every adapter saves of its games; an adapter's state model extends it (its own phases, fields)."""
+
+    version: int = 1
+    phase: str = "lobby"
+    games: int = 0
+    current: CurrentGame | None = None
+
+
 class AdapterError(Exception):
     """A move the adapter refuses; ``code`` is for programs, the message for people."""
 
@@ -49,7 +58,8 @@ class RoomAdapter(ABC):
     #: The registry name of the protocol this adapter plays.
     protocol: ClassVar[str]
     settings_model: ClassVar[type[RoomSettings]] = RoomSettings
-    state_model: ClassVar[type[BaseModel]]
+    state_model: ClassVar[type[GameState]]
+    state: GameState
     #: The moves people send besides every room's (hello, start, end_game, drop, hand_over, take_lead, ping).
     messages: ClassVar[tuple[type[Inbound], ...]] = ()
     #: The page's part for this protocol (JavaScript registering ``adapters[protocol]``), served at
@@ -84,15 +94,24 @@ class RoomAdapter(ABC):
         """What the room's run records as its settings (``lexicoord report`` reads it)."""
         return {"settings": settings.model_dump(mode="json")}
 
-    @abstractmethod
     def saved(self) -> dict[str, Any]:
-        """The adapter's state as saved with the room (a dump of ``state_model``)."""
+        """The adapter's state as saved with the room."""
+        return self.state.model_dump(mode="json")
 
-    @abstractmethod
-    def restore(self, state: dict[str, Any]) -> None: ...
+    def restore(self, state: dict[str, Any]) -> None:
+        """The saved state back; a game marked as playing with nothing to play again is over."""
+        self.state = self.state_model.model_validate(state)
+        if self.state.phase == "playing" and not self.state.current:
+            self.state.phase = "over"
 
     async def resume(self, replay: dict[str, list[dict[str, Any]]]) -> None:
-        """After a restart: play an interrupted game again from its journal, or reopen as it was."""
+        """After a restart: play an interrupted game again from its journal."""
+        if self.state.phase == "playing" and self.state.current:
+            self._launch(replay)
+
+    @abstractmethod
+    def _launch(self, replay: dict[str, list[dict[str, Any]]]) -> None:
+        """Play the current game, the journal answering for the moves already made."""
 
     # --------------------------------------------------------------------------------- moves
     @abstractmethod

@@ -36,7 +36,7 @@ from lexicoord.protocols.coordination.manual import (
 )
 from lexicoord.runs.records import EpisodeRecord
 from lexicoord.seats.factory import SeatFactory
-from lexicoord.web.adapters.base import AdapterError, CurrentGame, RoomAdapter
+from lexicoord.web.adapters.base import AdapterError, CurrentGame, GameState, RoomAdapter
 from lexicoord.web.adapters.coordination_history import RoomRecord, history_csv, load_record, room_stats
 from lexicoord.web.adapters.coordination_messages import (
     MESSAGES,
@@ -95,16 +95,14 @@ class ManualState(BaseModel):
                 "proposed": [p.agent for p in self.people], "agents_done": self.agents is not None}
 
 
-class CoordinationState(BaseModel):
-    version: int = 1
+class CoordinationState(GameState):
     phase: Literal["lobby", "sentence", "proposing", "confirm", "playing", "over"] = "lobby"
     cursor: int = 0
-    games: int = 0
-    current: CurrentGame | None = None
     manual: ManualState | None = None
 
 
 class CoordinationRoom(RoomAdapter):
+    state: CoordinationState
     protocol = "coordination"
     settings_model = CoordinationRoomSettings
     state_model = CoordinationState
@@ -146,17 +144,9 @@ class CoordinationRoom(RoomAdapter):
         return {"mode": settings.mode, "dataset": settings.dataset,
                 "lineup": [a.model_dump() for a in settings.agents], "settings": settings.game_settings()}
 
-    def saved(self) -> dict[str, Any]:
-        return self.state.model_dump(mode="json")
-
-    def restore(self, state: dict[str, Any]) -> None:
-        self.state = CoordinationState.model_validate(state)
-        if self.state.phase == "playing" and not self.state.current:
-            self.state.phase = "over"
 
     async def resume(self, replay: dict[str, list[dict[str, Any]]]) -> None:
-        if self.state.phase == "playing" and self.state.current:
-            self._launch(replay)
+        await super().resume(replay)
         manual = self.state.manual
         if self.state.phase == "proposing" and manual is not None and manual.agents is None:
             # People's proposals were saved as they came; the agents' answers were lost with the server.

@@ -18,7 +18,7 @@ import time
 from abc import abstractmethod
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from lexicoord.analysis.cells import write_csv
 from lexicoord.core.audience import Viewer, can_see
@@ -26,7 +26,7 @@ from lexicoord.core.events import Event, MessageEvent, OutcomeEvent
 from lexicoord.core.protocol import Protocol
 from lexicoord.core.spec import AgentSpec, EpisodeSpec
 from lexicoord.runs.records import EpisodeRecord
-from lexicoord.web.adapters.base import AdapterError, CurrentGame, RoomAdapter
+from lexicoord.web.adapters.base import AdapterError, CurrentGame, GameState, RoomAdapter
 from lexicoord.web.messages import Inbound
 from lexicoord.web.room import Person
 
@@ -48,12 +48,9 @@ class Reply(Inbound):
     action: str | None = Field(default=None, max_length=20)
 
 
-class TurnsState(BaseModel):
-    version: int = 1
+class TurnsState(GameState):
     phase: Literal["lobby", "playing", "over"] = "lobby"
     cursor: int = 0
-    games: int = 0
-    current: CurrentGame | None = None
 
 
 def event_line(event: Event) -> str | None:
@@ -102,6 +99,7 @@ def form(request_schema: dict[str, Any]) -> list[dict[str, Any]]:
 class TurnsRoom(RoomAdapter):
     """The common part of a room played in written turns; see the module's docstring."""
 
+    state: TurnsState
     state_model = TurnsState
     messages: ClassVar[tuple[type[Inbound], ...]] = (Reply,)
 
@@ -139,17 +137,7 @@ class TurnsRoom(RoomAdapter):
         """How a game's end reads, answer included (the game is over)."""
 
     # --------------------------------------------------------------------- creation and saving
-    def saved(self) -> dict[str, Any]:
-        return self.state.model_dump(mode="json")
 
-    def restore(self, state: dict[str, Any]) -> None:
-        self.state = TurnsState.model_validate(state)
-        if self.state.phase == "playing" and not self.state.current:
-            self.state.phase = "over"
-
-    async def resume(self, replay: dict[str, list[dict[str, Any]]]) -> None:
-        if self.state.phase == "playing" and self.state.current:
-            self._launch(replay)
 
     # --------------------------------------------------------------------------------- moves
     async def start(self) -> None:

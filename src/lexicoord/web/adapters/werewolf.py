@@ -25,7 +25,7 @@ import asyncio
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from lexicoord.core.context import EpisodeContext
 from lexicoord.core.events import Event
@@ -34,7 +34,7 @@ from lexicoord.errors import ConfigError
 from lexicoord.protocols.werewolf import WerewolfGame, WerewolfSettings
 from lexicoord.protocols.werewolf.rules import check_table
 from lexicoord.runs.records import EpisodeRecord
-from lexicoord.web.adapters.base import AdapterError, CurrentGame, RoomAdapter
+from lexicoord.web.adapters.base import AdapterError, CurrentGame, GameState, RoomAdapter
 from lexicoord.web.adapters.werewolf_history import WerewolfRecord, history_csv, load_record
 from lexicoord.web.adapters.werewolf_messages import MESSAGES, Act, Speak
 from lexicoord.web.adapters.werewolf_view import EVERYTHING, SPECTATOR, WerewolfView
@@ -78,14 +78,12 @@ def game_item(seed: int, number: int) -> dict[str, Any]:
     return {"id": f"game-{number}", "seed": seed * 100_003 + number}
 
 
-class WerewolfState(BaseModel):
-    version: int = 1
+class WerewolfState(GameState):
     phase: Literal["lobby", "playing", "over"] = "lobby"
-    games: int = 0
-    current: CurrentGame | None = None
 
 
 class WerewolfRoom(RoomAdapter):
+    state: WerewolfState
     protocol = "werewolf"
     settings_model = WerewolfRoomSettings
     state_model = WerewolfState
@@ -117,18 +115,10 @@ class WerewolfRoom(RoomAdapter):
         assert isinstance(settings, WerewolfRoomSettings)
         return {"lineup": [a.model_dump() for a in settings.agents], "settings": settings.game_settings()}
 
-    def saved(self) -> dict[str, Any]:
-        return self.state.model_dump(mode="json")
-
     def restore(self, state: dict[str, Any]) -> None:
-        self.state = WerewolfState.model_validate(state)
-        if self.state.phase == "playing" and not self.state.current:
-            self.state.phase = "over"
+        super().restore(state)
         self.revealed = self.state.phase == "over"
 
-    async def resume(self, replay: dict[str, list[dict[str, Any]]]) -> None:
-        if self.state.phase == "playing" and self.state.current:
-            self._launch(replay)
 
     # --------------------------------------------------------------------------------- moves
     async def start(self) -> None:
