@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -19,6 +20,7 @@ import pytest
 
 from lexicoord.models.providers import local
 from lexicoord.models.providers.presets import PRESETS
+from tests.postgres import PostgresServer, running
 
 
 @pytest.fixture(autouse=True)
@@ -107,3 +109,19 @@ def shared_data(part: str) -> Path:
     if not path.exists():
         pytest.fail(f"public benchmark data expected at {path} (see shared/data/README.md)")
     return path
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresServer]:
+    """A real PostgreSQL server for this test session (Debian's, started on a free loopback port)."""
+    with running(free_port()) as server:
+        yield server
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """The store's database, once a SQLite file and once a fresh database on a real PostgreSQL server."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'store.db'}"
+    server: PostgresServer = request.getfixturevalue("postgres")
+    return server.database()

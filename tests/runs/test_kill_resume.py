@@ -1,13 +1,18 @@
-"""The runner killed for real (SIGKILL mid-run), then resumed: nothing redone, nothing lost."""
+"""The runner killed for real (SIGKILL mid-run), then resumed: nothing redone, nothing lost.
+
+On a SQLite file and on a real PostgreSQL server.
+"""
 
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from sqlalchemy import create_engine, text
+from sqlalchemy.exc import SQLAlchemyError
 
 from lexicoord.runs.store import Store
 
@@ -23,22 +28,24 @@ def start_and_signal(db: str, env: dict, sig: signal.Signals) -> subprocess.Pope
     )
     deadline = time.time() + 60
     done_before = 0
+    engine = create_engine(db)
     while time.time() < deadline and done_before < 6:
         time.sleep(0.05)
-        # Read the count with sqlite3 itself: opening a Store checks migrations, too slow to poll on a busy machine.
+        # Read the count with a bare engine: opening a Store checks migrations, too slow to poll on a busy machine.
         try:
-            with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1) as con:
-                done_before = con.execute("SELECT COUNT(*) FROM episodes WHERE status = 'done'").fetchone()[0]
-        except sqlite3.Error:
+            with engine.connect() as con:
+                done_before = con.execute(text("SELECT COUNT(*) FROM episodes WHERE status = 'done'")).scalar_one()
+        except SQLAlchemyError:
             continue
+    engine.dispose()
     assert proc.poll() is None, "the run ended before it could be stopped"
     proc.send_signal(sig)
     proc.wait(30)
     return proc
 
 
-def test_sigkill_then_resume(tmp_path) -> None:
-    db = str(tmp_path / "kill.db")
+def test_sigkill_then_resume(store_url) -> None:
+    db = store_url
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     start_and_signal(db, env, signal.SIGKILL)
 
@@ -64,8 +71,8 @@ def test_sigkill_then_resume(tmp_path) -> None:
     assert store.run("killme").status == "finished"
 
 
-def test_ctrl_c_saves_what_ended_and_marks_the_run(tmp_path) -> None:
-    db = str(tmp_path / "int.db")
+def test_ctrl_c_saves_what_ended_and_marks_the_run(store_url) -> None:
+    db = store_url
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = start_and_signal(db, env, signal.SIGINT)
     assert proc.returncode != 0

@@ -4,25 +4,28 @@ import sqlite3
 
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
+from sqlalchemy import text
 
 from lexicoord.runs.schema import Base
 from lexicoord.runs.store import Store
 
+HEAD = "0004_episode_claims"
 
-def test_migrated_database_matches_the_models(tmp_path) -> None:
-    store = Store(str(tmp_path / "m.db"))
+
+def test_migrated_database_matches_the_models(store_url) -> None:
+    """On a SQLite file and on a real PostgreSQL server."""
+    store = Store(store_url)
     with store.engine.connect() as conn:
         diff = compare_metadata(MigrationContext.configure(conn), Base.metadata)
     assert diff == [], f"schema.py and the migrations disagree: {diff}"
 
 
-def test_reopening_applies_nothing_twice(tmp_path) -> None:
-    path = tmp_path / "m.db"
-    Store(str(path)).open_run("r", "toy", {}, 0)
-    Store(str(path))
-    with sqlite3.connect(path) as conn:
-        assert conn.execute("SELECT version_num FROM alembic_version").fetchall() == [("0003_episode_moves",)]
-        assert conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 1
+def test_reopening_applies_nothing_twice(store_url) -> None:
+    Store(store_url).open_run("r", "toy", {}, 0)
+    store = Store(store_url)
+    with store.engine.connect() as conn:
+        assert conn.execute(text("SELECT version_num FROM alembic_version")).fetchall() == [(HEAD,)]
+        assert conn.execute(text("SELECT COUNT(*) FROM runs")).scalar_one() == 1
 
 
 def _open(path: str) -> str:
@@ -63,6 +66,6 @@ def test_a_database_from_before_rooms_is_upgraded_in_place(tmp_path) -> None:
     store = Store(str(path))
     assert [r.id for r in store.runs()] == ["old"]
     with sqlite3.connect(path) as conn:
-        assert conn.execute("SELECT version_num FROM alembic_version").fetchone() == ("0003_episode_moves",)
+        assert conn.execute("SELECT version_num FROM alembic_version").fetchone() == (HEAD,)
         assert conn.execute("SELECT COUNT(*) FROM rooms").fetchone()[0] == 0
         assert conn.execute("SELECT COUNT(*) FROM episode_moves").fetchone()[0] == 0

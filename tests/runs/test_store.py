@@ -1,4 +1,4 @@
-"""The store round trip on a real SQLite file."""
+"""The store on a real SQLite file and, where the test takes ``store_url``, on a real PostgreSQL server too."""
 
 import io
 import json
@@ -32,6 +32,21 @@ def sample_events() -> list[Event]:
     return events
 
 
+def test_round_trip_on_postgresql(postgres) -> None:
+    url = postgres.database()
+    store = Store(url)
+    store.open_run("r1", "toy", {"k": 1}, total=2)
+    episode_id = store.save_episode(record("r1", "e1", outcome={"agreed": True}), sample_events())
+    store.close()
+    reopened = Store(url)
+    assert reopened.engine.dialect.name == "postgresql"
+    [episode] = reopened.episodes("r1")
+    assert episode.id == episode_id and episode.outcome == {"agreed": True}
+    events = reopened.events(episode_id)
+    assert [type(e).__name__ for e in events] == ["ModelCallEvent", "ChoiceEvent", "Event", "OutcomeEvent"]
+    assert events[0].usage.prompt_tokens == 3 and events[2].model_extra == {"extra_field": [1, 2]}
+
+
 def test_round_trip_on_a_sqlite_file(tmp_path) -> None:
     path = tmp_path / "runs.db"
     store = Store(str(path))
@@ -55,8 +70,8 @@ def test_round_trip_on_a_sqlite_file(tmp_path) -> None:
         assert raw.execute("SELECT COUNT(*) FROM events").fetchone()[0] == 4
 
 
-def test_failed_attempt_is_replaced_by_the_retry(tmp_path) -> None:
-    store = Store(str(tmp_path / "s.db"))
+def test_failed_attempt_is_replaced_by_the_retry(store_url) -> None:
+    store = Store(store_url)
     store.open_run("r", "toy", {}, 1)
     store.save_episode(record("r", "e", status="failed", error="boom"), sample_events()[:1])
     assert store.finished_keys("r") == set() and store.finished_keys("r", include_failed=True) == {"e"}
@@ -68,8 +83,8 @@ def test_failed_attempt_is_replaced_by_the_retry(tmp_path) -> None:
     assert store.episodes("r")[0].outcome is None, "a done episode is never overwritten"
 
 
-def test_runs_are_found_by_unique_prefix(tmp_path) -> None:
-    store = Store(str(tmp_path / "s.db"))
+def test_runs_are_found_by_unique_prefix(store_url) -> None:
+    store = Store(store_url)
     store.open_run("campaign-a", "toy", {}, 0)
     store.open_run("campaign-b", "toy", {}, 0)
     assert store.run("campaign-a").id == "campaign-a"
@@ -81,10 +96,10 @@ def test_runs_are_found_by_unique_prefix(tmp_path) -> None:
         store.open_run("campaign-a", "other", {}, 0)
 
 
-def test_resuming_with_other_settings_is_refused(tmp_path) -> None:
+def test_resuming_with_other_settings_is_refused(store_url) -> None:
     from lexicoord.errors import ConfigError
 
-    store = Store(str(tmp_path / "s.db"))
+    store = Store(store_url)
     store.open_run("r", "toy", {"seed": 1, "model": "a"}, 3)
     assert store.open_run("r", "toy", {"model": "a", "seed": 1}, 5).total_episodes == 5
     with pytest.raises(ConfigError, match="started with seed=1; resume it with the same settings"):
@@ -108,8 +123,8 @@ def test_a_file_that_is_not_a_database_is_a_clear_error(tmp_path) -> None:
         Store(str(junk))
 
 
-def test_export_jsonl(tmp_path) -> None:
-    store = Store(str(tmp_path / "s.db"))
+def test_export_jsonl(store_url) -> None:
+    store = Store(store_url)
     store.open_run("r", "toy", {}, 1)
     store.save_episode(record("r", "e"), sample_events())
     buf = io.StringIO()
@@ -127,11 +142,11 @@ def test_bad_url_is_a_clear_error() -> None:
         Store("nosuchdialect://x/y")
 
 
-def test_a_resume_may_change_how_a_run_executes_but_not_what_it_plays(tmp_path) -> None:
+def test_a_resume_may_change_how_a_run_executes_but_not_what_it_plays(store_url) -> None:
     from lexicoord.errors import ConfigError
     from lexicoord.runs.store import Store as _Store
 
-    store = _Store(str(tmp_path / "r.db"))
+    store = _Store(store_url)
     store.open_run("r", "coordination", {"items": 3}, 3, runtime={"concurrency": 4})
     store.open_run("r", "coordination", {"items": 3}, 3, runtime={"concurrency": 1})
     store.open_run("r", "coordination", {"items": 3}, 3, runtime={"concurrency": 4})

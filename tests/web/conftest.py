@@ -40,7 +40,8 @@ def first_option(messages: Any, config: Any) -> Any:
     return {"statement": "I mean the first one"}
 
 
-def make_services(db: Path, *, slow: float = 5.0) -> Services:
+def make_services(db: Path | str, *, slow: float = 5.0) -> Services:
+    """``db``: a SQLite file or any store URL."""
     pool = ModelPool(cache=False)
     pool.add(Model(ScriptedProvider("first", first_option)), "scripted/first")
     pool.add(Model(ScriptedProvider("slow", first_option, latency=slow)), "scripted/slow")

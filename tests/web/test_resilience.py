@@ -1,10 +1,10 @@
-"""A browser that reconnects gets its seat back; a server restart resumes the game where it stopped."""
+"""A browser that reconnects gets its seat back; a server restart resumes the game where it stopped
+(on a SQLite file and on a real PostgreSQL server)."""
 
 from __future__ import annotations
 
-import sqlite3
-
 from fastapi.testclient import TestClient
+from sqlalchemy import create_engine, text
 
 from lexicoord.runs.store import Store
 from lexicoord.web.app import create_app
@@ -33,8 +33,9 @@ def test_reconnect_mid_round_gets_the_seat_and_the_state_back(client) -> None:
             assert bob.phase("over")["room"]["game"]["outcome"]["converged"]
 
 
-def test_server_restart_mid_game_resumes_without_losing_or_repeating_moves(db) -> None:
-    with TestClient(create_app(make_services(db), http_rate=1000, http_burst=1000)) as first:
+def test_server_restart_mid_game_resumes_without_losing_or_repeating_moves(store_url) -> None:
+    """On a SQLite file and on a real PostgreSQL server."""
+    with TestClient(create_app(make_services(store_url), http_rate=1000, http_burst=1000)) as first:
         code = create_room(first, clarification_bound=2)
         ann_token, bob_token = join(first, code, "Ann"), join(first, code, "Bob")
         with first.websocket_connect(f"/ws/{code}") as wa, first.websocket_connect(f"/ws/{code}") as wb:
@@ -47,9 +48,9 @@ def test_server_restart_mid_game_resumes_without_losing_or_repeating_moves(db) -
             ann.vote(0, why="round 2 before the restart")
             bob.until(lambda s: game_of(s)["status"].get("bot", {}).get("state") == "chosen" and game_of(s)["round"] == 2)
     # The server is gone with Bob's round-2 move outstanding; a new one opens the same store.
-    with sqlite3.connect(db) as conn:
-        assert conn.execute("SELECT COUNT(*) FROM room_moves").fetchone()[0] >= 6
-    with TestClient(create_app(make_services(db), http_rate=1000, http_burst=1000)) as second:
+    with create_engine(store_url).connect() as conn:
+        assert conn.execute(text("SELECT COUNT(*) FROM room_moves")).scalar_one() >= 6
+    with TestClient(create_app(make_services(store_url), http_rate=1000, http_burst=1000)) as second:
         with second.websocket_connect(f"/ws/{code}") as wb:
             bob = Browser(wb).hello(bob_token)
             s = bob.until(lambda s: s["you"]["request"] is not None)
@@ -62,11 +63,11 @@ def test_server_restart_mid_game_resumes_without_losing_or_repeating_moves(db) -
             bob.vote(0)
             over = bob.phase("over")
             assert over["room"]["game"]["outcome"]["converged"] and over["room"]["game"]["outcome"]["depth"] == 1
-    store = Store(str(db))
+    store = Store(store_url)
     run = store.run("room-")
     [(episode, events)] = list(store.iter_run_events(run.id))
     choices = [(e.agent, e.round) for e in events if e.type == "choice"]
     assert choices == [("Ann", 0), ("Ann", 1), ("Bob", 1), ("bot", 1), ("Ann", 2), ("Bob", 2), ("bot", 2)]
     assert sum(1 for e in events if e.type == "model_call") == episode.model_calls == 2  # the bot, once a round
-    with sqlite3.connect(db) as conn:
-        assert conn.execute("SELECT COUNT(*) FROM room_moves").fetchone()[0] == 0
+    with create_engine(store_url).connect() as conn:
+        assert conn.execute(text("SELECT COUNT(*) FROM room_moves")).scalar_one() == 0

@@ -5,6 +5,11 @@ with its outcome, or failed with its error; both keep every event emitted so
 far. Re-running a run skips its done episodes and plays the rest (failed ones
 included, unless ``retry_failed=False``). An interrupt (Ctrl-C, a kill)
 loses only the episodes in flight, which the next run plays again.
+
+Several processes, on one machine or many, started with the same run name on
+the same store share its episodes: each is claimed through the database by one
+process at a time (:mod:`lexicoord.runs.claims`), and a process killed outright
+leaves its claims to expire, after which another process plays them again.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from lexicoord.core.protocol import Protocol
 from lexicoord.core.spec import EpisodeSpec
 from lexicoord.errors import LexicoordError
 from lexicoord.models.pool import ModelPool
+from lexicoord.runs.claims import Claims, lease_from_env
 from lexicoord.runs.episode import play_episode, short_error
 from lexicoord.runs.records import EpisodeRecord
 from lexicoord.runs.store import Store
@@ -91,8 +97,11 @@ class Runner:
         progress: bool = True,
         console: Console | None = None,
         people: dict[str, HumanSeat] | None = None,
+        lease: float | None = None,
     ) -> None:
         self.store = store
+        #: Seconds a claim on an episode lasts without renewal (``LEXICOORD_CLAIM_SECONDS``; see runs/claims.py).
+        self.lease = lease if lease is not None else lease_from_env()
         self.protocol = protocol
         self.models = models or ModelPool()
         self.concurrency = max(1, concurrency)
@@ -120,9 +129,13 @@ class Runner:
         todo = [(i, e) for i, e in enumerate(episodes) if e.key not in done_keys]
         summary = RunSummary(run_id=run_id, total=len(episodes), skipped=len(episodes) - len(todo))
         started = time.perf_counter()
-        queue: asyncio.Queue[tuple[int, EpisodeSpec]] = asyncio.Queue()
-        for entry in todo:
-            queue.put_nowait(entry)
+        # The work is shared through the store (runs/claims.py), so other processes on this run take part.
+        claims = Claims(self.store, run_id, lease=self.lease, skip=("done",) if self.retry_failed else ("done", "failed"))
+        await asyncio.to_thread(claims.offer, [(e.key, i) for i, e in todo])
+        by_key = {e.key: (i, e) for i, e in enumerate(episodes)}
+        holding: set[str] = set()  # claimed here and not yet saved: renewed until they are
+        foreign: set[str] = set()  # offered by another process with a grid this one does not have
+        done_at_start = sum(1 for k in done_keys if k in by_key) if self.retry_failed else None
         finished: asyncio.Queue[tuple[EpisodeRecord, list[Event]] | None] = asyncio.Queue()
 
         progress = Progress(
@@ -184,7 +197,20 @@ class Runner:
                 entries = [(record, [ErrorEvent(message=failure, error_type="StoreError")])]
                 await asyncio.to_thread(self.store.save_episodes, entries)
             for record, events in entries:
+                holding.discard(record.key)
                 account(record, events)
+            await show_others()
+
+        refreshed = [time.perf_counter()]
+
+        async def show_others() -> None:
+            """Count episodes other processes saved in the bar too, at most every two seconds."""
+            if done_at_start is None or time.perf_counter() - refreshed[0] < 2:
+                return
+            refreshed[0] = time.perf_counter()
+            info = await asyncio.to_thread(self.store.run, run_id)
+            others = max(0, info.done - done_at_start - summary.done)
+            progress.update(task, completed=summary.skipped + summary.done + summary.failed + others)
 
         async def writer() -> None:
             """Saves ended episodes in batches, so playing never waits on the disk."""
@@ -200,13 +226,35 @@ class Runner:
 
         async def worker() -> None:
             while True:
-                try:
-                    position, spec = queue.get_nowait()
-                except asyncio.QueueEmpty:
-                    return
+                key = await asyncio.to_thread(claims.take, foreign)
+                if key is None:
+                    left = await asyncio.to_thread(claims.remaining, foreign)
+                    if left.free:
+                        continue
+                    if not left.held:
+                        return  # every episode is saved or being played here
+                    # Another process holds the rest: wait for it to save them, or for its claims to expire.
+                    await asyncio.sleep(min(max(left.next_expiry - time.time(), 0.05), 1.0))
+                    continue
+                if key not in by_key:
+                    foreign.add(key)
+                    await asyncio.to_thread(claims.give_back, key)
+                    continue
+                holding.add(key)
+                position, spec = by_key[key]
                 finished.put_nowait(await self._play(run_id, position, spec))
 
+        async def renew() -> None:
+            while True:
+                await asyncio.sleep(claims.lease / 4)
+                if holding:
+                    kept = await asyncio.to_thread(claims.renew, set(holding))
+                    if kept < len(holding):
+                        log.warning("run %s: %d claim(s) expired and went to another process", run_id,
+                                    len(holding) - kept)
+
         workers = [asyncio.create_task(worker()) for _ in range(min(self.concurrency, len(todo)) or 1)]
+        renewing = asyncio.create_task(renew())
         writing = asyncio.create_task(writer())
         # If saving fails for good (the database is gone), stop playing episodes nobody can keep.
         writing.add_done_callback(lambda t: [w.cancel() for w in workers] if not t.cancelled() and t.exception() else None)
@@ -228,7 +276,14 @@ class Runner:
                 await asyncio.gather(writing, return_exceptions=True)
             raise
         finally:
+            renewing.cancel()
             summary.wall_time = time.perf_counter() - started
+            if status == "interrupted":
+                # Others need not wait for these claims to expire; while another process still plays
+                # this run, it stays "running" and the last process to finish marks it.
+                await asyncio.to_thread(claims.release)
+                if (await asyncio.to_thread(claims.remaining, foreign)).held:
+                    status = "running"
             await asyncio.to_thread(self.store.set_run_status, run_id, status)
             await self.models.aclose()
             if self.progress:

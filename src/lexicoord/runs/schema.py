@@ -100,3 +100,22 @@ class EpisodeMoveRow(Base):
     player: Mapped[str] = mapped_column(String(128))
     idx: Mapped[int] = mapped_column(Integer)
     data: Mapped[dict[str, Any]] = mapped_column(JSON)
+
+
+class ClaimRow(Base):
+    """An episode of a run still to be played, and which process holds it until when.
+
+    Several processes on one run share its work through these rows: a process claims a free or
+    expired row (skipping rows another process has locked), keeps its claim alive while it plays,
+    and the row goes in the transaction that saves the episode. A process killed mid-episode stops
+    renewing, so its claim expires and another process plays the episode again.
+    """
+
+    __tablename__ = "episode_claims"
+    __table_args__ = (Index("ix_episode_claims_run_position", "run_id", "position"),)
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True)
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    position: Mapped[int] = mapped_column(Integer)
+    owner: Mapped[str | None] = mapped_column(String(128), nullable=True)
+    #: Seconds since the epoch; 0 for a row nobody holds.
+    expires_at: Mapped[float] = mapped_column(Float, default=0.0)

@@ -27,7 +27,7 @@ from lexicoord.core.events import Event, event_from_dict
 from lexicoord.errors import ConfigError, LexicoordError
 from lexicoord.runs.names import check_run_name
 from lexicoord.runs.records import EpisodeRecord, RunInfo
-from lexicoord.runs.schema import EpisodeMoveRow, EpisodeRow, EventRow, RoomRow, RunRow
+from lexicoord.runs.schema import ClaimRow, EpisodeMoveRow, EpisodeRow, EventRow, RoomRow, RunRow
 
 #: The key of a run's config holding how it was executed (values may change on a resume; all are kept).
 RUNTIME = "runtime"
@@ -80,7 +80,7 @@ class Store:
                     command.upgrade(config, "head")
                 return
             except (OperationalError, IntegrityError) as exc:
-                transient = ("already exists", "UNIQUE", "database is locked")
+                transient = ("already exists", "UNIQUE", "duplicate key", "database is locked")
                 if attempt == 4 or not any(t in str(exc.orig) for t in transient):
                     raise
                 time.sleep(0.05 * (attempt + 1))
@@ -107,40 +107,49 @@ class Store:
         config = json.loads(json.dumps(config))  # as it will read back
         config.pop(RUNTIME, None)
         used = json.loads(json.dumps(runtime or {}))
-        try:
-            with self.session() as s, s.begin():
-                row = s.get(RunRow, run_id)
-                if row is None:
-                    check_run_name(run_id)  # a new name must be one that is safe as a key and a folder
-                    s.add(
-                        RunRow(
-                            id=run_id, protocol=protocol, status="running", created_at=now, updated_at=now,
-                            config={**config, RUNTIME: {k: [v] for k, v in used.items()}} if used else config,
-                            total_episodes=total,
-                        )
-                    )
-                else:
-                    if row.protocol != protocol:
-                        raise ConfigError(
-                            f"Run '{run_id}' exists with protocol '{row.protocol}', not '{protocol}'; "
-                            "choose another run name."
-                        )
-                    stored = {k: v for k, v in row.config.items() if k != RUNTIME}
-                    changed = sorted(k for k in set(stored) | set(config) if stored.get(k) != config.get(k))
-                    if changed:
-                        was = ", ".join(f"{k}={row.config.get(k)!r}" for k in changed)
-                        raise ConfigError(
-                            f"Run '{run_id}' was started with {was}; resume it with the same settings "
-                            "or choose another run name."
-                        )
-                    before = dict(row.config.get(RUNTIME) or {})
-                    for k, v in used.items():
-                        before[k] = [*before.get(k, []), *([v] if v not in before.get(k, []) else [])]
-                    row.config = {**stored, RUNTIME: before} if before else stored
-                    row.status, row.updated_at, row.total_episodes = "running", now, total
-        except IntegrityError:
-            raise ConfigError(f"Run '{run_id}' was just created by another process; choose another run name.") from None
+        for attempt in range(2):
+            try:
+                self._open_run(run_id, protocol, config, total, used, now)
+                break
+            except IntegrityError:
+                # Several processes started on one new run at once: one created it, the others reopen it.
+                if attempt == 1:
+                    raise ConfigError(f"Run '{run_id}' could not be created or reopened; try again.") from None
         return self.run(run_id)
+
+    def _open_run(self, run_id: str, protocol: str, config: dict[str, Any], total: int, used: dict[str, Any],
+                  now: float) -> None:
+        with self.session() as s, s.begin():
+            # Locked, so that processes reopening the run at once each add their runtime values.
+            row = s.get(RunRow, run_id, with_for_update=True)
+            if row is None:
+                check_run_name(run_id)  # a new name must be one that is safe as a key and a folder
+                s.add(
+                    RunRow(
+                        id=run_id, protocol=protocol, status="running", created_at=now, updated_at=now,
+                        config={**config, RUNTIME: {k: [v] for k, v in used.items()}} if used else config,
+                        total_episodes=total,
+                    )
+                )
+            else:
+                if row.protocol != protocol:
+                    raise ConfigError(
+                        f"Run '{run_id}' exists with protocol '{row.protocol}', not '{protocol}'; "
+                        "choose another run name."
+                    )
+                stored = {k: v for k, v in row.config.items() if k != RUNTIME}
+                changed = sorted(k for k in set(stored) | set(config) if stored.get(k) != config.get(k))
+                if changed:
+                    was = ", ".join(f"{k}={row.config.get(k)!r}" for k in changed)
+                    raise ConfigError(
+                        f"Run '{run_id}' was started with {was}; resume it with the same settings "
+                        "or choose another run name."
+                    )
+                before = dict(row.config.get(RUNTIME) or {})
+                for k, v in used.items():
+                    before[k] = [*before.get(k, []), *([v] if v not in before.get(k, []) else [])]
+                row.config = {**stored, RUNTIME: before} if before else stored
+                row.status, row.updated_at, row.total_episodes = "running", now, total
 
     def set_run_status(self, run_id: str, status: str) -> None:
         with self.session() as s, s.begin():
@@ -202,6 +211,8 @@ class Store:
         return ids
 
     def _write_episode(self, s: Session, record: EpisodeRecord, events: Sequence[Event]) -> int:
+        # The episode's claim (see runs/claims.py) goes with the save, whoever saves it.
+        s.execute(delete(ClaimRow).where(ClaimRow.run_id == record.run_id, ClaimRow.key == record.key))
         prior = s.scalars(
             select(EpisodeRow).where(EpisodeRow.run_id == record.run_id, EpisodeRow.key == record.key)
         ).first()

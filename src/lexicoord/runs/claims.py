@@ -1,0 +1,159 @@
+"""Sharing one run's episodes among several processes, on one machine or many, through the store.
+
+Every process started on a run puts the episodes it would play in the run's claim table (rows
+already there stay as they are), then takes them one at a time. Taking is one statement: pick the
+first free or expired row in grid order that has no saved result, skipping rows another process has
+locked at that instant (PostgreSQL's ``FOR UPDATE SKIP LOCKED``; SQLite runs one writer at a time,
+so the statement is atomic there without it), and stamp it with this process and an expiry. A
+process renews its claims while it plays, and the transaction that saves an episode deletes its
+row. So an episode is played by one process at a time; a process killed outright stops renewing,
+its claims expire, and another process plays those episodes again from their journals.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+import uuid
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+
+from sqlalchemy import ColumnElement, delete, func, insert, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+
+from lexicoord.runs.schema import ClaimRow, EpisodeRow
+from lexicoord.runs.store import Store
+
+#: How long a claim lasts without renewal: how long a killed process's episodes wait before another
+#: process plays them again. Renewal runs at a quarter of it.
+DEFAULT_LEASE = 60.0
+
+
+def lease_from_env() -> float:
+    """``LEXICOORD_CLAIM_SECONDS``, else :data:`DEFAULT_LEASE`."""
+    raw = os.environ.get("LEXICOORD_CLAIM_SECONDS")
+    if not raw:
+        return DEFAULT_LEASE
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if value <= 0:
+        from lexicoord.errors import ConfigError
+
+        raise ConfigError(f"LEXICOORD_CLAIM_SECONDS must be a positive number of seconds, not {raw!r}.")
+    return value
+
+
+@dataclass(frozen=True)
+class Remaining:
+    """What is left of a run's work, seen by one process."""
+
+    free: int  # nobody holds them, or their holder's claim expired
+    held: int  # another process holds them now
+    next_expiry: float  # when the first held claim runs out (0 if none)
+
+
+class Claims:
+    """One process's view of a run's claim table."""
+
+    def __init__(self, store: Store, run_id: str, *, lease: float = DEFAULT_LEASE,
+                 skip: Collection[str] = ("done",)) -> None:
+        self.store = store
+        self.run_id = run_id
+        self.lease = lease
+        #: Statuses of saved episodes that are not played again (``done``; also ``failed`` when failures are kept).
+        self.skip = tuple(skip)
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+    def _unfinished(self) -> ColumnElement[bool]:
+        saved = select(EpisodeRow.id).where(EpisodeRow.run_id == ClaimRow.run_id, EpisodeRow.key == ClaimRow.key,
+                                            EpisodeRow.status.in_(self.skip))
+        return ~saved.exists()
+
+    def offer(self, entries: Sequence[tuple[str, int]]) -> None:
+        """Put ``(key, position)`` rows in the table; keys already there (another process's) stay as they are."""
+        if not entries:
+            return
+        with self.store.session() as s, s.begin():
+            present = set(s.scalars(select(ClaimRow.key).where(ClaimRow.run_id == self.run_id)))
+            new = [{"run_id": self.run_id, "key": k, "position": p, "owner": None, "expires_at": 0.0}
+                   for k, p in entries if k not in present]
+            if not new:
+                return
+            # Another process may add the same rows between our read and this write: theirs stand.
+            dialect = self.store.engine.dialect.name
+            if dialect == "postgresql":
+                s.execute(postgresql.insert(ClaimRow).on_conflict_do_nothing(), new)
+            elif dialect == "sqlite":
+                s.execute(sqlite.insert(ClaimRow).on_conflict_do_nothing(), new)
+            else:
+                s.execute(insert(ClaimRow), new)
+
+    def take(self, exclude: Collection[str] = ()) -> str | None:
+        """Claim the next episode nobody else is playing; its key, or None when none is free now.
+
+        ``exclude``: keys this process cannot play (another process's grid offered them).
+        """
+        now = time.time()
+        pick = (
+            select(ClaimRow.key)
+            .where(ClaimRow.run_id == self.run_id, ClaimRow.expires_at < now, self._unfinished(),
+                   ClaimRow.key.not_in(list(exclude)))
+            .order_by(ClaimRow.position)
+            .limit(1)
+            .with_for_update(skip_locked=True)
+            .scalar_subquery()
+        )
+        statement = (
+            update(ClaimRow)
+            .where(ClaimRow.run_id == self.run_id, ClaimRow.key == pick, ClaimRow.expires_at < now)
+            .values(owner=self.owner, expires_at=now + self.lease)
+            .returning(ClaimRow.key)
+        )
+        with self.store.session() as s, s.begin():
+            return s.execute(statement).scalar_one_or_none()
+
+    def renew(self, keys: Collection[str]) -> int:
+        """Extend this process's claims on ``keys``; how many it still holds."""
+        if not keys:
+            return 0
+        with self.store.session() as s, s.begin():
+            result = s.execute(
+                update(ClaimRow)
+                .where(ClaimRow.run_id == self.run_id, ClaimRow.owner == self.owner, ClaimRow.key.in_(list(keys)))
+                .values(expires_at=time.time() + self.lease)
+            )
+            return int(result.rowcount or 0)  # type: ignore[attr-defined]
+
+    def give_back(self, key: str) -> None:
+        """Free one claim of this process at once."""
+        with self.store.session() as s, s.begin():
+            s.execute(update(ClaimRow).where(ClaimRow.run_id == self.run_id, ClaimRow.owner == self.owner,
+                                             ClaimRow.key == key).values(owner=None, expires_at=0.0))
+
+    def release(self) -> None:
+        """Give back every claim of this process at once (an interrupt), so others need not wait for expiry."""
+        with self.store.session() as s, s.begin():
+            s.execute(update(ClaimRow).where(ClaimRow.run_id == self.run_id, ClaimRow.owner == self.owner)
+                      .values(owner=None, expires_at=0.0))
+
+    def remaining(self, exclude: Collection[str] = ()) -> Remaining:
+        """Unfinished rows: free ones, those others hold, and when the first of those expires.
+
+        Rows whose episode was saved meanwhile (a process that offered them just after another saved
+        them) are deleted here, so they never keep a process waiting.
+        """
+        now = time.time()
+        with self.store.session() as s, s.begin():
+            stale = select(ClaimRow.key).where(ClaimRow.run_id == self.run_id, ~self._unfinished())
+            s.execute(delete(ClaimRow).where(ClaimRow.run_id == self.run_id, ClaimRow.key.in_(stale)))
+            free, held, first = s.execute(
+                select(
+                    func.count().filter(ClaimRow.expires_at < now),
+                    func.count().filter(ClaimRow.expires_at >= now, ClaimRow.owner != self.owner),
+                    func.min(ClaimRow.expires_at).filter(ClaimRow.expires_at >= now, ClaimRow.owner != self.owner),
+                ).where(ClaimRow.run_id == self.run_id, ClaimRow.key.not_in(list(exclude)))
+            ).one()
+        return Remaining(free=int(free or 0), held=int(held or 0), next_expiry=float(first or 0.0))

@@ -1,0 +1,131 @@
+"""Claims on a run's episodes, on a SQLite file and on a real PostgreSQL server."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from lexicoord.runs.claims import Claims
+from lexicoord.runs.store import Store
+from tests.runs.test_store import record
+
+
+def opened(url: str, n: int = 5) -> Store:
+    store = Store(url)
+    store.open_run("r", "toy", {}, n)
+    return store
+
+
+def test_each_episode_goes_to_one_holder_in_grid_order(store_url) -> None:
+    store = opened(store_url)
+    a, b = Claims(store, "r"), Claims(store, "r")
+    a.offer([(f"k{i}", i) for i in (3, 1, 4, 0, 2)])
+    b.offer([(f"k{i}", i) for i in range(5)])  # the same rows offered again change nothing
+    taken = [a.take(), b.take(), a.take(), b.take(), a.take()]
+    assert taken == ["k0", "k1", "k2", "k3", "k4"]
+    assert a.take() is None and b.take() is None
+    left = a.remaining()
+    assert (left.free, left.held) == (0, 2), "a sees b's two claims as held by another; its own three are not"
+    assert left.next_expiry > time.time()
+
+
+def test_a_claim_that_is_not_renewed_expires_and_another_takes_it(store_url) -> None:
+    store = opened(store_url)
+    a, b = Claims(store, "r", lease=0.3), Claims(store, "r", lease=30)
+    a.offer([("k0", 0)])
+    assert a.take() == "k0" and b.take() is None
+    time.sleep(0.4)
+    assert b.remaining().free == 1
+    assert b.take() == "k0"
+    assert a.renew({"k0"}) == 0, "a learns that it lost the claim"
+
+
+def test_renewing_keeps_a_claim(store_url) -> None:
+    store = opened(store_url)
+    a, b = Claims(store, "r", lease=0.5), Claims(store, "r")
+    a.offer([("k0", 0)])
+    assert a.take() == "k0"
+    for _ in range(3):
+        time.sleep(0.25)
+        assert a.renew({"k0"}) == 1
+    assert b.take() is None
+
+
+def test_release_frees_claims_at_once(store_url) -> None:
+    store = opened(store_url)
+    a, b = Claims(store, "r", lease=300), Claims(store, "r")
+    a.offer([("k0", 0), ("k1", 1)])
+    assert a.take() == "k0"
+    a.release()
+    assert b.take() == "k0"
+
+
+def test_saving_an_episode_ends_its_claim(store_url) -> None:
+    store = opened(store_url)
+    a = Claims(store, "r")
+    a.offer([("k0", 0), ("k1", 1)])
+    assert a.take() == "k0"
+    store.save_episode(record("r", "k0"), [])
+    assert a.take() == "k1"
+    store.save_episode(record("r", "k1", status="failed", error="boom"), [])
+    left = a.remaining()
+    assert (left.free, left.held) == (0, 0)
+
+
+def test_a_row_offered_after_its_episode_was_saved_is_never_played(store_url) -> None:
+    store = opened(store_url)
+    store.save_episode(record("r", "k0"), [])
+    late = Claims(store, "r")
+    late.offer([("k0", 0)])  # a process that read the run before k0 was saved
+    assert late.take() is None
+    left = late.remaining()
+    assert (left.free, left.held) == (0, 0)
+
+
+def test_failed_episodes_are_skipped_when_failures_are_kept(store_url) -> None:
+    store = opened(store_url)
+    store.save_episode(record("r", "k0", status="failed", error="boom"), [])
+    keep = Claims(store, "r", skip=("done", "failed"))
+    keep.offer([("k0", 0)])
+    assert keep.take() is None
+    retry = Claims(store, "r")
+    retry.offer([("k0", 0)])
+    assert retry.take() == "k0"
+
+
+def test_excluded_keys_are_not_taken(store_url) -> None:
+    store = opened(store_url)
+    a = Claims(store, "r")
+    a.offer([("k0", 0), ("k1", 1)])
+    assert a.take(exclude={"k0"}) == "k1"
+    assert a.take(exclude={"k0"}) is None
+    assert a.remaining(exclude={"k0"}).free == 0 and a.remaining().free == 1
+
+
+def test_many_takers_at_once_never_share_an_episode(store_url) -> None:
+    """Eight threads, each its own holder and connection, race for 120 episodes."""
+    n = 120
+    store = opened(store_url, n)
+    Claims(store, "r").offer([(f"k{i}", i) for i in range(n)])
+    got: dict[str, list[str]] = {f"t{i}": [] for i in range(8)}
+    errors: list[BaseException] = []
+    holders = {name: Claims(Store(store_url), "r") for name in got}  # each its own engine and connections
+    start = threading.Barrier(8, timeout=60)
+
+    def take_all(name: str) -> None:
+        try:
+            start.wait()
+            while (key := holders[name].take()) is not None:
+                got[name].append(key)
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=take_all, args=(name,), daemon=True) for name in got]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert not errors, errors
+    every = [k for keys in got.values() for k in keys]
+    assert sorted(every) == sorted(f"k{i}" for i in range(n)), "each episode taken exactly once"
+    assert sum(1 for keys in got.values() if keys) >= 2, "the work was shared"

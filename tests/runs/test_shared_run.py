@@ -1,0 +1,110 @@
+"""Several processes on one run share its episodes through the store: each episode played and saved once.
+
+Real processes (``tests.runs.kill_target``), a real SQLite file and a real PostgreSQL server, real signals.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from sqlalchemy import create_engine, text
+
+from lexicoord.runs.store import Store
+
+ROOT = Path(__file__).resolve().parents[2]
+N = 60
+
+
+def start(url: str, plays: Path, latency: float, env: dict[str, str]) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "tests.runs.kill_target", url, str(N), str(latency), str(plays)],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+
+
+def plays_by_key(plays: Path) -> dict[str, list[int]]:
+    out: dict[str, list[int]] = collections.defaultdict(list)
+    for line in plays.read_text().splitlines():
+        key, pid = line.split()
+        out[key].append(int(pid))
+    return out
+
+
+def wait_until(url: str, plays: Path, procs: list[subprocess.Popen[str]], done: int) -> None:
+    """Until every process has started an episode and ``done`` episodes are saved."""
+    engine = create_engine(url)
+    deadline = time.time() + 90
+    try:
+        while time.time() < deadline:
+            time.sleep(0.1)
+            started = {pid for pids in plays_by_key(plays).values() for pid in pids} if plays.exists() else set()
+            try:
+                with engine.connect() as con:
+                    saved = con.execute(text("SELECT COUNT(*) FROM episodes WHERE status = 'done'")).scalar_one()
+            except Exception:
+                continue
+            if {p.pid for p in procs} <= started and saved >= done:
+                return
+    finally:
+        engine.dispose()
+    raise AssertionError("the processes did not all start playing in time")
+
+
+def finish(proc: subprocess.Popen[str]) -> dict:
+    out, err = proc.communicate(timeout=180)
+    assert proc.returncode == 0, err[-3000:]
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def test_three_processes_one_killed_every_episode_saved_once(store_url, tmp_path) -> None:
+    plays = tmp_path / "plays.log"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "LEXICOORD_CLAIM_SECONDS": "3"}
+    procs = [start(store_url, plays, 0.4, env) for _ in range(3)]
+    wait_until(store_url, plays, procs, done=8)
+    victim = procs[0]
+    victim.send_signal(signal.SIGKILL)
+    victim.wait(30)
+    summaries = [finish(p) for p in procs[1:]]
+
+    store = Store(store_url)
+    episodes = store.episodes("killme")
+    assert len(episodes) == N and len({e.key for e in episodes}) == N
+    assert all(e.status == "done" and e.attempt == 1 for e in episodes)
+    assert all(len(store.events(e.id)) == 5 for e in episodes), "every saved episode has all its events"
+    assert store.run("killme").status == "finished"
+
+    by_key = plays_by_key(plays)
+    assert set(by_key) == {e.key for e in episodes}
+    again = {k for k, pids in by_key.items() if len(pids) > 1}
+    assert all(by_key[k][0] == victim.pid and len(by_key[k]) == 2 for k in again), \
+        "only episodes the killed process was playing are played again, once"
+    assert 1 <= len(again) <= 4, "the killed process's claims (two in play, two saving at most) expired and were replayed"
+    survivors = {p.pid for p in procs[1:]}
+    assert all(set(by_key[k][1:]) <= survivors for k in again)
+    assert all(s["failed"] == 0 for s in summaries)
+
+
+def test_a_process_stopped_with_ctrl_c_hands_its_episodes_over_at_once(store_url, tmp_path) -> None:
+    """Claims last 300 s here: the other process finishes in time only because Ctrl-C gave them back."""
+    plays = tmp_path / "plays.log"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "LEXICOORD_CLAIM_SECONDS": "300"}
+    first, second = start(store_url, plays, 0.4, env), start(store_url, plays, 0.4, env)
+    wait_until(store_url, plays, [first, second], done=6)
+    first.send_signal(signal.SIGINT)
+    first.wait(30)
+    assert first.returncode != 0
+    summary = finish(second)
+    store = Store(store_url)
+    episodes = store.episodes("killme")
+    assert len(episodes) == N and all(e.status == "done" for e in episodes)
+    assert store.run("killme").status == "finished", "the process that finished last marks the run"
+    assert summary["done"] < N
+    by_key = plays_by_key(plays)
+    assert all(len(pids) <= 2 for pids in by_key.values())
