@@ -45,7 +45,7 @@ test: install-test browser postgres
 	$(BIN)/mypy
 	$(BIN)/python -m pytest
 
-bench: $(BIN)/python
+bench: $(BIN)/python postgres
 	$(BIN)/pip install -q -e '.[bench]'
 	$(BIN)/python benchmarks/runner_overhead.py
 	$(BIN)/python benchmarks/embedded_throughput.py
@@ -57,3 +57,4 @@ bench: $(BIN)/python
 	$(BIN)/python benchmarks/werewolf_speed.py
 	$(BIN)/python benchmarks/werewolf_rooms.py
 	$(BIN)/python benchmarks/viewer_speed.py
+	$(BIN)/python benchmarks/shared_run.py

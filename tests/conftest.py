@@ -20,7 +20,7 @@ import pytest
 
 from lexicoord.models.providers import local
 from lexicoord.models.providers.presets import PRESETS
-from tests.postgres import PostgresServer, running
+from tests.postgres import PostgresServer, PostgresUnavailable, running
 
 
 @pytest.fixture(autouse=True)
@@ -114,8 +114,11 @@ def shared_data(part: str) -> Path:
 @pytest.fixture(scope="session")
 def postgres() -> Iterator[PostgresServer]:
     """A real PostgreSQL server for this test session (Debian's, started on a free loopback port)."""
-    with running(free_port()) as server:
-        yield server
+    try:
+        with running() as server:
+            yield server
+    except PostgresUnavailable as exc:
+        pytest.fail(str(exc))
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

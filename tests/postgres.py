@@ -2,7 +2,8 @@
 
 The server is Debian's (``make test`` installs the package ``postgresql`` when it is missing); nothing
 is downloaded and the machine's own clusters are never touched. PostgreSQL refuses to run as root, so
-under root the server runs as the ``postgres`` account the package creates.
+under root the server runs as the ``postgres`` account the package creates. The benchmarks use it too,
+so it raises :class:`PostgresUnavailable` rather than failing a test itself.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import glob
 import os
 import pwd
 import shutil
+import socket
 import subprocess
 import tempfile
 import uuid
@@ -18,7 +20,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import pytest
+
+class PostgresUnavailable(RuntimeError):
+    """The server could not be found or started; the message says what to install or what went wrong."""
 
 
 def _bin(name: str) -> str:
@@ -28,8 +32,8 @@ def _bin(name: str) -> str:
         return found
     candidates = sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"), key=lambda p: int(Path(p).parts[-3]))
     if not candidates:
-        pytest.fail(f"PostgreSQL's {name} was not found: install the server (apt-get install postgresql; "
-                    "`make test` does it)")
+        raise PostgresUnavailable(f"PostgreSQL's {name} was not found: install the server "
+                                  "(apt-get install postgresql; `make test` does it)")
     return candidates[-1]
 
 
@@ -46,7 +50,8 @@ class PostgresServer:
             try:
                 account = pwd.getpwnam("postgres")
             except KeyError:
-                pytest.fail("running as root, PostgreSQL needs the 'postgres' account that Debian's package creates")
+                raise PostgresUnavailable(
+                    "running as root, PostgreSQL needs the 'postgres' account that Debian's package creates") from None
             os.chown(self.folder, account.pw_uid, account.pw_gid)
             self._as = [shutil.which("runuser") or "runuser", "-u", "postgres", "--"]
 
@@ -54,7 +59,7 @@ class PostgresServer:
         done = subprocess.run([*self._as, *args], capture_output=True, text=True, timeout=120)
         if done.returncode != 0:
             log = self.log.read_text(errors="replace")[-2000:] if self.log.exists() else ""
-            pytest.fail(f"{' '.join(args[:1])} failed: {done.stderr.strip() or done.stdout.strip()}\n{log}")
+            raise PostgresUnavailable(f"{args[0]} failed: {done.stderr.strip() or done.stdout.strip()}\n{log}")
 
     def start(self) -> None:
         self._run(_bin("initdb"), "-D", str(self.data), "-U", "postgres", "--auth=trust", "-E", "UTF8",
@@ -81,9 +86,16 @@ class PostgresServer:
         return self.url(name)
 
 
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
 @contextmanager
-def running(port: int) -> Iterator[PostgresServer]:
-    server = PostgresServer(port)
+def running(port: int | None = None) -> Iterator[PostgresServer]:
+    """A started server (on ``port``, or a free one), stopped and removed on leaving."""
+    server = PostgresServer(port or _free_port())
     server.start()
     try:
         yield server
