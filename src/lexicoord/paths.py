@@ -36,7 +36,15 @@ def default_db_url() -> str:
 
 
 def db_url(path_or_url: str) -> str:
-    """Accept either a SQLAlchemy URL or a plain file path (taken as SQLite)."""
+    """Accept either a SQLAlchemy URL or a plain file path (taken as SQLite).
+
+    A PostgreSQL URL without a driver (``postgresql://`` or ``postgres://``, as labs and hosting
+    services write them) gets psycopg 3, the driver of the ``postgres`` extra; SQLAlchemy's own
+    default would be psycopg2, which lexicoord does not install.
+    """
+    for bare in ("postgresql://", "postgres://"):
+        if path_or_url.startswith(bare):
+            return "postgresql+psycopg://" + path_or_url[len(bare):]
     if "://" in path_or_url:
         return path_or_url
     return f"sqlite:///{Path(path_or_url).expanduser().resolve()}"

@@ -106,5 +106,6 @@ def test_a_process_stopped_with_ctrl_c_hands_its_episodes_over_at_once(store_url
     assert len(episodes) == N and all(e.status == "done" for e in episodes)
     assert store.run("killme").status == "finished", "the process that finished last marks the run"
     assert summary["done"] < N
+    assert summary["skipped"] + summary["done"] + summary["by_others"] == N, "the summary counts the other's work"
     by_key = plays_by_key(plays)
     assert all(len(pids) <= 2 for pids in by_key.values())

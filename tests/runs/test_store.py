@@ -135,6 +135,21 @@ def test_export_jsonl(store_url) -> None:
     assert lines[4]["extra_field"] == [1, 2]
 
 
+def test_a_bare_postgresql_url_uses_the_installed_driver(postgres) -> None:
+    bare = postgres.database().replace("postgresql+psycopg://", "postgresql://")
+    store = Store(bare)
+    assert store.engine.dialect.driver == "psycopg" and store.url.startswith("postgresql+psycopg://")
+    store.open_run("r", "toy", {}, 0)
+    assert store.run("r").status == "running"
+
+
+def test_a_missing_postgresql_driver_names_the_extra() -> None:
+    from lexicoord.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"No module named 'pg8000'.*lexicoord\[postgres\]"):
+        Store("postgresql+pg8000://u:p@127.0.0.1:1/db")
+
+
 def test_bad_url_is_a_clear_error() -> None:
     from lexicoord.errors import ConfigError
 

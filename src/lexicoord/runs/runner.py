@@ -55,6 +55,8 @@ class RunSummary(BaseModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     errors: list[str] = []
+    #: Episodes of this run that other processes saved while this one ran (see runs/claims.py).
+    by_others: int = 0
     #: Moves that failed inside episodes that went on (a reply that did not parse, a person out of time), by
     #: seat; and episodes failed by a seat's model giving no reply at all (unreachable, 5xx, timeouts), by seat.
     failed_moves: dict[str, int] = {}
@@ -64,7 +66,8 @@ class RunSummary(BaseModel):
         rate = self.done / self.wall_time if self.wall_time > 0 else 0.0
         out = [
             f"run {self.run_id}: {self.done} done, {self.failed} failed, {self.skipped} already done"
-            f" (of {self.total}) in {self.wall_time:.1f} s ({rate:.2f} episodes/s)",
+            + (f", {self.by_others} done by other processes" if self.by_others else "")
+            + f" (of {self.total}) in {self.wall_time:.1f} s ({rate:.2f} episodes/s)",
             f"model calls: {self.model_calls} ({self.cached_calls} from cache); tokens: "
             f"{self.prompt_tokens} prompt + {self.completion_tokens} completion",
         ]
@@ -203,14 +206,14 @@ class Runner:
 
         refreshed = [time.perf_counter()]
 
-        async def show_others() -> None:
-            """Count episodes other processes saved in the bar too, at most every two seconds."""
-            if done_at_start is None or time.perf_counter() - refreshed[0] < 2:
+        async def show_others(now: bool = False) -> None:
+            """Count episodes other processes saved in the bar and the summary too, at most every two seconds."""
+            if done_at_start is None or (not now and time.perf_counter() - refreshed[0] < 2):
                 return
             refreshed[0] = time.perf_counter()
             info = await asyncio.to_thread(self.store.run, run_id)
-            others = max(0, info.done - done_at_start - summary.done)
-            progress.update(task, completed=summary.skipped + summary.done + summary.failed + others)
+            summary.by_others = max(0, info.done - done_at_start - summary.done)
+            progress.update(task, completed=summary.skipped + summary.done + summary.failed + summary.by_others)
 
         async def writer() -> None:
             """Saves ended episodes in batches, so playing never waits on the disk."""
@@ -264,6 +267,7 @@ class Runner:
                 await asyncio.gather(*workers)
                 finished.put_nowait(None)
                 await asyncio.shield(writing)
+                await show_others(now=True)
             status = "finished"
         except BaseException:
             summary.interrupted = True

@@ -55,7 +55,10 @@ class Store:
         try:
             self.engine: Engine = create_engine(raw_url)
         except (ArgumentError, ImportError) as exc:
-            raise ConfigError(f"Cannot open the store at '{_hide_password(raw_url)}': {exc}.") from None
+            hint = ""
+            if isinstance(exc, ImportError) and raw_url.startswith(("postgresql", "postgres")):
+                hint = "; for PostgreSQL install the driver (pip install 'lexicoord[postgres]') and use postgresql://"
+            raise ConfigError(f"Cannot open the store at '{_hide_password(raw_url)}': {exc}{hint}.") from None
         #: The URL with any password masked: safe to print.
         self.url = self.engine.url.render_as_string(hide_password=True)
         if self.engine.dialect.name == "sqlite":
@@ -63,7 +66,8 @@ class Store:
         try:
             self._migrate()
         except DBAPIError as exc:
-            raise ConfigError(f"Cannot open the store at '{self.url}': {exc.orig}.") from None
+            reason = " ".join(str(exc.orig).split())  # drivers' messages span lines
+            raise ConfigError(f"Cannot open the store at '{self.url}': {reason}.") from None
 
     def _migrate(self) -> None:
         """Bring the database to the newest schema (a new file gets every migration).
