@@ -168,3 +168,17 @@ def test_a_resume_may_change_how_a_run_executes_but_not_what_it_plays(store_url)
     assert store.run("r").config == {"items": 3, "runtime": {"concurrency": [4, 1]}}
     with pytest.raises(ConfigError, match="items=3"):
         store.open_run("r", "coordination", {"items": 5}, 5, runtime={"concurrency": 4})
+
+
+def test_a_read_only_handle_reads_and_refuses_every_write(store_url) -> None:
+    """What the run viewer reads through, on SQLite and on PostgreSQL."""
+    store = Store(store_url)
+    store.open_run("r", "toy", {}, 1)
+    store.save_episode(record("r", "e"), sample_events())
+    reader = store.read_only()
+    assert reader.run("r").done == 1 and [r.id for r in reader.run_page(10)] == ["r"]
+    with pytest.raises(Exception, match="readonly|read-only|query_only"):
+        reader.set_run_status("r", "failed")
+    with pytest.raises(Exception, match="readonly|read-only|query_only"):
+        reader.save_episode(record("r", "e2"), [])
+    assert store.run("r").status == "running" and store.run("r").done == 1

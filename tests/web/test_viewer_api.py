@@ -154,8 +154,17 @@ def test_every_run_is_listed_newest_first_campaigns_and_rooms_alike(db: Path, vi
     assert {e["audience"]["text"] for e in events if e["type"] == "model_call"} == {"bot"}, "a model call is its seat's"
 
 
-def test_episodes_page_in_grid_order_both_ways_and_filter_in_the_database(db: Path, viewer: TestClient) -> None:
-    synthetic_run(Store(str(db)), "grid", 120)
+@pytest.fixture
+def viewer_on_any(store_url: str) -> Iterator[TestClient]:
+    """The viewer on a SQLite file and on a real PostgreSQL server."""
+    app = create_app(make_services(store_url), http_rate=1000, http_burst=1000, allowed_hosts=["testserver"])
+    with TestClient(app, client=("127.0.0.1", 50000)) as c:
+        yield c
+
+
+def test_episodes_page_in_grid_order_both_ways_and_filter_in_the_database(store_url: str, viewer_on_any: TestClient) -> None:
+    viewer = viewer_on_any
+    synthetic_run(Store(store_url), "grid", 120)
     path = "/api/runs/grid/episodes"
     pages = walk(viewer, path, "episodes")
     assert [len(p) for p in pages] == [50, 50, 20]
@@ -171,7 +180,7 @@ def test_episodes_page_in_grid_order_both_ways_and_filter_in_the_database(db: Pa
     assert head["facets"]["outcome"]["converged"] == [False, True]
     assert head["facets"]["settings"] == {"bound": [1, 2], "variant": ["a", "b"]}
     assert "rounds" not in head["facets"]["outcome"], "only flat values are offered"
-    assert head["report"].startswith("lexicoord report grid --db sqlite:")
+    assert head["report"].startswith(f"lexicoord report grid --db {store_url.split(':')[0]}")
     failed = ok(viewer, path, status="failed")
     assert failed["count"] == 12 and {e["status"] for e in failed["episodes"]} == {"failed"}
     assert failed["episodes"][0]["error"] == "boom"
@@ -182,6 +191,7 @@ def test_episodes_page_in_grid_order_both_ways_and_filter_in_the_database(db: Pa
     assert all(e["settings"]["variant"] == "a" and e["outcome"]["depth"] == 2 for e in both["episodes"])
     assert ok(viewer, path, setting="bound=2")["count"] == 60
     assert ok(viewer, path, setting="variant=c")["count"] == 0
+    assert ok(viewer, path, setting="variant=2")["count"] == 0, "a number never matches a text, and is no error"
     assert ok(viewer, path, outcome="converged=\"true\"")["count"] == 0, "the text 'true' is not the value true"
     for bad in ({"status": "lost"}, {"outcome": "converged"}, {"limit": "0"}, {"limit": "x"}, {"after": "12"}):
         r = viewer.get(path, params=bad)

@@ -17,7 +17,7 @@ from urllib.parse import quote
 
 from alembic import command
 from alembic.config import Config as AlembicConfig
-from sqlalchemy import ColumnElement, create_engine, delete, event, func, insert, select, tuple_
+from sqlalchemy import ColumnElement, and_, case, create_engine, delete, event, func, insert, select, tuple_
 from sqlalchemy.engine import URL, Engine, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, IntegrityError, OperationalError
 from sqlalchemy.orm import Session
@@ -307,15 +307,20 @@ class Store:
         """Another handle on this store's database that can only read, for viewers that must never change it.
 
         SQLite is opened with ``mode=ro`` (the library refuses every write, and nothing is migrated);
-        another database gets read-only sessions. Reads go on while a campaign writes: SQLite's WAL
+        PostgreSQL sessions start read-only (``default_transaction_read_only``); another database gets
+        read-only sessions. Reads go on while a campaign writes: SQLite's WAL
         lets readers and one writer work at once.
         """
         url = self.engine.url
+        connect_args: dict[str, Any] = {}
         if url.get_backend_name() == "sqlite":
             path = Path(url.database or "").resolve()
             url = URL.create("sqlite", database=f"file:{quote(str(path))}", query={"mode": "ro", "uri": "true"})
+        elif url.get_backend_name() == "postgresql":
+            # The server's own session default: a SET on connect would be undone by the pool's first rollback.
+            connect_args["options"] = "-c default_transaction_read_only=on"
         reader = object.__new__(Store)
-        reader.engine = create_engine(url)
+        reader.engine = create_engine(url, connect_args=connect_args)
         reader.url = self.url
         event.listen(reader.engine, "connect", _read_only_session)
         return reader
@@ -346,7 +351,7 @@ class Store:
                      ) -> list[EpisodeRecord]:
         """Up to ``limit`` episodes of a run in grid order, after (or before) a ``(position, id)``, that have
         ``status`` and the given outcome and settings values; filtered in the database, never in memory."""
-        where = _episode_filters(run_id, status, outcome or {}, settings or {})
+        where = _episode_filters(run_id, status, outcome or {}, settings or {}, self.engine.dialect.name)
         key = tuple_(EpisodeRow.position, EpisodeRow.id)
         query = select(EpisodeRow).where(*where)
         if before is not None:
@@ -361,7 +366,7 @@ class Store:
 
     def count_episodes(self, run_id: str, *, status: str | None = None, outcome: Mapping[str, Scalar] | None = None,
                        settings: Mapping[str, Scalar] | None = None) -> int:
-        where = _episode_filters(run_id, status, outcome or {}, settings or {})
+        where = _episode_filters(run_id, status, outcome or {}, settings or {}, self.engine.dialect.name)
         with self.session() as s:
             return int(s.scalar(select(func.count()).select_from(EpisodeRow).where(*where)) or 0)
 
@@ -404,6 +409,7 @@ def _read_only_session(dbapi_conn: Any, _record: Any) -> None:
         cur.execute("PRAGMA query_only=ON")
     else:
         cur.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+        dbapi_conn.commit()  # kept: a SET in a transaction the pool rolls back would be lost
     cur.close()
 
 
@@ -411,10 +417,22 @@ def _read_only_session(dbapi_conn: Any, _record: Any) -> None:
 Scalar = str | int | float | bool | None
 
 
-def _json_equals(value: Any, wanted: Scalar) -> ColumnElement[bool]:
-    """A JSON field equal to ``wanted``, compared as its own type (so ``true`` is not the string "true")."""
+def _json_equals(value: Any, wanted: Scalar, dialect: str) -> ColumnElement[bool]:
+    """A JSON field equal to ``wanted``, compared as its own type (so ``true`` is not the string "true").
+
+    SQLite's json_extract already gives each JSON type its own SQL type. PostgreSQL's ``->>`` gives text
+    for every type, so there the field's JSON type is checked first, and a cast is made only on a field of
+    that type (a cast of "a" to a number would be an error, not a mismatch).
+    """
     if wanted is None:
         return value.as_string().is_(None)  # type: ignore[no-any-return]
+    if dialect == "postgresql":
+        kind = func.json_typeof(value)
+        if isinstance(wanted, bool):
+            return case((kind == "boolean", value.as_boolean()), else_=None) == wanted
+        if isinstance(wanted, int | float):
+            return case((kind == "number", value.as_float()), else_=None) == float(wanted)
+        return and_(kind == "string", value.as_string() == wanted)
     if isinstance(wanted, bool):
         return value.as_boolean() == wanted  # type: ignore[no-any-return]
     if isinstance(wanted, int | float):
@@ -423,12 +441,12 @@ def _json_equals(value: Any, wanted: Scalar) -> ColumnElement[bool]:
 
 
 def _episode_filters(run_id: str, status: str | None, outcome: Mapping[str, Scalar],
-                     settings: Mapping[str, Scalar]) -> list[ColumnElement[bool]]:
+                     settings: Mapping[str, Scalar], dialect: str) -> list[ColumnElement[bool]]:
     where: list[ColumnElement[bool]] = [EpisodeRow.run_id == run_id]
     if status is not None:
         where.append(EpisodeRow.status == status)
-    where += [_json_equals(EpisodeRow.outcome[k], v) for k, v in outcome.items()]
-    where += [_json_equals(EpisodeRow.spec[("settings", k)], v) for k, v in settings.items()]
+    where += [_json_equals(EpisodeRow.outcome[k], v, dialect) for k, v in outcome.items()]
+    where += [_json_equals(EpisodeRow.spec[("settings", k)], v, dialect) for k, v in settings.items()]
     return where
 
 
