@@ -105,7 +105,7 @@ def claim_cost(admin_url: str, n: int) -> float:
     claims.offer([(f"k{i}", i) for i in range(n)])
     started = time.perf_counter()
     taken = 0
-    while claims.take() is not None:
+    while claims.take():
         taken += 1
     elapsed = time.perf_counter() - started
     store.close()

@@ -22,8 +22,8 @@ def test_each_episode_goes_to_one_holder_in_grid_order(store_url) -> None:
     a.offer([(f"k{i}", i) for i in (3, 1, 4, 0, 2)])
     b.offer([(f"k{i}", i) for i in range(5)])  # the same rows offered again change nothing
     taken = [a.take(), b.take(), a.take(), b.take(), a.take()]
-    assert taken == ["k0", "k1", "k2", "k3", "k4"]
-    assert a.take() is None and b.take() is None
+    assert taken == [["k0"], ["k1"], ["k2"], ["k3"], ["k4"]]
+    assert a.take() == [] and b.take() == []
     left = a.remaining()
     assert (left.free, left.held) == (0, 2), "a sees b's two claims as held by another; its own three are not"
     assert left.next_expiry > time.time()
@@ -33,10 +33,10 @@ def test_a_claim_that_is_not_renewed_expires_and_another_takes_it(store_url) -> 
     store = opened(store_url)
     a, b = Claims(store, "r", lease=0.3), Claims(store, "r", lease=30)
     a.offer([("k0", 0)])
-    assert a.take() == "k0" and b.take() is None
+    assert a.take() == ["k0"] and b.take() == []
     time.sleep(0.4)
     assert b.remaining().free == 1
-    assert b.take() == "k0"
+    assert b.take() == ["k0"]
     assert a.renew({"k0"}) == 0, "a learns that it lost the claim"
 
 
@@ -44,29 +44,29 @@ def test_renewing_keeps_a_claim(store_url) -> None:
     store = opened(store_url)
     a, b = Claims(store, "r", lease=0.5), Claims(store, "r")
     a.offer([("k0", 0)])
-    assert a.take() == "k0"
+    assert a.take() == ["k0"]
     for _ in range(3):
         time.sleep(0.25)
         assert a.renew({"k0"}) == 1
-    assert b.take() is None
+    assert b.take() == []
 
 
 def test_release_frees_claims_at_once(store_url) -> None:
     store = opened(store_url)
     a, b = Claims(store, "r", lease=300), Claims(store, "r")
     a.offer([("k0", 0), ("k1", 1)])
-    assert a.take() == "k0"
+    assert a.take() == ["k0"]
     a.release()
-    assert b.take() == "k0"
+    assert b.take() == ["k0"]
 
 
 def test_saving_an_episode_ends_its_claim(store_url) -> None:
     store = opened(store_url)
     a = Claims(store, "r")
     a.offer([("k0", 0), ("k1", 1)])
-    assert a.take() == "k0"
+    assert a.take() == ["k0"]
     store.save_episode(record("r", "k0"), [])
-    assert a.take() == "k1"
+    assert a.take() == ["k1"]
     store.save_episode(record("r", "k1", status="failed", error="boom"), [])
     left = a.remaining()
     assert (left.free, left.held) == (0, 0)
@@ -77,7 +77,7 @@ def test_a_row_offered_after_its_episode_was_saved_is_never_played(store_url) ->
     store.save_episode(record("r", "k0"), [])
     late = Claims(store, "r")
     late.offer([("k0", 0)])  # a process that read the run before k0 was saved
-    assert late.take() is None
+    assert late.take() == []
     left = late.remaining()
     assert (left.free, left.held) == (0, 0)
 
@@ -87,18 +87,27 @@ def test_failed_episodes_are_skipped_when_failures_are_kept(store_url) -> None:
     store.save_episode(record("r", "k0", status="failed", error="boom"), [])
     keep = Claims(store, "r", skip=("done", "failed"))
     keep.offer([("k0", 0)])
-    assert keep.take() is None
+    assert keep.take() == []
     retry = Claims(store, "r")
     retry.offer([("k0", 0)])
-    assert retry.take() == "k0"
+    assert retry.take() == ["k0"]
+
+
+def test_several_are_taken_at_once_in_grid_order(store_url) -> None:
+    store = opened(store_url)
+    a, b = Claims(store, "r"), Claims(store, "r")
+    a.offer([(f"k{i}", i) for i in (4, 2, 0, 3, 1)])
+    assert a.take(n=3) == ["k0", "k1", "k2"]
+    assert b.take(n=3) == ["k3", "k4"]
+    assert a.take(n=3) == []
 
 
 def test_excluded_keys_are_not_taken(store_url) -> None:
     store = opened(store_url)
     a = Claims(store, "r")
     a.offer([("k0", 0), ("k1", 1)])
-    assert a.take(exclude={"k0"}) == "k1"
-    assert a.take(exclude={"k0"}) is None
+    assert a.take(exclude={"k0"}) == ["k1"]
+    assert a.take(exclude={"k0"}) == []
     assert a.remaining(exclude={"k0"}).free == 0 and a.remaining().free == 1
 
 
@@ -115,8 +124,8 @@ def test_many_takers_at_once_never_share_an_episode(store_url) -> None:
     def take_all(name: str) -> None:
         try:
             start.wait()
-            while (key := holders[name].take()) is not None:
-                got[name].append(key)
+            while keys := holders[name].take(n=1 + len(got[name]) % 3):  # one, two or three at a time
+                got[name].extend(keys)
         except BaseException as exc:  # reported below
             errors.append(exc)
 

@@ -91,10 +91,11 @@ class Claims:
             else:
                 s.execute(insert(ClaimRow), new)
 
-    def take(self, exclude: Collection[str] = ()) -> str | None:
-        """Claim the next episode nobody else is playing; its key, or None when none is free now.
+    def take(self, exclude: Collection[str] = (), n: int = 1) -> list[str]:
+        """Claim up to ``n`` of the next episodes nobody else is playing, in grid order (none: none free now).
 
-        ``exclude``: keys this process cannot play (another process's grid offered them).
+        ``exclude``: keys this process cannot play (another process's grid offered them). Several at once
+        when several of this process's workers are idle: one statement instead of one each.
         """
         now = time.time()
         pick = (
@@ -102,18 +103,22 @@ class Claims:
             .where(ClaimRow.run_id == self.run_id, ClaimRow.expires_at < now, self._unfinished(),
                    ClaimRow.key.not_in(list(exclude)))
             .order_by(ClaimRow.position)
-            .limit(1)
+            .limit(max(1, n))
             .with_for_update(skip_locked=True)
-            .scalar_subquery()
+            # Evaluated once: as a plain IN (subquery), PostgreSQL may run it again per row, each run
+            # skipping the rows the last one took, and so claim every free row.
+            .cte("picked")
+            .prefix_with("MATERIALIZED")
         )
         statement = (
             update(ClaimRow)
-            .where(ClaimRow.run_id == self.run_id, ClaimRow.key == pick, ClaimRow.expires_at < now)
+            .where(ClaimRow.run_id == self.run_id, ClaimRow.key.in_(select(pick.c.key)), ClaimRow.expires_at < now)
             .values(owner=self.owner, expires_at=now + self.lease)
-            .returning(ClaimRow.key)
+            .returning(ClaimRow.key, ClaimRow.position)
         )
         with self.store.session() as s, s.begin():
-            return s.execute(statement).scalar_one_or_none()
+            taken = s.execute(statement).all()
+        return [key for key, _ in sorted(taken, key=lambda row: row[1])]
 
     def renew(self, keys: Collection[str]) -> int:
         """Extend this process's claims on ``keys``; how many it still holds."""

@@ -227,9 +227,36 @@ class Runner:
                 if entries:
                     await save(entries)
 
+        # Claims are taken a few ahead, so a worker that ends an episode starts the next at once instead of
+        # waiting on the database (on SQLite, possibly behind a save); a process keeps at most this many
+        # episodes claimed beyond the ones it plays.
+        ahead = max(1, self.concurrency // 4)
+        ready: list[str] = []
+        refilling: asyncio.Task[bool] | None = None
+
+        async def refill(n: int) -> bool:
+            taken = await asyncio.to_thread(claims.take, foreign, n)
+            holding.update(taken)  # renewed from now on
+            ready.extend(taken)
+            return bool(taken)
+
+        async def next_key() -> str | None:
+            """The next claimed episode, or None when nothing is free now."""
+            nonlocal refilling
+            while True:
+                if ready:
+                    key = ready.pop(0)
+                    if len(ready) < ahead and (refilling is None or refilling.done()):
+                        refilling = asyncio.create_task(refill(ahead))
+                    return key
+                if refilling is None or refilling.done():
+                    refilling = asyncio.create_task(refill(ahead + 1))
+                if not await asyncio.shield(refilling) and not ready:
+                    return None
+
         async def worker() -> None:
             while True:
-                key = await asyncio.to_thread(claims.take, foreign)
+                key = await next_key()
                 if key is None:
                     left = await asyncio.to_thread(claims.remaining, foreign)
                     if left.free:
@@ -241,9 +268,9 @@ class Runner:
                     continue
                 if key not in by_key:
                     foreign.add(key)
+                    holding.discard(key)
                     await asyncio.to_thread(claims.give_back, key)
                     continue
-                holding.add(key)
                 position, spec = by_key[key]
                 finished.put_nowait(await self._play(run_id, position, spec))
 
@@ -281,13 +308,15 @@ class Runner:
             raise
         finally:
             renewing.cancel()
+            if refilling is not None:
+                await asyncio.gather(refilling, return_exceptions=True)
             summary.wall_time = time.perf_counter() - started
-            if status == "interrupted":
-                # Others need not wait for these claims to expire; while another process still plays
-                # this run, it stays "running" and the last process to finish marks it.
-                await asyncio.to_thread(claims.release)
-                if (await asyncio.to_thread(claims.remaining, foreign)).held:
-                    status = "running"
+            # Claims still held (an interrupt; one taken ahead at the end) go back, so others need not wait
+            # for them to expire. While another process still plays the run, an interrupted one leaves it
+            # "running", and the last process to finish marks it.
+            await asyncio.to_thread(claims.release)
+            if status == "interrupted" and (await asyncio.to_thread(claims.remaining, foreign)).held:
+                status = "running"
             await asyncio.to_thread(self.store.set_run_status, run_id, status)
             await self.models.aclose()
             if self.progress:
