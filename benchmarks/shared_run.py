@@ -1,10 +1,10 @@
 """One run shared by 1, 2 and 4 processes on one PostgreSQL store, and what a claim costs.
 
-Each process is a separate ``lexicoord``-style runner (this script with ``--worker``) on the same
-run name; episodes are scripted (two seats answer at once after a fixed latency), so an episode
-takes ``latency`` seconds of model time. Ideal wall time with P processes of concurrency C is
-episodes x latency / (P x C); the figure is the measured wall time over it. Wall time is read from
-the store (first episode started to last episode saved), so process start-up is not counted; the
+Each process is a separate runner (this script with ``--worker``) on the same run name. Episodes are
+runner_overhead.py's: three scripted seats answer at once after a fixed latency, two rounds, so an
+episode takes 2 x ``latency`` seconds of model time. Ideal wall time with P processes of concurrency C
+is episodes x 2 x latency / (P x C); the figure is the measured wall time over it. Wall time is read
+from the store (first episode started to last episode saved), so process start-up is not counted; the
 time from launching the processes to the last exit is printed beside it.
 
 The claim overhead is the mean time of one claim (the ``UPDATE ... FOR UPDATE SKIP LOCKED`` that
@@ -25,10 +25,8 @@ import time
 import uuid
 from pathlib import Path
 
-from pydantic import BaseModel
+from runner_overhead import ROUNDS, TwoRounds  # this folder's episodes: 3 seats, 2 rounds, answers at once
 
-from lexicoord.core import EpisodeContext, Protocol, Request
-from lexicoord.core.events import MessageEvent
 from lexicoord.core.spec import AgentSpec
 from lexicoord.models.pool import ModelPool
 from lexicoord.runs.claims import Claims
@@ -40,29 +38,13 @@ ROOT = Path(__file__).resolve().parents[1]
 RUN = "shared"
 
 
-class Said(BaseModel):
-    n: int
-
-
-class OneRound(Protocol):
-    name = "bench-one-round"
-    outcome_model = Said
-
-    async def play(self, ctx: EpisodeContext) -> Said:
-        seats = [ctx.seat(s) for s in ctx.spec.lineup]
-        answers = await asyncio.gather(*(s.answer(Request(kind="say", prompt="say")) for s in seats))
-        for seat, answer in zip(seats, answers):
-            ctx.emit(MessageEvent(agent=seat.name, content=str(answer.value)))
-        return Said(n=len(answers))
-
-
 def episodes(n: int) -> list:
-    lineup = [AgentSpec(name=f"a{i}", model="scripted/echo") for i in range(2)]
+    lineup = [AgentSpec(name=f"a{i}", model="scripted/first") for i in range(3)]
     return grid([{"id": f"i{k}"} for k in range(n)], [lineup])
 
 
 def worker(url: str, n: int, latency: float, concurrency: int) -> None:
-    runner = Runner(Store(url), OneRound(), models=ModelPool(cache=False, latency=latency), concurrency=concurrency,
+    runner = Runner(Store(url), TwoRounds(), models=ModelPool(cache=False, latency=latency), concurrency=concurrency,
                     progress=False)
     summary = asyncio.run(runner.run(RUN, episodes(n)))
     print(summary.done)
@@ -114,7 +96,7 @@ def claim_cost(admin_url: str, n: int) -> float:
 
 
 def report(admin_url: str, args: argparse.Namespace) -> None:
-    print(f"{args.episodes} episodes of {args.latency:.2f} s model time, concurrency {args.concurrency} per process, "
+    print(f"{args.episodes} episodes of {ROUNDS * args.latency:.2f} s model time, concurrency {args.concurrency} per process, "
           f"one PostgreSQL run; median of {args.repeat}")
     print(f"{'processes':>9} {'episodes/s':>11} {'wall s':>8} {'ideal s':>8} {'wall/ideal':>10} {'launch-to-exit s':>17}")
     for processes in (1, 2, 4):
@@ -123,7 +105,7 @@ def report(admin_url: str, args: argparse.Namespace) -> None:
         assert all(saved == args.episodes for _, _, saved in results), "every episode saved once"
         inner = statistics.median(r[0] for r in results)
         outer = statistics.median(r[1] for r in results)
-        ideal = args.episodes * args.latency / (processes * args.concurrency)
+        ideal = args.episodes * ROUNDS * args.latency / (processes * args.concurrency)
         print(f"{processes:>9} {args.episodes / inner:>11.2f} {inner:>8.2f} {ideal:>8.2f} {inner / ideal:>10.2f} "
               f"{outer:>17.2f}")
     cost = statistics.median(claim_cost(admin_url, args.episodes) for _ in range(args.repeat))
@@ -134,7 +116,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--db", help="a PostgreSQL URL whose user may create databases (default: a throwaway cluster)")
     parser.add_argument("--episodes", type=int, default=120)
-    parser.add_argument("--latency", type=float, default=0.2, help="seconds of model time per episode")
+    parser.add_argument("--latency", type=float, default=0.1, help="seconds per model call (two rounds an episode)")
     parser.add_argument("--concurrency", type=int, default=4, help="episodes at once in each process")
     parser.add_argument("--repeat", type=int, default=3, help="runs per configuration; the median is the figure")
     parser.add_argument("--worker", nargs=4, metavar=("URL", "N", "LATENCY", "CONCURRENCY"), help=argparse.SUPPRESS)
