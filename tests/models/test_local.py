@@ -68,8 +68,8 @@ async def test_one_loaded_model_is_shared_and_calls_run_off_the_loop() -> None:
     async def both() -> None:
         nonlocal generating
         await asyncio.gather(
-            first.generate("Count from one to twenty in words.", max_tokens=60, seed=1),
-            second.generate("Name ten colours.", max_tokens=60, seed=1),
+            first.generate("Count from one to fifty in words.", max_tokens=160, seed=1),
+            second.generate("Name twenty colours, one a line.", max_tokens=160, seed=1),
         )
         generating = False
 
@@ -113,14 +113,14 @@ async def test_prompt_prefix_reuse_restores_an_earlier_conversation_and_keeps_th
         again = [*first, assistant("yes"), user("Why? One sentence.")]
         out = await model.generate(again, max_tokens=12, temperature=0, seed=1)
         answers[mode] = out.text
-        loaded = local._loaded[(str(local.resolve_path("smollm2-135m")), local.DEFAULT_N_CTX)]
+        loaded = local.load(local.resolve_path("smollm2-135m"))
         if mode == "ram":
             states = loaded.ram_cache.cache_state
-            assert len(states) == 3, "the state after every call is kept"
+            assert len(states) == 3, "the state after every call is kept, in one cache the contexts share"
             longest = max(len(k) for k in states)
             assert longest >= out.usage.prompt_tokens, "the resumed conversation is cached with its answer"
         else:
-            assert loaded.ram_cache is None and loaded.llama.cache is None
+            assert loaded.ram_cache is None and all(c.llama.cache is None for c in loaded.contexts)
     assert answers["off"] == answers["ram"], "reusing a prefix does not change greedy output"
 
 
@@ -129,3 +129,63 @@ def test_a_bad_prompt_cache_setting_is_a_clear_error() -> None:
         get_model("local/smollm2-135m", prompt_cache="disk")
     with pytest.raises(ConfigError, match="prompt_cache_mb"):
         get_model("local/smollm2-135m", prompt_cache_mb=0)
+
+
+def test_a_bad_contexts_setting_is_a_clear_error() -> None:
+    with pytest.raises(ConfigError, match="contexts must be a whole number from 1 to 64"):
+        get_model("local/smollm2-135m", contexts=0)
+
+
+async def spans_of_calls_at_once(contexts: int, monkeypatch: pytest.MonkeyPatch, prompts: list[str],
+                                 **settings: object) -> tuple[list[tuple[float, float, int]], list]:
+    """Generate ``prompts`` at once; each call's (start, end, context) as its thread ran it, and the outputs."""
+    spans: list[tuple[float, float, int]] = []
+    real = local.LocalProvider._complete
+
+    def timed(self, loaded, context, messages, config):  # type: ignore[no-untyped-def]
+        started = time.perf_counter()
+        try:
+            return real(self, loaded, context, messages, config)
+        finally:
+            spans.append((started, time.perf_counter(), loaded.contexts.index(context)))
+
+    monkeypatch.setattr(local.LocalProvider, "_complete", timed)
+    model = get_model("local/smollm2-135m", cache=False, contexts=contexts)
+    assert model.max_concurrency == contexts, "as many calls at once as there are contexts"
+    await model.generate("warm up", max_tokens=2)
+    spans.clear()
+    outs = await asyncio.gather(*(model.generate(p, **settings) for p in prompts))
+    return spans, outs
+
+
+def overlapping(spans: list[tuple[float, float, int]]) -> bool:
+    ordered = sorted(spans)
+    return any(later[0] < earlier[1] for earlier, later in zip(ordered, ordered[1:]))
+
+
+async def test_calls_made_at_once_run_at_once_on_different_contexts(monkeypatch: pytest.MonkeyPatch) -> None:
+    prompts = ["Name five rivers.", "Name five mountains.", "Name five birds.", "Name five trees."]
+    spans, _ = await spans_of_calls_at_once(2, monkeypatch, prompts, max_tokens=24, temperature=0, seed=1)
+    assert len(spans) == 4 and {c for _, _, c in spans} == {0, 1}
+    assert overlapping(spans), "two contexts generated at the same time"
+    for ctx in (0, 1):
+        assert not overlapping([s for s in spans if s[2] == ctx]), "one context serves one call at a time"
+    spans, _ = await spans_of_calls_at_once(1, monkeypatch, prompts, max_tokens=24, temperature=0, seed=1)
+    assert len(spans) == 4 and not overlapping(spans), "one context: one call at a time"
+
+
+async def test_a_greedy_answer_is_the_same_whichever_context_gives_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    prompt = "Write one sentence about a robot that sorts blocks."
+    spans, outs = await spans_of_calls_at_once(2, monkeypatch, [prompt, prompt], max_tokens=40, temperature=0, seed=3)
+    assert {c for _, _, c in spans} == {0, 1}, "the two calls went to different contexts"
+    assert outs[0].text == outs[1].text and outs[0].text.strip()
+
+
+async def test_schema_answers_stay_valid_when_contexts_generate_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    prompt = 'In "I sat on the bank and fished", what does bank mean? Answer in JSON.'
+    spans, outs = await spans_of_calls_at_once(2, monkeypatch, [prompt] * 4, json_schema=SCHEMA, max_tokens=150,
+                                               temperature=0.7, seed=5)
+    assert overlapping(spans)
+    for out in outs:
+        assert out.parse_error is None, out.text
+        validate(out.parsed, SCHEMA)

