@@ -3,7 +3,10 @@
 Every configuration generates the same prompts at temperature 0 with the same
 seed, so completion lengths match and tokens/s compare like with like.
 Completion tokens per wall second are reported; any overhead of ours shows as
-the gap to the raw figure.
+the gap to the raw figure. lexicoord serves calls at once on several llama.cpp
+contexts (``-o contexts=N``, default one per core, at most 4); the same done by
+hand with raw llama-cpp-python is printed beside it, and the runner's total
+tokens/s at concurrency 4 over concurrency 1 is checked against 1.5x.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import resource
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -21,7 +25,7 @@ from lexicoord.core import EpisodeContext, Protocol
 from lexicoord.core.spec import AgentSpec
 from lexicoord.models import get_model
 from lexicoord.models.pool import ModelPool
-from lexicoord.models.providers.local import resolve_path
+from lexicoord.models.providers.local import default_contexts, resolve_path
 from lexicoord.runs.grid import grid
 from lexicoord.runs.runner import Runner
 from lexicoord.runs.store import Store
@@ -63,6 +67,30 @@ def raw(n: int) -> tuple[int, float]:
     return tokens, time.perf_counter() - started
 
 
+def raw_contexts(n: int, contexts: int, streams: int) -> tuple[int, float]:
+    """Plain llama-cpp-python, ``contexts`` Llama objects of one thread each, ``streams`` calls at once."""
+    from llama_cpp import Llama
+
+    threads = max(1, (os.cpu_count() or 2) // contexts)
+    llamas = [Llama(model_path=str(resolve_path("smollm2-135m")), n_ctx=4096, n_threads=threads, verbose=False)
+              for _ in range(contexts)]
+    for llama in llamas:
+        llama.create_chat_completion(messages=[{"role": "user", "content": "warm up"}], max_tokens=4)
+    drivers = [ThreadPoolExecutor(max_workers=1) for _ in llamas]
+
+    def call(i: int) -> int:
+        llama = llamas[i % contexts]
+        result = drivers[i % contexts].submit(
+            llama.create_chat_completion, messages=[{"role": "user", "content": prompt(TOPICS[i])}], **SETTINGS
+        ).result()
+        return int(result["usage"]["completion_tokens"])
+
+    started = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=streams) as pool:
+        tokens = sum(pool.map(call, range(n)))
+    return tokens, time.perf_counter() - started
+
+
 def raw_in_worker_thread(n: int) -> tuple[int, float]:
     """The same, on a worker thread: where any program that keeps an event loop free must run it."""
     with ThreadPoolExecutor(max_workers=1) as pool:
@@ -98,14 +126,24 @@ def main() -> None:
         os.environ["LEXICOORD_HOME"] = home
         rows = [("raw llama-cpp-python, one stream", *raw(args.prompts))]
         rows.append(("raw llama-cpp-python, worker thread", *raw_in_worker_thread(args.prompts)))
+        contexts = default_contexts()
+        rows.append((f"raw llama-cpp-python, {contexts} contexts, 4 at once",
+                     *raw_contexts(args.prompts, contexts, 4)))
         rows.append(("lexicoord Model.generate, one stream", *asyncio.run(one_stream(args.prompts))))
+        by_concurrency = {}
         for c in (1, 2, 4):
-            rows.append((f"lexicoord runner, concurrency {c}", *through_runner(args.prompts, c, home)))
-    print(f"{args.prompts} prompts, {SETTINGS['max_tokens']} max tokens, temperature 0, {os.cpu_count()} CPU threads")
+            by_concurrency[c] = through_runner(args.prompts, c, home)
+            rows.append((f"lexicoord runner, concurrency {c}", *by_concurrency[c]))
+    print(f"{args.prompts} prompts, {SETTINGS['max_tokens']} max tokens, temperature 0, {os.cpu_count()} CPU threads, "
+          f"lexicoord's default {contexts} contexts")
     base = rows[0][1] / rows[0][2]
     for name, tokens, wall in rows:
         rate = tokens / wall
-        print(f"{name:40s} {tokens:5d} tokens {wall:7.2f} s {rate:7.1f} tok/s ({rate / base:.2f} x raw)")
+        print(f"{name:44s} {tokens:5d} tokens {wall:7.2f} s {rate:7.1f} tok/s ({rate / base:.2f} x raw)")
+    one, four = (by_concurrency[c][0] / by_concurrency[c][1] for c in (1, 4))
+    verdict = "PASS" if four >= 1.5 * one else "MISS"
+    print(f"runner concurrency 4 / concurrency 1: {four / one:.2f}x total tok/s (target >= 1.5x: {verdict})")
+    print(f"peak RSS of this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
 
 
 if __name__ == "__main__":
