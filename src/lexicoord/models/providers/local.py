@@ -9,9 +9,10 @@ default: the number of cores, at most 4), each driven by its own thread with
 ``cores / contexts`` threads of its own: a context is not safe to share between
 threads and serves one call at a time, and for a small model one thread per
 context wastes less time synchronising than two threads on one context, so
-calls made at once run at once (measured on two cores: 59 tok/s with one
-context at any concurrency, 164 with two contexts, 210 with four; see
-``benchmarks/embedded_throughput.py``). A call goes to an idle context,
+calls made at once run at once (measured on two cores with raw
+llama-cpp-python, four calls at once: 59 tok/s on one context of two threads,
+164 on two contexts of one, 210 on four; through lexicoord four contexts were
+no faster than two and use more memory; see ``benchmarks/embedded_throughput.py``). A call goes to an idle context,
 preferring the one whose last prompt shares the longest head with it.
 
 Prompt-prefix reuse (``-o prompt_cache=...``): multi-round protocols send
