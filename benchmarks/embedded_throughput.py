@@ -1,23 +1,30 @@
-"""Embedded model throughput: raw llama-cpp-python beside lexicoord, one stream and through the runner.
+"""Embedded model throughput: raw llama-cpp-python beside lexicoord, one stream and several calls at once.
 
 Every configuration generates the same prompts at temperature 0 with the same
-seed, so completion lengths match and tokens/s compare like with like.
-Completion tokens per wall second are reported; any overhead of ours shows as
-the gap to the raw figure. lexicoord serves calls at once on several llama.cpp
-contexts (``-o contexts=N``, default one per core, at most 4); the same done by
-hand with raw llama-cpp-python is printed beside it, and the runner's total
-tokens/s at concurrency 4 over concurrency 1 is checked against 1.5x.
+seed and the same max_tokens, so completion lengths match and tokens/s compare
+like with like. The figure is total completion tokens per wall second; any
+overhead of ours shows as the gap to the raw figure. lexicoord serves calls at
+once on several llama.cpp contexts over the same mapped weights (``-o
+contexts=N``); the same done by hand with raw llama-cpp-python is printed
+beside it. The target (issue 16): through the runner, total tokens/s at
+concurrency 4 at least 1.5x concurrency 1. The machine may be shared, so each
+figure is the median of ``--repeat`` sittings.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
+import json
 import os
-import resource
+import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from importlib.metadata import version
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -25,18 +32,24 @@ from lexicoord.core import EpisodeContext, Protocol
 from lexicoord.core.spec import AgentSpec
 from lexicoord.models import get_model
 from lexicoord.models.pool import ModelPool
-from lexicoord.models.providers.local import default_contexts, resolve_path
+from lexicoord.models.providers import local
 from lexicoord.runs.grid import grid
 from lexicoord.runs.runner import Runner
 from lexicoord.runs.store import Store
 from lexicoord.seats.llm import LLMSeat
 
-TOPICS = ["rivers", "banks", "robots", "factories", "bats", "pitchers", "light", "paper", "safety lines", "cranes"]
+TOPICS = ["rivers", "banks", "robots", "factories", "bats", "pitchers", "light", "paper", "safety lines", "cranes",
+          "bowls", "bridges"]
 SETTINGS = {"temperature": 0.0, "max_tokens": 64, "seed": 1}
+SPEC = "local/smollm2-135m"
 
 
 def prompt(topic: str) -> str:
     return f"Write three sentences about {topic}."
+
+
+def messages(topic: str) -> list[dict[str, str]]:
+    return [{"role": "user", "content": prompt(topic)}]
 
 
 class Tokens(BaseModel):
@@ -54,51 +67,66 @@ class OneCall(Protocol):
         return Tokens(tokens=out.usage.completion_tokens)
 
 
-def raw(n: int) -> tuple[int, float]:
-    """Plain llama-cpp-python on the calling thread."""
+def raw_llama(threads: int) -> Any:
     from llama_cpp import Llama
 
-    llama = Llama(model_path=str(resolve_path("smollm2-135m")), n_ctx=4096, n_threads=os.cpu_count(), verbose=False)
-    llama.create_chat_completion(messages=[{"role": "user", "content": "warm up"}], max_tokens=4)
+    return Llama(model_path=str(local.resolve_path("smollm2-135m")), n_ctx=local.DEFAULT_N_CTX, n_threads=threads,
+                 verbose=False)
+
+
+def raw(n: int) -> tuple[int, float]:
+    """Plain llama-cpp-python, one Llama with every core, one call after another on the calling thread."""
+    llama = raw_llama(os.cpu_count() or 1)
+    llama.create_chat_completion(messages=messages("warm up"), max_tokens=4)
     tokens, started = 0, time.perf_counter()
     for topic in TOPICS[:n]:
-        result = llama.create_chat_completion(messages=[{"role": "user", "content": prompt(topic)}], **SETTINGS)
-        tokens += result["usage"]["completion_tokens"]
-    return tokens, time.perf_counter() - started
-
-
-def raw_contexts(n: int, contexts: int, streams: int) -> tuple[int, float]:
-    """Plain llama-cpp-python, ``contexts`` Llama objects of one thread each, ``streams`` calls at once."""
-    from llama_cpp import Llama
-
-    threads = max(1, (os.cpu_count() or 2) // contexts)
-    llamas = [Llama(model_path=str(resolve_path("smollm2-135m")), n_ctx=4096, n_threads=threads, verbose=False)
-              for _ in range(contexts)]
-    for llama in llamas:
-        llama.create_chat_completion(messages=[{"role": "user", "content": "warm up"}], max_tokens=4)
-    drivers = [ThreadPoolExecutor(max_workers=1) for _ in llamas]
-
-    def call(i: int) -> int:
-        llama = llamas[i % contexts]
-        result = drivers[i % contexts].submit(
-            llama.create_chat_completion, messages=[{"role": "user", "content": prompt(TOPICS[i])}], **SETTINGS
-        ).result()
-        return int(result["usage"]["completion_tokens"])
-
-    started = time.perf_counter()
-    with ThreadPoolExecutor(max_workers=streams) as pool:
-        tokens = sum(pool.map(call, range(n)))
-    return tokens, time.perf_counter() - started
+        tokens += llama.create_chat_completion(messages=messages(topic), **SETTINGS)["usage"]["completion_tokens"]
+    wall = time.perf_counter() - started
+    llama.close()
+    return tokens, wall
 
 
 def raw_in_worker_thread(n: int) -> tuple[int, float]:
-    """The same, on a worker thread: where any program that keeps an event loop free must run it."""
+    """The same on a worker thread: where any program that keeps an event loop free must run it."""
     with ThreadPoolExecutor(max_workers=1) as pool:
         return pool.submit(raw, n).result()
 
 
-async def one_stream(n: int) -> tuple[int, float]:
-    model = get_model("local/smollm2-135m", cache=False)
+def raw_contexts(n: int, contexts: int, streams: int) -> tuple[int, float]:
+    """Plain llama-cpp-python done as lexicoord does it: ``contexts`` Llama objects of ``cores / contexts``
+    threads, each driven by a thread of its own, ``streams`` calls at once, a call taking an idle one."""
+    import threading
+
+    llamas = [raw_llama(max(1, (os.cpu_count() or 1) // contexts)) for _ in range(contexts)]
+    drivers = [ThreadPoolExecutor(max_workers=1) for _ in llamas]
+    for llama, driver in zip(llamas, drivers):
+        driver.submit(llama.create_chat_completion, messages=messages("warm up"), max_tokens=4).result()
+    free, changed = list(range(contexts)), threading.Condition()
+
+    def call(topic: str) -> int:
+        with changed:
+            changed.wait_for(lambda: bool(free))
+            i = free.pop()
+        try:
+            result = drivers[i].submit(llamas[i].create_chat_completion, messages=messages(topic), **SETTINGS).result()
+        finally:
+            with changed:
+                free.append(i)
+                changed.notify()
+        return int(result["usage"]["completion_tokens"])
+
+    started = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=streams) as pool:
+        tokens = sum(pool.map(call, TOPICS[:n]))
+    wall = time.perf_counter() - started
+    for llama, driver in zip(llamas, drivers):
+        driver.shutdown()
+        llama.close()
+    return tokens, wall
+
+
+async def one_stream(n: int, contexts: int, reuse: str) -> tuple[int, float]:
+    model = get_model(SPEC, cache=False, contexts=contexts, prompt_cache=reuse)
     await model.generate("warm up", max_tokens=4)
     tokens, started = 0, time.perf_counter()
     for topic in TOPICS[:n]:
@@ -107,43 +135,99 @@ async def one_stream(n: int) -> tuple[int, float]:
     return tokens, time.perf_counter() - started
 
 
-def through_runner(n: int, concurrency: int, home: str) -> tuple[int, float]:
-    store = Store(os.path.join(home, f"c{concurrency}.db"))
-    pool = ModelPool(cache=False)
-    asyncio.run(pool.get("local/smollm2-135m").generate("warm up", max_tokens=4))
+def through_runner(n: int, concurrency: int, contexts: int, reuse: str, home: str) -> tuple[int, float]:
+    store = Store(os.path.join(home, f"c{concurrency}-{time.monotonic_ns()}.db"))
+    pool = ModelPool(cache=False, contexts=contexts, prompt_cache=reuse)
+    asyncio.run(pool.get(SPEC).generate("warm up", max_tokens=4))
     runner = Runner(store, OneCall(), models=pool, concurrency=concurrency, progress=False)
-    episodes = grid([{"id": t, "topic": t} for t in TOPICS[:n]], [[AgentSpec(name="a", model="local/smollm2-135m")]])
+    episodes = grid([{"id": t, "topic": t} for t in TOPICS[:n]], [[AgentSpec(name="a", model=SPEC)]])
     started = time.perf_counter()
     summary = asyncio.run(runner.run(f"c{concurrency}", episodes))
     return summary.completion_tokens, time.perf_counter() - started
 
 
+def memory_mb() -> dict[str, int]:
+    """Resident and proportional set size: RSS counts the mapped weights once per context that maps them,
+    PSS once in all (the pages are shared), so PSS is what the contexts really cost."""
+    figures = {}
+    try:
+        with open("/proc/self/smaps_rollup", encoding="ascii") as rollup:
+            for line in rollup:
+                key, value, *_ = line.split()
+                if key in ("Rss:", "Pss:", "Pss_Anon:", "Pss_File:"):
+                    figures[key[:-1]] = int(value) // 1024
+    except OSError:  # not Linux
+        pass
+    return figures
+
+
+def memory_of(contexts: int, reuse: str) -> None:
+    """In a fresh process: lexicoord's model with ``contexts`` contexts after every prompt, 4 at once."""
+
+    async def four_at_once() -> None:
+        model = get_model(SPEC, cache=False, contexts=contexts, prompt_cache=reuse)
+        await asyncio.gather(*(model.generate(prompt(topic), **SETTINGS) for topic in TOPICS))
+
+    before = memory_mb()
+    asyncio.run(four_at_once())
+    print(json.dumps({"before": before, "after": memory_mb()}))
+
+
+def measured_memory(contexts: int, reuse: str) -> str:
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, __file__, "--memory-of", str(contexts), "--prompt-cache", reuse],
+                         capture_output=True, text=True, check=True).stdout
+    figures = json.loads(out.strip().splitlines()[-1])["after"]
+    return ", ".join(f"{key} {value} MB" for key, value in figures.items()) or "not measured (no /proc)"
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--prompts", type=int, default=len(TOPICS))
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--prompts", type=int, default=len(TOPICS), help="prompts per configuration (at most 12)")
+    parser.add_argument("--contexts", type=int, default=local.default_contexts(local.resolve_path("smollm2-135m")),
+                        help="llama.cpp contexts for lexicoord and the raw several-contexts row (default: lexicoord's)")
+    parser.add_argument("--repeat", type=int, default=3, help="sittings; every figure is the median")
+    parser.add_argument("--prompt-cache", default="ram", choices=local.PROMPT_CACHE_MODES,
+                        help="lexicoord's prompt-prefix reuse (default: ram, lexicoord's default)")
+    parser.add_argument("--memory-of", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.memory_of:
+        memory_of(args.memory_of, args.prompt_cache)
+        return
+    n, contexts, reuse = min(args.prompts, len(TOPICS)), args.contexts, args.prompt_cache
+    configurations: list[tuple[str, Callable[[str], tuple[int, float]]]] = [
+        ("raw llama-cpp-python, one stream", lambda _: raw(n)),
+        ("raw llama-cpp-python, worker thread", lambda _: raw_in_worker_thread(n)),
+        (f"raw llama-cpp-python, {contexts} contexts, 4 at once", lambda _: raw_contexts(n, contexts, 4)),
+        ("lexicoord Model.generate, one stream", lambda _: asyncio.run(one_stream(n, contexts, reuse))),
+    ] + [(f"lexicoord runner, concurrency {c}", lambda home, c=c: through_runner(n, c, contexts, reuse, home))
+         for c in (1, 2, 4)]
+    rates: dict[str, list[float]] = {name: [] for name, _ in configurations}
+    tokens: dict[str, int] = {}
     with tempfile.TemporaryDirectory() as home:
         os.environ["LEXICOORD_HOME"] = home
-        rows = [("raw llama-cpp-python, one stream", *raw(args.prompts))]
-        rows.append(("raw llama-cpp-python, worker thread", *raw_in_worker_thread(args.prompts)))
-        contexts = default_contexts()
-        rows.append((f"raw llama-cpp-python, {contexts} contexts, 4 at once",
-                     *raw_contexts(args.prompts, contexts, 4)))
-        rows.append(("lexicoord Model.generate, one stream", *asyncio.run(one_stream(args.prompts))))
-        by_concurrency = {}
-        for c in (1, 2, 4):
-            by_concurrency[c] = through_runner(args.prompts, c, home)
-            rows.append((f"lexicoord runner, concurrency {c}", *by_concurrency[c]))
-    print(f"{args.prompts} prompts, {SETTINGS['max_tokens']} max tokens, temperature 0, {os.cpu_count()} CPU threads, "
-          f"lexicoord's default {contexts} contexts")
-    base = rows[0][1] / rows[0][2]
-    for name, tokens, wall in rows:
-        rate = tokens / wall
-        print(f"{name:44s} {tokens:5d} tokens {wall:7.2f} s {rate:7.1f} tok/s ({rate / base:.2f} x raw)")
-    one, four = (by_concurrency[c][0] / by_concurrency[c][1] for c in (1, 4))
+        for _ in range(args.repeat):
+            for name, measure in configurations:
+                got, wall = measure(home)
+                tokens[name] = got
+                rates[name].append(got / wall)
+                gc.collect()
+    print(f"llama-cpp-python {version('llama-cpp-python')}, {os.cpu_count()} CPU threads; {n} prompts, "
+          f"{SETTINGS['max_tokens']} max tokens, temperature 0, seed {SETTINGS['seed']}; lexicoord with {contexts} "
+          f"contexts of {max(1, (os.cpu_count() or 1) // contexts)} thread(s), prompt_cache={reuse}; median of "
+          f"{args.repeat} sitting(s)")
+    median = {name: statistics.median(values) for name, values in rates.items()}
+    base = median["raw llama-cpp-python, one stream"]
+    for name, rate in median.items():
+        spread = f"{min(rates[name]):.0f}-{max(rates[name]):.0f}"
+        print(f"{name:46s} {tokens[name]:4d} tokens {rate:6.1f} tok/s (range {spread:>7s}) {rate / base:5.2f} x raw")
+    one, four = median["lexicoord runner, concurrency 1"], median["lexicoord runner, concurrency 4"]
     verdict = "PASS" if four >= 1.5 * one else "MISS"
     print(f"runner concurrency 4 / concurrency 1: {four / one:.2f}x total tok/s (target >= 1.5x: {verdict})")
-    print(f"peak RSS of this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+    for count in sorted({1, contexts}):
+        print(f"memory of a fresh process after these prompts on {count} context(s): {measured_memory(count, reuse)}")
 
 
 if __name__ == "__main__":

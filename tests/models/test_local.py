@@ -2,6 +2,7 @@
 
 import asyncio
 import time
+from pathlib import Path
 
 import pytest
 from jsonschema import validate
@@ -189,3 +190,68 @@ async def test_schema_answers_stay_valid_when_contexts_generate_at_once(monkeypa
     for out in outs:
         assert out.parse_error is None, out.text
         validate(out.parsed, SCHEMA)
+
+
+async def test_a_timed_out_generation_keeps_its_context_taken_and_the_next_call_goes_elsewhere(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """llama.cpp cannot be interrupted: the abandoned generation runs on, so with two contexts the next call
+    is served by the other one at the same time, and with one it waits until the abandoned one has ended."""
+    for contexts in (2, 1):
+        spans, _ = await spans_of_calls_at_once(contexts, monkeypatch, [])
+        with pytest.raises(ModelTimeoutError):
+            await get_model("local/smollm2-135m", cache=False, contexts=contexts).generate(
+                "Write a long story about a robot.", max_tokens=120, timeout=0.05)
+        out = await get_model("local/smollm2-135m", cache=False, contexts=contexts).generate("Say yes.", max_tokens=4)
+        assert out.text.strip()
+        while len(spans) < 2:  # the abandoned call's thread records its span when it really ends
+            await asyncio.sleep(0.05)
+        abandoned, after = sorted(spans)
+        if contexts == 2:
+            assert after[2] != abandoned[2] and after[0] < abandoned[1], "served beside the abandoned generation"
+        else:
+            assert after[0] >= abandoned[1], "one context: the next call waits for the abandoned one to end"
+
+
+async def test_every_prompt_cache_mode_gives_the_same_greedy_answers_with_calls_at_once(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    prompts = ["Name three rivers.", "Name three rivers and a lake.", "Name three rivers.", "Name a lake."]
+    answers = {}
+    for mode in ("off", "context", "ram"):
+        model = get_model("local/smollm2-135m", cache=False, contexts=2, prompt_cache=mode)
+        outs = await asyncio.gather(*(model.generate(p, max_tokens=16, temperature=0, seed=1) for p in prompts))
+        answers[mode] = [o.text for o in outs]
+        assert answers[mode][0] == answers[mode][2]
+    assert answers["off"] == answers["context"] == answers["ram"]
+
+
+async def test_the_shared_ram_cache_keeps_states_without_the_unused_logits_table() -> None:
+    """An entry holds the model state and the token ids, not llama-cpp-python's unwritten score rows (up to
+    100 MB each), so the bound holds many more conversations."""
+    model = get_model("local/smollm2-135m", cache=False, contexts=2, prompt_cache="ram")
+    loaded = local.load(local.resolve_path("smollm2-135m"), contexts=2)
+    loaded.ram_cache = None
+    await asyncio.gather(*(model.generate(f"Describe a {thing} in two sentences.", max_tokens=20, temperature=0,
+                                          seed=1) for thing in ("river", "bank", "robot")))
+    states = list(loaded.ram_cache.cache_state.values())
+    assert len(states) == 3
+    assert all(len(state.scores) <= 1 for state in states)
+    assert loaded.ram_cache.cache_size < 3 * 20 << 20
+
+
+def test_the_default_number_of_contexts_follows_the_cores_and_the_model_size(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    small, large = tmp_path / "small.gguf", tmp_path / "large.gguf"
+    small.write_bytes(b"GGUF")
+    with large.open("wb") as f:
+        f.truncate(local.SMALL_MODEL_BYTES + 1)  # sparse: no disk used
+    for cores, expected in ((1, 2), (2, 4), (8, 4)):
+        monkeypatch.setattr(local.os, "cpu_count", lambda cores=cores: cores)
+        assert local.default_contexts(small) == expected
+        assert local.default_contexts(large) == 1
+        assert local.LocalProvider(str(large)).default_concurrency == 1
+
+
+@pytest.mark.parametrize("value", [0, 65, "two"])
+def test_a_bad_contexts_option_is_a_clear_error(value: object) -> None:
+    with pytest.raises(ConfigError, match="contexts"):
+        get_model("local/smollm2-135m", contexts=value)

