@@ -247,8 +247,14 @@ def test_the_default_number_of_contexts_follows_the_cores_and_the_model_size(
     for cores, expected in ((1, 2), (2, 4), (8, 4)):
         monkeypatch.setattr(local.os, "cpu_count", lambda cores=cores: cores)
         assert local.default_contexts(small) == expected
+        assert local.default_contexts(small, n_threads=1) == expected
         assert local.default_contexts(large) == 1
         assert local.LocalProvider(str(large)).default_concurrency == 1
+    # contexts of several threads each stay within the cores
+    assert local.default_contexts(small, n_threads=2) == 4 and local.default_contexts(small, n_threads=4) == 2
+    assert local.default_contexts(small, n_threads=16) == 1
+    monkeypatch.setattr(local.os, "cpu_count", lambda: 2)
+    assert local.LocalProvider(str(small), n_threads=2).default_concurrency == 1
 
 
 @pytest.mark.parametrize("value", [0, 65, "two"])

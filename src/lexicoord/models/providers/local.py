@@ -229,22 +229,28 @@ _load_lock = threading.Lock()
 SMALL_MODEL_BYTES = 1 << 30
 
 
-def default_contexts(path: Path) -> int:
+def default_contexts(path: Path, n_threads: int | None = None) -> int:
     """Two contexts per core, at most 4, for a small model; one context for a large one.
 
     A small model's token is a few milliseconds of work, much of it Python and synchronisation that
     a second thread on the same context cannot share, so one thread per context and more contexts
-    than cores keep the cores busy (measured on two cores, four calls at once: 2 contexts of 1 thread
-    139-216 tok/s, 4 contexts 216-221, 1 context of 2 threads 119). A large model streams all its
+    than cores keep the cores busy (measured on two cores, four calls at once, raw llama-cpp-python:
+    1 context of 2 threads 119 tok/s, 2 contexts of 1 thread 139-216, 4 contexts 216-221; through
+    the runner, medians of three: 145 with 2 contexts, 184 with 4). A large model streams all its
     weights for every token of every context, and each context holds its own KV cache (gigabytes at
     4096 tokens for a 7B model), so it keeps one context with every core until a measurement says
-    otherwise.
+    otherwise. Contexts of several threads (``n_threads`` given) are not put on more threads than
+    cores: an OpenMP team whose threads wait for a core stalls at every barrier.
     """
+    cores = os.cpu_count() or 1
     try:
         large = path.stat().st_size >= SMALL_MODEL_BYTES
     except OSError:
         large = False
-    return 1 if large else max(1, min(4, 2 * (os.cpu_count() or 1)))
+    contexts = 1 if large else min(4, 2 * cores)
+    if n_threads and n_threads > 1:
+        contexts = min(contexts, cores // n_threads)
+    return max(1, contexts)
 
 
 def default_threads(contexts: int) -> int:
@@ -255,7 +261,7 @@ def default_threads(contexts: int) -> int:
 def load(path: Path, n_ctx: int = DEFAULT_N_CTX, n_threads: int | None = None, contexts: int | None = None) -> _Loaded:
     """The process-wide loaded model for these settings: weights are mapped once (the file's pages are
     shared by all its contexts; each context adds its KV cache and compute buffers)."""
-    contexts = contexts or default_contexts(path)
+    contexts = contexts or default_contexts(path, n_threads)
     threads = n_threads or default_threads(contexts)
     key = (str(path), n_ctx, contexts, threads)
     with _load_lock:
@@ -302,7 +308,7 @@ class LocalProvider(Provider):
         self.n_threads = n_threads
         self.prompt_cache = prompt_cache
         self.prompt_cache_mb = prompt_cache_mb
-        self.contexts = contexts or default_contexts(self.path)
+        self.contexts = contexts or default_contexts(self.path, n_threads)
         #: As many calls at once as there are contexts: the runner and the rooms send that many.
         self.default_concurrency = self.contexts
 
