@@ -47,8 +47,7 @@ MODEL = "local/smollm2-135m"
 async def phase(name: str, mode: str, concurrency: int, tasks: list[dict[str, Any]], args: argparse.Namespace,
                 home: Path) -> dict[str, Any]:
     for loaded in local._loaded.values():
-        loaded.ram_cache = None  # every phase starts cold
-        loaded.llama.reset()
+        loaded.reset()  # every phase starts cold
     seats = [AgentSpec(name="smollm2", model=MODEL)]
     settings = {"condition": "debate", "rounds": args.rounds, "max_tokens": args.max_tokens, "temperature": 0.5}
     episodes = grid(tasks, rotations(seats), settings=[settings])
