@@ -69,6 +69,12 @@ async def test_statistics_from_events(tmp_path) -> None:
     assert stats.first_round_of_converged == 2 / 3, "two of the three convergent games agreed in round 1"
     assert stats.failed_rounds == {2: 1}, "the failed game (bound 1) lasted two rounds"
     assert stats.accuracy == 2 / 3 and stats.accuracy_games == 3
+    team, first, frequent = stats.accuracy_table
+    assert (team.right, team.games, team.right_all, team.games_all) == (2, 3, 2, 4)
+    # g2's leader announced B, so B was t1 in that game; the first-listed sense is the item's own first (A).
+    assert games[2].listed == [A, B]
+    assert (first.right, first.games, first.right_all, first.games_all) == (3, 3, 4, 4)
+    assert (frequent.right, frequent.games) == (3, 3), "every item's intended meaning is A"
     assert stats.failure_reasons == {"bound": 1}
     assert stats.failure_causes == {"LLM agents disagreed in round 1": 1}
     assert stats.revisions["p1"]["revisions"] == 1 and stats.revisions["p1"]["opportunities"] == 2
@@ -143,3 +149,69 @@ def test_the_peoples_round_one_agreement_against_the_outcome() -> None:
     assert rows["people disagreed in round 1: failed"] == "2 of 3 (66.7%)"
     # The same games in another order give the same figures.
     assert compute(HAND[::-1], bound=3).alignment == stats.alignment
+
+
+X, Y = ["sense A", "sense B", "sense C"], ["sense P", "sense Q"]
+
+
+def scored_game(item_id: str, intended: str | None, agreed: str | None, listed: list[str], rep: int = 0) -> Game:
+    """A game with an item's listed senses, its intended one and what the team agreed on (``None``: failed)."""
+    return Game(episode_id=None, item_id=item_id, repetition=rep, converged=agreed is not None,
+                reason="converged" if agreed else "bound", depth=0 if agreed else None, interpretation=agreed,
+                intended=intended, correct=(agreed == intended) if agreed and intended else None,
+                announcement=agreed, leader="a1", agents={"a1": SeatInfo(name="a1", kind="llm")}, listed=listed,
+                played=1 if agreed else 4)
+
+
+SCORED = [
+    scored_game("x1", "sense B", "sense B", X, 0),   # right; first-listed (A) wrong; most frequent (B) right
+    scored_game("x1", "sense B", "sense A", X, 1),   # wrong
+    scored_game("x2", "sense B", None, X),           # did not converge: outside the converged rows, wrong in "all"
+    *[scored_game("x3", "sense A", "sense A", X, r) for r in range(3)],  # right; first-listed right
+    scored_game("x4", "sense C", "sense B", X),      # wrong
+    scored_game("y1", "sense Q", "sense Q", Y),      # right; the only item of its inventory
+    scored_game("o1", None, "sense P", Y),           # open: no right answer, outside accuracy
+]
+
+
+def test_baselines_are_scored_on_the_same_games_as_the_converged_meaning() -> None:
+    stats = compute(SCORED)
+    team, first, frequent = stats.accuracy_table
+    assert (team.answer, team.right, team.games, team.right_all, team.games_all) == \
+        ("converged meaning", 5, 7, 5, 8)
+    assert (first.answer, first.right, first.games, first.right_all, first.games_all) == \
+        ("first-listed sense", 3, 7, 3, 8)
+    # Inventory X's items: x1, x2 intend B, x3 A, x4 C. Counted by game, x3's three repetitions would tie A with B.
+    assert (frequent.answer, frequent.right, frequent.games, frequent.right_all, frequent.games_all) == \
+        ("most frequent sense", 3, 7, 4, 8)
+    assert stats.accuracy_right == 5 and stats.accuracy_games == 7 and stats.accuracy == 5 / 7
+    assert stats.open_games == 1 and stats.single_item_games == 1
+    rows = dict(summary_rows(stats))
+    assert rows["accuracy of the converged meaning, of converged games with an intended meaning"] == "5 of 7 (71.4%)"
+    assert rows["first-listed-sense baseline, same games"] == "3 of 7 (42.9%)"
+    assert rows["most-frequent-sense baseline, same games"] == "3 of 7 (42.9%)"
+    assert rows["accuracy of the team, of all games with an intended meaning (not converged counts as wrong)"] == \
+        "5 of 8 (62.5%)"
+    assert rows["first-listed-sense baseline, of all games with an intended meaning"] == "3 of 8 (37.5%)"
+    assert rows["most-frequent-sense baseline, of all games with an intended meaning"] == "4 of 8 (50.0%)"
+    assert rows["games of open items (no intended meaning; outside accuracy)"] == "1"
+    assert rows["games whose senses no other item of the run shares (most frequent sense = its own)"] == "1"
+
+
+def test_the_most_frequent_sense_breaks_ties_by_the_listed_order() -> None:
+    tie = [scored_game("z1", "sense Q", "sense Q", Y), scored_game("z2", "sense P", "sense P", Y)]
+    frequent = compute(tie).accuracy_table[2]
+    assert (frequent.right, frequent.games) == (1, 2), "P and Q tie; P is listed first and is the baseline"
+    shuffled = compute([scored_game(g.item_id, g.intended, g.interpretation, ["sense Q", "sense P"]) for g in tie])
+    assert shuffled.accuracy_table[2].right == 1
+
+
+def test_the_report_shows_the_accuracy_table_with_its_denominators(tmp_path) -> None:
+    from lexicoord.runs.records import RunInfo
+
+    run = RunInfo(id="acc", protocol="coordination", status="finished", created_at=0, updated_at=0)
+    stats = compute(SCORED)
+    page = write_report(run, stats, SCORED, tmp_path / "r")["html"].read_text()
+    assert "Accuracy against the intended meaning" in page
+    assert "of converged games with an intended meaning" in page and "5 of 7 (71.4%)" in page
+    assert "4 of 8 (50.0%)" in page

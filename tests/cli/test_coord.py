@@ -122,3 +122,38 @@ def test_a_person_playing_sees_the_announcement_before_choosing(tmp_path) -> Non
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert out.index("a1 (leader) announced: let go of it") < out.index("Round 1: choose")
+
+
+def model_calls(db: str, run: str) -> list[dict]:
+    export = lexicoord("runs", "export", run, "--db", db).stdout
+    return [json.loads(line) for line in export.splitlines() if '"type": "model_call"' in line]
+
+
+def test_campaign_generation_settings_and_a_model_leader_that_may_end(tmp_path) -> None:
+    db = str(tmp_path / "g.db")
+    lineup = ["-a", "lead=scripted/random", "-a", "p=sim:stubborn", "-a", "q=sim:random"]
+    lexicoord("coord", "run", *lineup, "--items", "8", "--run", "free", "--db", db, "--leader-may-end")
+    export = lexicoord("runs", "export", "free", "--db", db).stdout
+    episodes = [json.loads(line) for line in export.splitlines() if '"record": "episode"' in line]
+    assert all(e["spec"]["settings"]["leader_may_end"] is True for e in episodes)
+    reasons = {e["outcome"]["reason"] for e in episodes}
+    assert "leader_ended" in reasons, reasons
+    calls = model_calls(db, "free")
+    # What the README states `coord run` sends: temperature 0.7 on every call, 160 tokens for a choice or the
+    # announcement, 120 for the leader's clarification (which, here, also offers the end).
+    assert calls and all(c["config"]["temperature"] == 0.7 for c in calls)
+    moves = [c for c in calls if "choice" in c["config"]["json_schema"]["properties"]]
+    clarifications = [c for c in calls if "statement" in c["config"]["json_schema"]["properties"]]
+    assert moves and all(c["config"]["max_tokens"] == 160 for c in moves)
+    assert clarifications and all(c["config"]["max_tokens"] == 120 for c in clarifications)
+    assert all("end" in c["config"]["json_schema"]["properties"] for c in clarifications)
+
+    lexicoord("coord", "run", *lineup, "--items", "8", "--run", "bound", "--db", db)
+    export = lexicoord("runs", "export", "bound", "--db", db).stdout
+    episodes = [json.loads(line) for line in export.splitlines() if '"record": "episode"' in line]
+    assert {e["outcome"]["reason"] for e in episodes} <= {"converged", "bound"}, "without the flag only the bound ends"
+    assert not any("end" in c["config"]["json_schema"]["properties"] for c in model_calls(db, "bound")
+                   if "statement" in c["config"]["json_schema"]["properties"])
+
+    both = lexicoord("coord", "run", *lineup, "--leader-may-end", "--no-clarify", "--db", db, check=False)
+    assert both.returncode == 1 and "--leader-may-end" in both.stderr

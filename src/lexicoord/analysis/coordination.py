@@ -5,8 +5,9 @@ Figure 1), first-round convergence as a share of convergent games ("70% of
 convergent cases were resolved on the first attempt"), that longer sequences
 were mostly non-convergent, and how the people's round-1 agreement went with the
 outcome. All of these are here, each rate with its denominator. Beyond it: what
-preceded failures, revisions per agent, accuracy against the intended meaning,
-pairwise agreement, and moves toward the leader's announcement. Simulated
+preceded failures, revisions per agent, accuracy against the intended meaning
+beside two baselines on the same games (:func:`accuracy_table`), pairwise
+agreement, and moves toward the leader's announcement. Simulated
 players are counted as people (they stand in for them) and labelled simulated
 everywhere.
 """
@@ -14,7 +15,7 @@ everywhere.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from itertools import combinations
 from typing import Any, Literal
 
@@ -44,6 +45,8 @@ class Game(BaseModel):
     leader: str
     agents: dict[str, SeatInfo]
     rounds: dict[int, dict[str, str | None]] = Field(default_factory=dict)
+    #: The item's candidate meanings in the item's own order (before the announcement was made t1).
+    listed: list[str] = Field(default_factory=list)
     #: Rounds played (a failed game's length is kept: long sequences are mostly non-convergent in the paper).
     played: int = 0
 
@@ -55,6 +58,7 @@ def games_from(episodes: Iterable[tuple[EpisodeRecord, list[Event]]]) -> list[Ga
             continue
         out = CoordinationOutcome.model_validate(episode.outcome)
         agents = {a.name: a for a in out.agents}
+        item = (episode.spec or {}).get("item") or {}
         rounds: dict[int, dict[str, str | None]] = defaultdict(dict)
         for e in events:
             if isinstance(e, ChoiceEvent) and e.round is not None and e.round >= 1:
@@ -65,6 +69,7 @@ def games_from(episodes: Iterable[tuple[EpisodeRecord, list[Event]]]) -> list[Ga
                 converged=out.converged, reason=out.reason, depth=out.depth, interpretation=out.interpretation,
                 intended=out.intended, correct=out.correct, announcement=out.announcement,
                 leader=next(iter(agents), ""), agents=agents, rounds=dict(rounds), played=out.rounds,
+                listed=out.original_options or list(item.get("options") or []),
             )
         )
     return games
@@ -107,6 +112,73 @@ class Alignment(BaseModel):
     failed: int
 
 
+class AccuracyRow(BaseModel):
+    """One answer scored against the intended meaning, over two sets of games that both leave out open items.
+
+    ``games``: converged games whose item has an intended meaning (the games the team's accuracy is
+    over). ``games_all``: every game whose item has one; a game that did not converge has no agreed
+    meaning and is wrong for the team, never left out. The baselines answer every game, so they are
+    scored on exactly the same games in both columns.
+    """
+
+    #: ``converged meaning`` (the team's), ``first-listed sense`` or ``most frequent sense``.
+    answer: str
+    right: int
+    games: int
+    right_all: int
+    games_all: int
+
+
+def _inventory(game: Game) -> tuple[str, ...]:
+    return tuple(game.listed)
+
+
+def most_frequent_senses(games: list[Game]) -> dict[tuple[str, ...], str]:
+    """The sense intended most often among the run's items that offer the same senses, per sense list.
+
+    Each item counts once, however many times it was played; a tie goes to the sense listed first.
+    The counts are the gold labels of the very items being scored (there is no separate training
+    split to count on), so this baseline knows each sense list's distribution: an oracle, and an
+    item alone with its senses gets its own answer.
+    """
+    intended: dict[str, tuple[tuple[str, ...], str]] = {}
+    for g in games:
+        if g.intended:
+            intended[g.item_id] = (_inventory(g), g.intended)
+    counts: dict[tuple[str, ...], Counter[str]] = defaultdict(Counter)
+    for inventory, sense in intended.values():
+        counts[inventory][sense] += 1
+
+    def order(inventory: tuple[str, ...], sense: str) -> int:
+        return inventory.index(sense) if sense in inventory else len(inventory)
+
+    return {inv: min(c, key=lambda s: (-c[s], order(inv, s), s)) for inv, c in counts.items()}
+
+
+def accuracy_table(games: list[Game]) -> list[AccuracyRow]:
+    """The team's converged meaning, the first-listed sense and the most frequent sense, on the same games.
+
+    The first-listed sense is the first of the item's own candidates, in the order the dataset gives
+    them (CoarseWSD-20: sense number 0 of the word's class map), not the order of play, where the
+    leader's announcement comes first.
+    """
+    scored = [g for g in games if g.intended]
+    frequent = most_frequent_senses(scored)
+    answers: dict[str, Callable[[Game], str | None]] = {
+        "converged meaning": lambda g: g.interpretation if g.converged else None,
+        "first-listed sense": lambda g: g.listed[0] if g.listed else None,
+        "most frequent sense": lambda g: frequent.get(_inventory(g)),
+    }
+    rows = []
+    for name, answer in answers.items():
+        right = [answer(g) == g.intended for g in scored]
+        rows.append(AccuracyRow(
+            answer=name, right=sum(r for g, r in zip(scored, right) if g.converged),
+            games=sum(1 for g in scored if g.converged), right_all=sum(right), games_all=len(scored),
+        ))
+    return rows
+
+
 class CoordinationStats(BaseModel):
     games: int
     converged: int
@@ -121,8 +193,16 @@ class CoordinationStats(BaseModel):
     first_round_of_converged: float | None = None
     mean_depth: float | None
     failure_causes: dict[str, int]
+    #: Converged games whose meaning is the intended one, over converged games with an intended meaning.
     accuracy: float | None
     accuracy_games: int
+    accuracy_right: int = 0
+    #: The team beside the first-listed and most-frequent-sense baselines on the same games.
+    accuracy_table: list[AccuracyRow] = Field(default_factory=list)
+    #: Games of open items (no intended meaning), outside every accuracy row.
+    open_games: int = 0
+    #: Games whose sense list no other item of the run shares, so the most frequent sense is their own answer.
+    single_item_games: int = 0
     revisions: dict[str, dict[str, Any]]
     pairwise_agreement: dict[str, float]
     toward_leader: dict[str, dict[str, Any]]
@@ -175,6 +255,7 @@ def compute(games: list[Game], bound: int | None = None) -> CoordinationStats:
     aligned, few, failed_move = alignment(games)
     people = [a for g in games for a in g.agents.values() if a.kind in PEOPLE]
     scored = [g for g in converged if g.correct is not None]
+    items_per_inventory = Counter(_inventory(g) for g in {g.item_id: g for g in games if g.intended}.values())
 
     revisions: dict[str, dict[str, Any]] = {}
     toward: dict[str, dict[str, Any]] = {}
@@ -220,6 +301,10 @@ def compute(games: list[Game], bound: int | None = None) -> CoordinationStats:
         failure_causes=dict(Counter(_failure_cause(g) for g in failed)),
         accuracy=_rate(sum(1 for g in scored if g.correct), len(scored)),
         accuracy_games=len(scored),
+        accuracy_right=sum(1 for g in scored if g.correct),
+        accuracy_table=accuracy_table(games),
+        open_games=sum(1 for g in games if not g.intended),
+        single_item_games=sum(1 for g in games if g.intended and items_per_inventory[_inventory(g)] == 1),
         revisions=revisions,
         pairwise_agreement={f"{a} / {b}": n / d for (a, b), (n, d) in sorted(agree.items()) if d},
         toward_leader=toward,

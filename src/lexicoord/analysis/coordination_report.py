@@ -36,13 +36,46 @@ def summary_rows(stats: CoordinationStats) -> list[tuple[str, str]]:
         ("first-round convergence, of all games", _of(first, stats.games)),
         ("first-round convergence, of convergent games", _of(first, stats.converged)),
         ("mean depth of converged games", "–" if stats.mean_depth is None else f"{stats.mean_depth:.2f}"),
-        ("accuracy of converged meaning", f"{_pct(stats.accuracy)} of {stats.accuracy_games} games with a settled meaning"),
     ]
+    rows += accuracy_rows(stats)
     rows += [(f"failed: {k}", str(v)) for k, v in sorted(stats.failure_reasons.items())]
     rows += [(f"failed games that lasted {n} round{'s' if n != 1 else ''}", str(v))
              for n, v in stats.failed_rounds.items()]
     rows += [(f"before failure: {k}", str(v)) for k, v in sorted(stats.failure_causes.items())]
     return rows + alignment_rows(stats)
+
+
+ACCURACY_HEAD = ["answer", "of converged games with an intended meaning",
+                 "of all games with an intended meaning (not converged counts as wrong)"]
+
+
+def accuracy_rows(stats: CoordinationStats) -> list[tuple[str, str]]:
+    """The team's accuracy beside the two baselines, each as k of n on the same games."""
+    opened = [("games of open items (no intended meaning; outside accuracy)", str(stats.open_games))]
+    if not stats.accuracy_table or not stats.accuracy_table[0].games_all:
+        return [("accuracy", "no game has an intended meaning"), *opened]
+    team, first, frequent = stats.accuracy_table
+    rows = [
+        ("accuracy of the converged meaning, of converged games with an intended meaning", _of(team.right, team.games)),
+        ("first-listed-sense baseline, same games", _of(first.right, first.games)),
+        ("most-frequent-sense baseline, same games", _of(frequent.right, frequent.games)),
+        ("accuracy of the team, of all games with an intended meaning (not converged counts as wrong)",
+         _of(team.right_all, team.games_all)),
+        ("first-listed-sense baseline, of all games with an intended meaning", _of(first.right_all, first.games_all)),
+        ("most-frequent-sense baseline, of all games with an intended meaning",
+         _of(frequent.right_all, frequent.games_all)),
+    ]
+    if stats.open_games:
+        rows += opened
+    if stats.single_item_games:
+        rows.append(("games whose senses no other item of the run shares (most frequent sense = its own)",
+                     str(stats.single_item_games)))
+    return rows
+
+
+def accuracy_cells(stats: CoordinationStats) -> list[list[str]]:
+    """The accuracy table's rows: each answer, then k of n over converged games and over all games."""
+    return [[r.answer, _of(r.right, r.games), _of(r.right_all, r.games_all)] for r in stats.accuracy_table]
 
 
 def alignment_rows(stats: CoordinationStats) -> list[tuple[str, str]]:
@@ -102,6 +135,11 @@ def write_report(run: RunInfo, stats: CoordinationStats, games: list[Game], out_
 settings {html.escape(json.dumps(run.config, ensure_ascii=False))}</p>
 <h2>Outcomes</h2>
 {table(["measure", "value"], [list(r) for r in summary_rows(stats)])}
+<h2>Accuracy against the intended meaning</h2>
+<p class="muted">The first-listed sense is the item's own first candidate (the dataset's order, not the order of
+play); the most frequent sense is counted over the run's items with the same senses, each item once, so it knows
+the scored items' gold labels.</p>
+{table(ACCURACY_HEAD, accuracy_cells(stats))}
 <h2>Clarification depth distribution</h2>
 {svg_text}
 <h3>Failed games by rounds played</h3>
@@ -136,6 +174,8 @@ def report(store: Store, run: RunInfo, out_dir: Path) -> Report:
     tables = [
         ReportTable(title=f"{run.id}: {stats.games} games", head=["measure", "value"],
                     rows=[list(r) for r in summary_rows(stats)]),
+        ReportTable(title="accuracy against the intended meaning (same games for every answer)", head=ACCURACY_HEAD,
+                    rows=accuracy_cells(stats)),
         ReportTable(title="clarification depth", head=["depth", "games"], rows=depth),
         ReportTable(title=f"failed games by rounds played ({stats.failed} failed)", head=["rounds", "failed games"],
                     rows=lengths),

@@ -51,6 +51,8 @@ def run(
     repetitions: Annotated[int, typer.Option(min=1)] = 1,
     bound: Annotated[int, typer.Option(min=0, max=20, help="Clarification bound.")] = 3,
     no_clarify: Annotated[bool, typer.Option("--no-clarify", help="The leader adds no clarifying statements.")] = False,
+    leader_may_end: Annotated[bool, typer.Option(
+        "--leader-may-end", help="Offer a model leader the end of the game when it is asked to clarify.")] = False,
     temperature: Annotated[float | None, typer.Option(help="Temperature for every LLM agent.")] = 0.7,
     concurrency: Annotated[int, typer.Option(min=1, max=256)] = 4,
     seed: Annotated[int, typer.Option(help="Base seed of the run.")] = 0,
@@ -64,7 +66,11 @@ def run(
     if any(a.kind == "human" for a in lineup):
         raise LexicoordError("Campaigns have no people at the keyboard: use sim:POLICY seats, or 'lexicoord coord play'.")
     chosen = dataset_from(dataset, items, sample, category)
-    settings = {"clarification_bound": bound, "leader_clarifies": not no_clarify}
+    if leader_may_end and no_clarify:
+        raise LexicoordError("--leader-may-end offers the end in the clarification request; drop --no-clarify.")
+    settings: dict[str, object] = {"clarification_bound": bound, "leader_clarifies": not no_clarify}
+    if leader_may_end:  # only when set, so the episodes of runs made before the option keep their keys (resume)
+        settings["leader_may_end"] = True
     store = Store(db)
     run_id = run_name or f"coord-{dt.datetime.now():%Y%m%d-%H%M%S}"
     runner = Runner(

@@ -3,9 +3,10 @@
 Each word has a folder with ``classes_map.txt`` (sense id -> Wikipedia-title
 label), ``test.data.txt`` (target token index, a tab, the tokenised lower-cased
 sentence) and ``test.gold.txt`` (the sense id per line). Labels become
-readable glosses by one rule for every word (:func:`gloss`):
-``bank_bank_(geography)`` -> "bank (geography)", ``bank_bank`` -> "bank (main
-sense)", ``seal_pinniped`` -> "seal (pinniped)".
+readable glosses by one rule for every word (:func:`glosses`):
+``bank_bank_(geography)`` -> "bank (geography)", ``seal_pinniped`` -> "seal
+(pinniped)", and ``bank_bank`` -> "bank (the Wikipedia article Bank, not the
+geography sense)".
 """
 
 from __future__ import annotations
@@ -17,9 +18,24 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from lexicoord.errors import ConfigError
-from lexicoord.tasks.ambiguous import AmbiguityItem, DatasetError, LineError
+from lexicoord.tasks.ambiguous import MAX_GLOSS_CHARS, AmbiguityItem, DatasetError, LineError
 
-MAIN_SENSE = "main sense"
+
+def _title(word: str, label: str) -> str:
+    """The Wikipedia title a label stands for, as words: the ``WORD_`` prefix dropped, underscores as spaces.
+
+    A label may lack the prefix; ``java_(programming_language)`` is then the title itself (no title
+    starts with a bracket), not ``java_`` before ``(programming_language)``.
+    """
+    rest = label[len(word) + 1 :]
+    prefixed = label.casefold().startswith(f"{word.casefold()}_") and not rest.lstrip("_").startswith("(")
+    title = rest if prefixed else label
+    return " ".join(title.replace("_", " ").split())
+
+
+def _is_bare(word: str, label: str) -> bool:
+    text = _title(word, label)
+    return not text or text.casefold() == word.casefold()
 
 
 def gloss(word: str, label: str) -> str:
@@ -27,19 +43,59 @@ def gloss(word: str, label: str) -> str:
 
     Labels are ``WORD_TITLE`` with TITLE a Wikipedia title (``bank_bank_(geography)``); the
     ``WORD_`` prefix may be missing. A title that holds the word as a whole word is the gloss
-    (``bank (geography)``, ``double bass``). A title that is the bare word names the article the
-    word itself leads to, so it becomes ``WORD (main sense)``. A title without the word
-    (``chairman``, ``pinniped``) is put in brackets after it (``seal (pinniped)``), so every
-    option still says which word it is a meaning of. No word has an entry of its own: users
-    bring words this code has never seen.
+    (``bank (geography)``, ``double bass``). A title without the word (``chairman``,
+    ``pinniped``) is put in brackets after it (``seal (pinniped)``), so every option still
+    says which word it is a meaning of. A title that is the bare word stands for the article
+    Wikipedia files under the word itself, and the gloss says so (``bank (the Wikipedia article
+    Bank)``); :func:`glosses` adds what it is not. No word has an entry of its own: users bring
+    words this code has never seen.
     """
-    title = label[len(word) + 1 :] if label.casefold().startswith(f"{word.casefold()}_") else label
-    text = " ".join(title.replace("_", " ").split())
-    if not text or text.casefold() == word.casefold():
-        return f"{word} ({MAIN_SENSE})"
+    text = _title(word, label)
+    if _is_bare(word, label):
+        return f"{word} (the Wikipedia article {_article(word)})"
     if re.search(rf"(?<!\w){re.escape(word)}(?!\w)", text, re.IGNORECASE):
         return text
     return f"{word} ({text})"
+
+
+def _article(word: str) -> str:
+    """The word as Wikipedia titles it: the first letter upper case (the data is lower-cased)."""
+    return word[:1].upper() + word[1:]
+
+
+def _sense_name(word: str, gloss_text: str) -> str:
+    """How a contrast names another sense: the bracket of ``word (X)``, else the whole gloss."""
+    match = re.fullmatch(rf"{re.escape(word)} \((.+)\)", gloss_text, re.IGNORECASE)
+    return match.group(1) if match else gloss_text
+
+
+def _either(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+
+
+def glosses(word: str, labels: list[str]) -> list[str]:
+    """Every sense label of ``word`` as a gloss, in the labels' order.
+
+    "java (main sense)" would tell a player nothing (and a reader may take it for coffee),
+    so a label that is the bare word names the article it stands for and sets it against
+    the word's other senses: ``java_java`` beside ``java_java_(programming_language)``
+    becomes "java (the Wikipedia article Java, not the programming language sense)". The
+    article is Wikipedia's primary topic for the word (for java, the island), which players
+    who know Wikipedia recognise and everyone else can narrow down by what it is not. Other
+    labels keep :func:`gloss`. A contrast too long for an option says "not its other senses".
+    """
+    plain = [gloss(word, label) for label in labels]
+    others = [_sense_name(word, g) for label, g in zip(labels, plain) if not _is_bare(word, label)]
+    made: list[str] = []
+    for label, text in zip(labels, plain):
+        if not _is_bare(word, label) or not others:
+            made.append(text)
+            continue
+        senses = "sense" if len(others) == 1 else "senses"
+        full = f"{word} (the Wikipedia article {_article(word)}, not the {_either(others)} {senses})"
+        made.append(full if len(full) <= MAX_GLOSS_CHARS else
+                    f"{word} (the Wikipedia article {_article(word)}, not its other senses)")
+    return made
 
 
 def load_word(folder: Path, *, limit: int | None = None) -> list[AmbiguityItem]:
@@ -54,7 +110,9 @@ def load_word(folder: Path, *, limit: int | None = None) -> list[AmbiguityItem]:
         raise ConfigError(f"{folder / 'classes_map.txt'} must map sense numbers to labels, like {{\"0\": \"bank_bank\"}}.")
     if len(data) != len(gold):
         raise ConfigError(f"{folder}: test.data.txt has {len(data)} lines but test.gold.txt has {len(gold)}.")
-    options = [gloss(word, classes[k]) for k in sorted(classes, key=int)]
+    ids = sorted(classes, key=int)
+    by_id = dict(zip(ids, glosses(word, [classes[k] for k in ids])))
+    options = [by_id[k] for k in ids]
     items: list[AmbiguityItem] = []
     errors: list[LineError] = []
     for number, (line, sense) in enumerate(zip(data, gold), start=1):
@@ -63,7 +121,7 @@ def load_word(folder: Path, *, limit: int | None = None) -> list[AmbiguityItem]:
         try:
             position = int(index)
             target = tokens[position]
-            intended = gloss(word, classes[sense.strip()])
+            intended = by_id[sense.strip()]
         except (ValueError, IndexError, KeyError):
             errors.append(LineError(line=number, reason=f"bad target index or sense ({index!r}, {sense!r})"))
             continue

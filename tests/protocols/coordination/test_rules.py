@@ -433,3 +433,33 @@ async def test_a_persons_view_carries_each_clarification_once_and_never_a_stale_
     assert len(clarify) == 3 and all(v["clarification"] is None for v in clarify), "nothing is 'new' before it is said"
     choose = {v["round"]: v["clarification"] for k, v in other.views if k == "choose"}
     assert choose == {1: None, 2: "STATEMENT-1", 3: "STATEMENT-2", 4: "STATEMENT-3"}
+
+
+async def test_a_model_leader_may_end_the_game_only_when_the_setting_offers_it(tmp_path) -> None:
+    asked: list[tuple[dict, str]] = []  # the leader's clarification requests: schema and prompt
+
+    def leader(replies: list):
+        def reply(messages, config):
+            if "statement" in config.json_schema["properties"]:
+                asked.append((config.json_schema, messages[-1].content))
+            return replies.pop(0)
+        return reply
+
+    script = {"a1": leader([says(RIVER), says(RIVER), {"statement": "The river side, where the water is.", "end": False},
+                            says(RIVER), {"statement": "We will not agree on this one.", "end": True}]),
+              "a2": [says(MONEY)] * 2}
+    outcome, events = await play(tmp_path, script, n=2, settings={"clarification_bound": 5, "leader_may_end": True})
+    assert outcome["reason"] == "leader_ended" and outcome["rounds"] == 2 and not outcome["converged"]
+    assert [e.content for e in events if e.type == "clarification"] == ["The river side, where the water is."], \
+        "playing on with a statement clarifies; ending is not a clarification"
+    assert len(asked) == 2 and all(schema["properties"]["end"] == {"type": "boolean"} for schema, _ in asked)
+    assert "end the game" in asked[0][1]
+
+    # Without the setting the same model leader is never offered the end: only the bound ends the game.
+    asked.clear()
+    (tmp_path / "off").mkdir()
+    script = {"a1": leader([says(RIVER), says(RIVER), {"statement": "river"}, says(RIVER)]), "a2": [says(MONEY)] * 2}
+    outcome, _ = await play(tmp_path / "off", script, n=2, settings={"clarification_bound": 1})
+    assert outcome["reason"] == "bound" and outcome["rounds"] == 2
+    [(schema, prompt)] = asked
+    assert "end" not in schema["properties"] and "end the game" not in prompt

@@ -92,15 +92,36 @@ def announce_request(view: RoundView) -> Request:
                    schema=choice_schema(view.options), max_tokens=CHOICE_TOKENS)
 
 
-def clarify_request(view: RoundView) -> Request:
-    """The leader may clarify (a statement), go on without one (``pass``), or end the game (``end``)."""
+def clarify_request(view: RoundView, *, may_end: bool = False) -> Request:
+    """The leader may clarify (a statement), go on without one (``pass``), or end the game (``end``).
+
+    A person ends it with the ``end`` action. A model answers JSON only, so without ``may_end`` it can
+    clarify and nothing else; with it, the prompt and schema offer the end as ``"end": true``.
+    """
     said = view.announcement.choice if view.announcement and view.announcement.choice else "(nothing)"
     prompt = render_prompt(
-        "coord_clarify", sentence=fence(view.sentence, "SENTENCE"), word=_word(view), options=_options(view),
-        announcement=fence(said, "ANNOUNCEMENT"), context=_context(view),
+        "coord_clarify_or_end" if may_end else "coord_clarify", sentence=fence(view.sentence, "SENTENCE"),
+        word=_word(view), options=_options(view), announcement=fence(said, "ANNOUNCEMENT"), context=_context(view),
     )
-    return Request(kind="clarify", round=view.round, view=view.model_dump(), prompt=prompt, schema=STATEMENT_SCHEMA,
-                   actions=("pass", "end"), max_tokens=STATEMENT_TOKENS)
+    return Request(kind="clarify", round=view.round, view=view.model_dump(), prompt=prompt,
+                   schema=END_SCHEMA if may_end else STATEMENT_SCHEMA, actions=("pass", "end"),
+                   max_tokens=STATEMENT_TOKENS)
+
+
+#: The clarification request when the leader is also offered the end of the game: ``end`` true ends it (the
+#: statement then says why and is not shown as a clarification). ``end`` may be left out, which plays on, so a
+#: person's plain statement still answers it.
+END_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"statement": STATEMENT_SCHEMA["properties"]["statement"], "end": {"type": "boolean"}},
+    "required": ["statement"],
+    "additionalProperties": False,
+}
+
+
+def ends_game(answer: Answer) -> bool:
+    """Whether a clarification answer ends the game: a person's ``end`` action, or a model's ``"end": true``."""
+    return answer.action == "end" or (answer.ok and answer.value is not None and answer.value.get("end") is True)
 
 
 def decision(answer: Answer) -> Decision:

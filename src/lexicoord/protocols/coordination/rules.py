@@ -15,7 +15,10 @@ set I of admissible interpretations.
   and all choose again.
 - The game fails when the clarification bound is reached (default 3 clarification
   rounds, so at most 4 rounds) or when the leader ends it (``leader_ended``, also
-  when the end is asked for during the last round).
+  when the end is asked for during the last round). A person leading ends it by
+  answering ``end`` to the clarification request; a model leader is offered the
+  end in that request only with ``leader_may_end`` (off by default, so a model-led
+  campaign is ended by the bound alone).
 - A player who has left the game (a person the leader let go, in a live room) is
   recorded with a failed move and no longer counts toward convergence. Agreement
   needs at least two players: a game left with fewer is ``abandoned``.
@@ -45,6 +48,7 @@ from lexicoord.protocols.coordination.moves import (
     choose_request,
     clarify_request,
     decision,
+    ends_game,
 )
 from lexicoord.protocols.coordination.simulated import simulated_seat
 from lexicoord.protocols.coordination.views import Decision, round_view
@@ -70,6 +74,8 @@ class ClarificationEvent(MessageEvent):
 class CoordinationSettings(BaseModel):
     clarification_bound: int = Field(default=3, ge=0, le=20)
     leader_clarifies: bool = True
+    #: Offer a model leader the end of the game in its clarification request (a person always has it).
+    leader_may_end: bool = False
     failed_moves: Literal["block", "ignore"] = "block"
     seat_timeout: float = Field(default=120.0, gt=0)
 
@@ -194,8 +200,10 @@ class CoordinationGame(Protocol):
             if not settings.leader_clarifies:
                 continue
             ctx.recorder.phase = "clarify"
-            answer = await leader.answer(clarify_request(view(leader, round_ + 1).model_copy(update={"round": round_})))
-            if answer.action == "end" or await ctx.should_end():
+            request = clarify_request(view(leader, round_ + 1).model_copy(update={"round": round_}),
+                                      may_end=settings.leader_may_end)
+            answer = await leader.answer(request)
+            if ends_game(answer) or await ctx.should_end():
                 reason = "leader_ended"
                 break
             if answer.ok and answer.value is not None:
@@ -206,7 +214,8 @@ class CoordinationGame(Protocol):
 
         intended = item.get("intended")
         # ``correct`` is the task's own score, recorded for converged games only (a failed game has no meaning
-        # to be right about; the report's accuracy is over converged games with a settled meaning).
+        # to be right about; the report gives accuracy over converged games, and over all games with a failed
+        # one counted wrong).
         return CoordinationOutcome(
             converged=agreed is not None, reason=reason, interpretation=agreed,
             depth=rounds - 1 if agreed is not None else None, rounds=rounds, announcement=announcement.choice,
