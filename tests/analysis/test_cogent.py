@@ -86,3 +86,59 @@ def test_a_named_tokenizer_counts_every_text_the_same_way() -> None:
     assert count(text, 3) == count(text, None) == count(text, 999), "the reported count is ignored"
     assert count(text, None) > len(text.split()) - 3 and count(text + " Again.", None) > count(text, None)
     assert named_tokenizer("backend")(text, 7) == 7
+
+
+GARBAGE = "Hmm, let me think about this one.\nIt could go either way, really."
+VARIANTS = ["single", "vanilla", "cogent", "vanilla_matched", "cogent_private", "cogent_free", "cogent_log"]
+
+
+async def run_all(tmp_path, reply: str, **settings) -> list:
+    from lexicoord.core.spec import AgentSpec
+    from lexicoord.models import Model
+    from lexicoord.models.pool import ModelPool
+    from lexicoord.models.providers.scripted import ScriptedProvider
+    from lexicoord.protocols.cogent import CogentStudy
+    from lexicoord.runs.grid import grid
+    from lexicoord.runs.runner import Runner
+    from tests.protocols.cogent.test_rules import ITEM
+
+    pool = ModelPool(cache=False)
+    pool.add(Model(ScriptedProvider("g", lambda messages, config: reply)), "scripted/g")
+    items = [{**ITEM, "id": f"eggs{i}"} for i in range(3)]
+    runner = Runner(Store(str(tmp_path / "g.db")), CogentStudy(), models=pool, progress=False)
+    specs = []
+    for v in VARIANTS:
+        lineup = [AgentSpec(name=n, model="scripted/g") for n in (["A"] if v == "single" else ["A", "B"])]
+        specs += grid(items, [lineup], settings=[{"variant": v, "task": "gsm8k", "rounds": 1, "passes": 1,
+                                                  "coin_rounds": 1, **settings}])
+    await runner.run("g", specs)
+    return compute(episodes_from(runner.store.iter_run_events("g"))).cells
+
+
+async def test_a_model_that_answers_garbage_is_invalid_in_every_variant(tmp_path) -> None:
+    from lexicoord.analysis.cogent import warnings
+
+    cells = await run_all(tmp_path, GARBAGE)
+    assert sorted(c.variant for c in cells) == sorted(VARIANTS)
+    for c in cells:
+        assert (c.n, c.correct, c.invalid) == (3, 0, 3), f"{c.variant}: every episode has no valid prediction"
+        assert c.invalid_predictions == c.predictions == 3 * (1 if c.variant == "single" else 2)
+    said = warnings(compute([]).model_copy(update={"cells": cells}))
+    for v in VARIANTS:
+        assert any(f"· {v} · gsm8k: 3 of 3 answers invalid (100%)" in line for line in said), v
+
+
+async def test_replies_cut_at_the_token_limit_are_counted_beside_tok(tmp_path) -> None:
+    from lexicoord.analysis.cogent import warnings
+
+    long = " ".join(["word"] * 40) + "\n#### 18"  # 41 "tokens": cut at 16, the marker lost with the tail
+    cells = await run_all(tmp_path, long, max_tokens=16)
+    for c in cells:
+        assert c.tok == 16 and c.tok_cut == c.tok_outputs == 3 * (1 if c.variant == "single" else 2), c.variant
+        assert c.cut == c.replies > 0 and c.invalid == 3, "a reply cut before its answer has none"
+    lines = warnings(compute([]).model_copy(update={"cells": cells}))
+    assert sum("were cut at the token limit" in line for line in lines) == len(VARIANTS)
+    (tmp_path / "short").mkdir()
+    short = await run_all(tmp_path / "short", "I think the total is 18.\n#### 18", max_tokens=64)
+    assert all(c.cut == c.tok_cut == 0 and c.invalid == 0 for c in short)
+    assert warnings(compute([]).model_copy(update={"cells": short})) == []

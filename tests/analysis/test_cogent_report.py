@@ -63,8 +63,11 @@ async def test_the_report_writes_every_file_and_transcript(tmp_path) -> None:
     assert {r["item_id"] for r in rows} == {"'=cmd|' /C calc'!A0"}, "no live formula in a CSV"
     stats = json.loads(result.files["json"].read_text())["stats"]
     assert [(c["variant"], c["acc"]) for c in stats["cells"]] == [("vanilla", 0.0), ("cogent", 1.0)]
-    [table1, paired, ecology] = result.tables
+    [table1, paired, ecology, qualitative] = result.tables
     assert paired.rows[0][4:6] == ["1", "0"] and ecology.rows[0][4] == "2"
+    # No annotation file: no function or criterion to claim, but the most-used terms (each use reply names both).
+    assert qualitative.rows[0][4].startswith("– (no labelled terms") and qualitative.rows[0][5] == "–"
+    assert qualitative.rows[0][6] == "eggleft (4); sellprice (4)"
 
 
 async def test_the_lexical_function_file_is_read_back(tmp_path) -> None:
@@ -85,6 +88,12 @@ async def test_the_lexical_function_file_is_read_back(tmp_path) -> None:
     assert functions.rows[0][:6] == ["gsm8k", "scripted/c", "cogent", "2 (1)", "25.0", "25.0"]
     assert functions.rows[0][6] == "50.0"
     assert functions.rows[-1][0] == "macro average" and "functions radar (png)" in result.files
+    qualitative = next(t for t in result.tables if t.title.startswith("Table 4: dominant function"))
+    # Shares: cue 25, concept 25, quantity 50: the dominant function is quantity/unit variable, and its criterion;
+    # sellprice (whose own largest weight is that function) is listed before eggleft at equal uses.
+    assert qualitative.rows[0][4:] == ["quantity/unit variable (50.0%)", BENCHMARK_FUNCTIONS.criteria[
+        "quantity/unit variable"], "sellprice (4); eggleft (4)"]
+    assert "criterion of correct use" in result.files["html"].read_text(encoding="utf-8")
 
 
 def test_a_bad_weight_names_its_line(tmp_path) -> None:

@@ -133,3 +133,35 @@ def test_cogent_with_b_on_a_real_openai_compatible_server(tmp_path, llama_server
     assert all(c["usage"]["completion_tokens"] for c in calls)
     out = lexicoord("cogent", "report", "mix", *db, cwd=tmp_path).stdout
     assert "local/smollm2-135m + llamacpp/smollm2" in out
+
+
+GSM8K_ROWS = [{"question": f"Sam has {n} apples and buys 2 more. How many apples does he have?",
+               "answer": f"He has {n} + 2 = {n + 2}.\n#### {n + 2}"} for n in (3, 5)]
+
+
+def test_a_run_on_an_endpoint_that_answers_garbage_ends_with_warnings(tmp_path) -> None:
+    """Over a real OpenAI-compatible server on loopback: replies with no answer, and replies the server says
+    it cut at the token limit, are counted in every variant and the run ends by naming the cells."""
+    from tests.models.fault_server import FaultServer, completion
+
+    data = tmp_path / "gsm8k.jsonl"
+    data.write_text("".join(json.dumps(row) + "\n" for row in GSM8K_ROWS), encoding="utf-8")
+
+    def responder(n: int, request: dict) -> object:  # every reply stops at the limit, as the server says
+        return completion("Well, there are several ways to look at it and I would rather not commit",
+                          completion_tokens=request.get("max_tokens") or 0, finish_reason="length")
+
+    with FaultServer(responder) as server:
+        result = lexicoord("cogent", "run", "--task", "gsm8k", "--data", str(data), "-m", "openai-compatible/fake-model",
+                           "-o", f"base_url={server.base_url}", "--variant", "single", "--variant", "vanilla",
+                           "--variant", "cogent", "-R", "1", "-K", "1", "--coin-rounds", "1", "--max-tokens", "64",
+                           "--run", "junk", "--db", str(tmp_path / "j.db"), "--no-cache")
+    said = " ".join(result.stdout.split())
+    for variant in ("single", "vanilla", "cogent"):
+        assert f"warning: openai-compatible/fake-model · {variant} · gsm8k: 2 of 2 answers invalid (100%)" in said, said
+    assert "were cut at the token limit" in said
+    report = lexicoord("cogent", "report", "junk", "--db", str(tmp_path / "j.db"), "--out", str(tmp_path / "r"))
+    stats = json.loads((tmp_path / "r" / "stats.json").read_text())["stats"]
+    single = next(c for c in stats["cells"] if c["variant"] == "single")
+    assert (single["invalid"], single["n"], single["replies"], single["cut"], single["tok"]) == (2, 2, 2, 2, 64)
+    assert "answers invalid" in report.stdout and "answers invalid" in (tmp_path / "r" / "report.html").read_text()

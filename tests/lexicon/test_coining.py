@@ -3,7 +3,7 @@
 import pytest
 
 from lexicoord.core.audience import Viewer
-from lexicoord.lexicon import Board, Provenance, judge_turn, read_turn
+from lexicoord.lexicon import Board, Provenance, judge_turn, read_declared_terms, read_turn
 from lexicoord.lexicon.coining import CoiningRules
 
 TASK = "Josh buys 3 pens at 2 dollars each. How much does he pay in total?"
@@ -73,3 +73,28 @@ def test_parts_are_read_whatever_the_header_style() -> None:
 def test_parts_written_on_one_line_or_without_a_first_header_are_read(text: str) -> None:
     turn = read_turn(text)
     assert "zorp holds" in turn.part1 and [c.term for c in turn.candidates] == ["zorp"]
+
+
+@pytest.mark.parametrize("reply,declared", [
+    ("NEW TERM: unitcost = the price of one pen\nSo 3 x unitcost = 6.\n#### 6", [("unitcost", "the price of one pen")]),
+    ("**New term:** unitcost = price of one pen\nThe unitcost is 2.", [("unitcost", "price of one pen")]),
+    ("- new term - unitcost = price of one pen\n- NEW TERM: penset = the three pens\n3 x unitcost",
+     [("unitcost", "price of one pen"), ("penset", "the three pens")]),
+    ("  New-Term: `unitcost` = price per pen", [("unitcost", "price per pen")]),
+    ("NEW TERM: unitcost", [("unitcost", "")]),  # no '=': a candidate of bad form, still recorded
+    ("New terms could help here, but 3 x 2 = 6.\n#### 6", []),  # prose about terms, and an equation
+    ("unitcost = the price of one pen\nANSWER: 6", []),  # a definition not declared as the prompt asks
+    ("I used the new term: unitcost = price before.", []),  # not a line that declares
+])
+def test_terms_declared_in_a_public_turn_are_read_from_their_lines_only(reply: str, declared) -> None:
+    turn = read_declared_terms(reply)
+    assert [(c.term, c.definition) for c in turn.candidates] == declared
+    assert all(f"{t} = {d}" not in turn.part1 for t, d in declared if d), "the declaring lines are not the reasoning"
+
+
+def test_a_declared_term_is_judged_by_the_coining_rules_but_not_the_marker_rule() -> None:
+    turn = read_declared_terms("NEW TERM: unitcost = price of one pen\nNEW TERM: penset = three pens\n"
+                               "3 x unitcost = 6.\nThe answer is 6.")
+    verdicts = [(c.term, c.reason) for c in judge_turn(turn, coiner="A", board=Board(), viewer=Viewer(name="A"),
+                                                       task_text=TASK)]
+    assert verdicts == [("unitcost", None), ("penset", "not_used")]

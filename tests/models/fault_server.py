@@ -18,10 +18,10 @@ class Reply:
     delay: float = 0.0
 
 
-def completion(text: str, prompt_tokens: int = 5, completion_tokens: int = 3) -> Reply:
+def completion(text: str, prompt_tokens: int = 5, completion_tokens: int = 3, finish_reason: str = "stop") -> Reply:
     body = {
         "id": "x", "object": "chat.completion", "model": "fake-model",
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish_reason}],
         "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens},
     }
     return Reply(200, json.dumps(body), {"Content-Type": "application/json"})

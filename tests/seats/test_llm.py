@@ -94,3 +94,21 @@ async def test_the_embedded_model_answers_a_coordination_request_within_its_sche
     answer = await seat.answer(request)
     assert answer.ok, (answer.failure, answer.raw)
     assert request.check(answer.value) is None and answer.value["choice"] in OPTIONS
+
+
+@pytest.mark.embedded
+async def test_a_reply_the_embedded_model_stops_at_the_token_limit_says_so() -> None:
+    from lexicoord.models import get_model
+    from lexicoord.models.observe import ModelCallRecord, observing
+
+    seen: list[ModelCallRecord] = []
+    seat = LLMSeat("a", get_model("local/smollm2-135m", cache=False))
+    request = Request(kind="say", prompt="Write a long story about a lighthouse keeper and the sea.", max_tokens=16,
+                      temperature=0.0)
+    with observing(seen.append):
+        cut = await seat.answer(request)
+    assert cut.ok and cut.truncated and cut.tokens == 16, "llama.cpp stopped at max_tokens"
+    assert seen[-1].finish_reason == "length", "the call's record keeps why the backend stopped"
+    whole = await seat.answer(request.model_copy(update={"prompt": "Reply with the single word: yes",
+                                                         "max_tokens": 200}))
+    assert not whole.truncated and (whole.tokens or 0) < 200

@@ -3,10 +3,14 @@
 Definitions (COGENT paper, Appendix B, with our choices where it is silent; the README repeats them):
 
 - **Acc**: correct final answers / finished episodes of the cell. FINALIZE's answer is compared with the
-  gold answer by the task's equality; no valid prediction is wrong, never right, and is counted apart
-  (``invalid``: episodes where neither agent's latest reply held one; ``invalid predictions``: agents'
-  latest replies without one, over n x agents). Episodes that failed outright (an unreachable model) are in no denominator and are
-  reported as ``failed``. The 95% interval is Wilson's.
+  gold answer by the task's equality; no valid prediction is wrong, never right, and is counted apart, in
+  every variant (``invalid``: episodes where no agent's latest reply held one, SINGLE's one answer
+  included; ``invalid predictions``: agents' latest replies without one, over n x agents). A cell at or over
+  :data:`INVALID_WARNING` invalid is warned about. Episodes that failed outright (an unreachable model) are in
+  no denominator and are reported as ``failed``. The 95% interval is Wilson's.
+- **Cut**: replies the backend stopped at the token limit, among the outputs Tok reads (over those outputs)
+  and among all the cell's replies (over all of them); a Tok over cut replies measures the limit, not the
+  model, so a cell at or over :data:`CUT_WARNING` of either is warned about.
 - **B** (VANILLA and COGENT): the sum over A and B of tok(round-0 output). **F** (VANILLA): the sum of tok of
   each agent's last debate output. **W** (COGENT): the sum of tok of each agent's last coining pass in the last
   coining-active meta-round (its last output "before the debate marker"). **CR** = F/B (VANILLA) or W/B
@@ -50,6 +54,10 @@ Tokenizer = Callable[[str, "int | None"], "int | None"]
 PAIRS = (("cogent", "vanilla"), ("cogent", "vanilla_matched"), ("cogent", "cogent_private"),
          ("cogent", "cogent_free"), ("cogent", "cogent_log"), ("vanilla", "single"))
 VARIANT_ORDER = ("single", "vanilla", "vanilla_matched", "cogent", "cogent_private", "cogent_free", "cogent_log")
+#: Share of a cell's answers that are invalid, or of its replies cut at the token limit, from which a run and its
+#: report warn (a cell that far gone measures the answer format or the limit more than the variant).
+INVALID_WARNING = 0.5
+CUT_WARNING = 0.2
 
 
 def reported(text: str, count: int | None) -> int | None:
@@ -91,6 +99,12 @@ class CogentEpisode(BaseModel):
     W: int | None = None
     cr: float | None = None
     tok: float | None = None
+    #: Tok's outputs (SINGLE's answer, the final round's two) and how many of them were cut at the token limit.
+    tok_outputs: int = 0
+    tok_cut: int = 0
+    #: Every reply of the episode, and how many were cut at the token limit.
+    replies: int = 0
+    cut: int = 0
     calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -101,6 +115,11 @@ class CogentEpisode(BaseModel):
     question: str = ""
     #: The episode as it went, for transcripts: every reply, candidate, share (with the board) and use, in order.
     moves: list[dict[str, Any]] = Field(default_factory=list)
+
+    @property
+    def invalid(self) -> bool:
+        """No agent's latest reply held a valid prediction (in every variant; two valid, different ones are a tie)."""
+        return self.answer is None and self.rule != "tie"
 
 
 def model_label(lineup: list[dict[str, Any]]) -> str:
@@ -115,14 +134,19 @@ def _sum(values: list[int | None]) -> int | None:
 def lengths(replies: list[ResponseEvent], variant: str, tok: Tokenizer) -> dict[str, Any]:
     """B, F, W, CR and Tok of one episode (see the module's definitions)."""
     count = {id(e): tok(e.text, e.tokens) for e in replies}
+    cut = {"replies": len(replies), "cut": sum(e.truncated for e in replies)}
     if variant == "single":
-        return {"tok": count[id(replies[-1])] if replies else None}
+        last = replies[-1:]
+        return {"tok": count[id(last[0])] if last else None, "tok_outputs": len(last),
+                "tok_cut": sum(e.truncated for e in last), **cut}
     agents = list(dict.fromkeys(e.agent for e in replies if e.stage == "init"))
     init = [count[id(e)] for e in replies if e.stage == "init"]
     debate = [e for e in replies if e.stage in ("debate", "use")]
     last_round = max((e.round or 0 for e in debate), default=None)
-    final = [count[id(e)] for e in debate if e.round == last_round]
-    out: dict[str, Any] = {"B": _sum(init)}
+    outputs = [e for e in debate if e.round == last_round]
+    final = [count[id(e)] for e in outputs]
+    out: dict[str, Any] = {"B": _sum(init), "tok_outputs": len(outputs), "tok_cut": sum(e.truncated for e in outputs),
+                           **cut}
     out["F"] = _sum([next((count[id(e)] for e in reversed(debate) if e.agent == a), None) for a in agents])
     if variant.startswith("cogent"):
         coins = [e for e in replies if e.stage == "coin"]
@@ -223,6 +247,11 @@ class Cell(BaseModel):
     cr_n: int = 0
     tok: float | None = None
     tok_n: int = 0
+    #: Tok's outputs cut at the token limit, over ``tok_outputs``; all replies cut, over ``replies``.
+    tok_cut: int = 0
+    tok_outputs: int = 0
+    cut: int = 0
+    replies: int = 0
     calls: float = 0.0
     prompt_tokens: float = 0.0
     completion_tokens: float = 0.0
@@ -288,11 +317,13 @@ def cells(episodes: list[CogentEpisode], failed: Counter[tuple[str, str, str]] |
         toks = [e.tok for e in eps if e.tok is not None]
         out.append(Cell(
             model=key[0], variant=key[1], task=key[2], n=n, correct=right, acc=right / n if n else 0.0,
-            acc_ci=wilson(right, n), invalid=sum(e.rule == "none" for e in eps), ties=sum(e.rule == "tie" for e in eps),
+            acc_ci=wilson(right, n), invalid=sum(e.invalid for e in eps), ties=sum(e.rule == "tie" for e in eps),
             invalid_predictions=sum(v is None for e in eps for v in e.predictions.values()),
             predictions=sum(len(e.predictions) for e in eps),
             failed=(failed or Counter())[key], cr=mean(crs) if crs else None, cr_n=len(crs),
             tok=mean(toks) if toks else None, tok_n=len(toks),
+            tok_cut=sum(e.tok_cut for e in eps), tok_outputs=sum(e.tok_outputs for e in eps),
+            cut=sum(e.cut for e in eps), replies=sum(e.replies for e in eps),
             calls=mean(e.calls for e in eps) if eps else 0.0,
             prompt_tokens=mean(e.prompt_tokens for e in eps) if eps else 0.0,
             completion_tokens=mean(e.completion_tokens for e in eps) if eps else 0.0,
@@ -347,6 +378,21 @@ def compute(episodes: list[CogentEpisode], failed: Counter[tuple[str, str, str]]
             tokenizer: str = "backend") -> CogentStats:
     return CogentStats(episodes=len(episodes), failed=sum((failed or Counter()).values()), tokenizer=tokenizer,
                        cells=cells(episodes, failed), paired=paired(episodes), ecology=ecology(episodes))
+
+
+def warnings(stats: CogentStats) -> list[str]:
+    """One sentence per cell whose answers are mostly invalid or whose replies are often cut at the token limit."""
+    out = []
+    for c in stats.cells:
+        name = f"{c.model} · {c.variant} · {c.task}"
+        if c.n and c.invalid / c.n >= INVALID_WARNING:
+            out.append(f"{name}: {c.invalid} of {c.n} answers invalid ({c.invalid / c.n:.0%}): no valid prediction "
+                       "could be read, so these count as wrong; check the transcripts and the answer format.")
+        rates = [k / m for k, m in ((c.tok_cut, c.tok_outputs), (c.cut, c.replies)) if m]
+        if rates and max(rates) >= CUT_WARNING:
+            out.append(f"{name}: {c.tok_cut} of {c.tok_outputs} outputs Tok reads and {c.cut} of {c.replies} replies "
+                       "were cut at the token limit: Tok there measures --max-tokens more than the model; raise it.")
+    return out
 
 
 def failed_cells(rows: Iterable[tuple[EpisodeRecord, list[Event]]]) -> Counter[tuple[str, str, str]]:

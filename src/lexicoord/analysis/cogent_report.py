@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from lexicoord.analysis.cells import records_csv, write_csv
-from lexicoord.analysis.cogent import CogentEpisode, CogentStats, episodes_from, failed_cells
+from lexicoord.analysis.cogent import CogentEpisode, CogentStats, episodes_from, failed_cells, warnings
 from lexicoord.analysis.cogent import compute as compute_stats
 from lexicoord.analysis.cogent_figures import cogent_figures
 from lexicoord.analysis.html import board_table, inline_svg, table
@@ -18,7 +18,15 @@ from lexicoord.analysis.html import page as html_page
 from lexicoord.analysis.numbers import num
 from lexicoord.analysis.numbers import pct as percent
 from lexicoord.analysis.report import Report, ReportTable
-from lexicoord.analysis.term_functions import BENCHMARK_FUNCTIONS, FunctionProfile, macro_average, profiles, read_labels
+from lexicoord.analysis.term_functions import (
+    BENCHMARK_FUNCTIONS,
+    FunctionProfile,
+    TermLabel,
+    dominant,
+    macro_average,
+    profiles,
+    read_labels,
+)
 from lexicoord.errors import LexicoordError
 from lexicoord.models.tokenizer import named_tokenizer
 from lexicoord.runs.records import RunInfo
@@ -27,6 +35,8 @@ from lexicoord.runs.store import Store
 ANNOTATIONS = "term_functions.csv"
 CATEGORIES = BENCHMARK_FUNCTIONS.categories
 CASES = 20
+#: Illustrative terms per Table 4 row: the most used.
+ILLUSTRATIVE = 4
 
 
 def pct(x: float | None) -> str:
@@ -38,7 +48,8 @@ def pct(x: float | None) -> str:
 def table1_rows(stats: CogentStats) -> tuple[list[str], list[list[str]]]:
     head = ["model", "variant", "task", "n", "Acc % [95% CI]", "invalid answers", "invalid predictions", "ties",
             "failed", "CR (items)",
-            f"Tok ({stats.tokenizer})", "calls/item", "prompt tok/item", "completion tok/item"]
+            f"Tok ({stats.tokenizer})", "cut at limit (Tok's outputs; all replies)", "calls/item", "prompt tok/item",
+            "completion tok/item"]
     rows = []
     for c in stats.cells:
         ci = f" [{pct(c.acc_ci.low)}, {pct(c.acc_ci.high)}]" if c.acc_ci else ""
@@ -46,6 +57,7 @@ def table1_rows(stats: CogentStats) -> tuple[list[str], list[list[str]]]:
                      f"{c.invalid}/{c.n}", f"{c.invalid_predictions}/{c.predictions}", f"{c.ties}/{c.n}", str(c.failed),
                      "N/A" if c.variant == "single" else f"{num(c.cr)} ({c.cr_n})",
                      f"{num(c.tok)}" + (f" ({c.tok_n}/{c.n})" if c.tok_n != c.n else ""),
+                     f"{c.tok_cut}/{c.tok_outputs}; {c.cut}/{c.replies}",
                      num(c.calls, ".1f"), num(c.prompt_tokens, ".0f"), num(c.completion_tokens, ".0f")])
     return head, rows
 
@@ -66,6 +78,38 @@ def ecology_rows(stats: CogentStats) -> tuple[list[str], list[list[str]]]:
         rows.append([e.model, e.task, e.variant, str(e.episodes), str(e.entries), str(e.unique_terms),
                      f"{sum(e.rejected.values())}/{e.candidates} ({reasons})", str(e.uses), str(e.cross_uses),
                      f"{e.taken_up}/{e.entries}", num(e.uptake)])
+    return head, rows
+
+
+def qualitative_rows(stats: CogentStats, episodes: list[CogentEpisode], labels: list[TermLabel],
+                     found: list[FunctionProfile]) -> tuple[list[str], list[list[str]]]:
+    """Table 4's qualitative columns per task x model x variant: the dominant function of the annotated terms
+    (the largest share of term weight), that function's criterion of correct use, and the most-used terms
+    (those whose own largest weight is the dominant function first). Without an annotation file only the terms."""
+    head = ["task", "model", "variant", "entries (unique terms)", "dominant function (share of term weight)",
+            "criterion of correct use", "illustrative terms (uses)"]
+    shares = {(p.task, p.model, p.variant): p.shares for p in found if p.terms}
+    own = {(x.task, x.model, x.variant, x.term.casefold()): dominant(x.weights) for x in labels}
+    rows = []
+    for e in stats.ecology:
+        key = (e.task, e.model, e.variant)
+        uses: Counter[str] = Counter()
+        names: dict[str, str] = {}
+        for ep in episodes:
+            if (ep.task, ep.model, ep.variant) == key:
+                for t in ep.entries:
+                    names.setdefault(t.term.casefold(), t.term)
+                    uses[t.term.casefold()] += 0
+                for u in ep.uses:
+                    uses[u.term.casefold()] += u.count
+        top = dominant(shares[key]) if key in shares else None
+        ranked = sorted(names, key=lambda t: (own.get((*key, t)) != top if top else False, -uses[t], t))
+        terms = "; ".join(f"{names[t]} ({uses[t]})" for t in ranked[:ILLUSTRATIVE]) or "none"
+        if top is None:
+            function, criterion = "– (no labelled terms: lexicoord cogent annotate RUN)", "–"
+        else:
+            function, criterion = f"{top} ({pct(shares[key][top])}%)", BENCHMARK_FUNCTIONS.criteria.get(top, "–")
+        rows.append([e.task, e.model, e.variant, f"{e.entries} ({e.unique_terms})", function, criterion, terms])
     return head, rows
 
 
@@ -137,7 +181,7 @@ EPISODE_COLUMNS = ["episode_id", "item_id", "task", "variant", "model", "gold", 
 
 
 def write_files(run: RunInfo, stats: CogentStats, episodes: list[CogentEpisode], out_dir: Path,
-                found: list[FunctionProfile], shares: dict[str, float] | None) -> dict[str, Path]:
+                labels: list[TermLabel], found: list[FunctionProfile], shares: dict[str, float] | None) -> dict[str, Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     figs = cogent_figures(stats, out_dir, found, shares)
     payload = {"stats": stats.model_dump(mode="json"),
@@ -155,7 +199,9 @@ def write_files(run: RunInfo, stats: CogentStats, episodes: list[CogentEpisode],
                                       "coiner", "round", "coin_pass", "uses_by_coiner", "uses_by_other"], rows)
     sections = [("Table 1: accuracy, compression and tokens, with what the paper does not report", table1_rows(stats)),
                 ("Paired tests on the same items", paired_rows(stats)),
-                ("Lexical ecology (Table 4)", ecology_rows(stats))]
+                ("Lexical ecology (Table 4)", ecology_rows(stats)),
+                ("Table 4: dominant function, criterion of correct use, illustrative terms",
+                 qualitative_rows(stats, episodes, labels, found))]
     if found and shares is not None:
         sections.append(("Lexical functions (Figures 2-3), from the annotation file", function_rows(found, shares)))
     tables = "".join(f"<h2>{_esc(t)}</h2>{table(*rows)}" for t, rows in sections)
@@ -169,7 +215,9 @@ def write_files(run: RunInfo, stats: CogentStats, episodes: list[CogentEpisode],
 settings {_esc(json.dumps(run.config, ensure_ascii=False))}</p>
 <p class="muted">Acc: correct final answers over finished episodes (no valid answer is wrong, and counted as invalid).
 CR: W/B for COGENT, F/B for VANILLA, mean over items. Tok: SINGLE's answer; the mean output of the final debate round,
-counted by {_esc(stats.tokenizer)}. Cost columns: every model call of the episode. Definitions in the README.</p>
+counted by {_esc(stats.tokenizer)}; "cut at limit" counts the replies the backend stopped at the token limit. Cost
+columns: every model call of the episode. Definitions in the README.</p>
+{''.join(f'<p class="warning">warning: {_esc(w)}</p>' for w in warnings(stats))}
 {tables}
 <h2>Figures</h2>
 {figures}
@@ -197,7 +245,8 @@ def report(store: Store, run: RunInfo, out_dir: Path, tokenizer: str = "backend"
         raise LexicoordError(f"Run '{run.id}' has no finished COGENT episodes yet.")
     stats = compute_stats(episodes, failed_cells(rows), tokenizer)
     path = annotations or (out_dir / ANNOTATIONS)
-    found = profiles(read_labels(path, BENCHMARK_FUNCTIONS), BENCHMARK_FUNCTIONS) if annotations or path.is_file() else []
+    labels = read_labels(path, BENCHMARK_FUNCTIONS) if annotations or path.is_file() else []
+    found = profiles(labels, BENCHMARK_FUNCTIONS) if labels else []
     shares = macro_average(found, BENCHMARK_FUNCTIONS) if found else None
     tables = [ReportTable(title=f"{run.id}: Table 1 ({stats.episodes} episodes, {stats.failed} failed)",
                           head=table1_rows(stats)[0], rows=table1_rows(stats)[1])]
@@ -207,7 +256,11 @@ def report(store: Store, run: RunInfo, out_dir: Path, tokenizer: str = "backend"
     if stats.ecology:
         tables.append(ReportTable(title="lexical ecology (Table 4)", head=ecology_rows(stats)[0],
                                   rows=ecology_rows(stats)[1]))
+        head, qrows = qualitative_rows(stats, episodes, labels, found)
+        tables.append(ReportTable(title="Table 4: dominant function, criterion, illustrative terms", head=head,
+                                  rows=qrows))
     if found and shares is not None:
         head, frows = function_rows(found, shares)
         tables.append(ReportTable(title="lexical functions (% of term weight)", head=head, rows=frows))
-    return Report(tables=tables, files=write_files(run, stats, episodes, out_dir, found, shares))
+    return Report(tables=tables, files=write_files(run, stats, episodes, out_dir, labels, found, shares),
+                  warnings=warnings(stats))

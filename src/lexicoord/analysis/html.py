@@ -12,6 +12,7 @@ body { font-family: system-ui, sans-serif; max-width: 64rem; margin: 2rem auto; 
 table { border-collapse: collapse; margin: 1rem 0; font-size: 0.9rem; }
 th, td { border: 1px solid #ccc; padding: 0.3rem 0.6rem; text-align: left; vertical-align: top; }
 th { background: #f3f3f3; } svg { max-width: 100%; height: auto; } .muted { color: #666; }
+.warning { color: #8a4b00; background: #fff4e0; padding: .3em .6em; }
 figure { display: inline-block; width: 31rem; max-width: 100%; margin: 0.5rem; } pre { white-space: pre-wrap; }
 """
 

@@ -28,6 +28,8 @@ class Report(BaseModel):
     tables: list[ReportTable] = Field(default_factory=list)
     #: What was written, by kind (``html``, ``json``, ``csv``, figures ...).
     files: dict[str, Path] = Field(default_factory=dict)
+    #: What a reader must know before trusting the tables (a cell mostly invalid, replies cut at the limit).
+    warnings: list[str] = Field(default_factory=list)
 
 
 class ReportWriter(Protocol):

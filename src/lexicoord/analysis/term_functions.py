@@ -28,6 +28,9 @@ class Codebook(BaseModel):
 
     name: str
     definitions: dict[str, str]
+    #: What using a term of each function correctly preserves (the "criterion of correct use" of the paper's
+    #: Table 4, which gives one per task): a task's criterion is its dominant function's.
+    criteria: dict[str, str] = Field(default_factory=dict)
 
     @property
     def categories(self) -> tuple[str, ...]:
@@ -46,6 +49,13 @@ BENCHMARK_FUNCTIONS = Codebook(name="benchmark", definitions={
     "operation checkpoint": "names an operation or an intermediate step to check",
     "proof-status logic": "says whether a conclusion is forced, contradicted or left open",
     "gap/uncertainty marker": "marks missing information, doubt or an open question",
+}, criteria={
+    "discriminative cue": "the term must keep the contrast that puts one answer ahead of its closest rival",
+    "domain concept": "the term must mean what the subject means by it, not a near neighbour",
+    "quantity/unit variable": "the term must keep its unit and its binding to one quantity wherever it recurs",
+    "operation checkpoint": "the term must name a step whose intermediate result can be checked",
+    "proof-status logic": "the term must keep whether the premises force, contradict or leave open the conclusion",
+    "gap/uncertainty marker": "the term must name exactly what is missing, and go once it is settled",
 })
 WEREWOLF_FUNCTIONS = Codebook(name="werewolf", definitions={
     "hidden-information management": "keeps visibility boundaries around night actions, protection, potions and roles",
@@ -143,6 +153,12 @@ def profiles(labels: list[TermLabel], codebook: Codebook) -> list[FunctionProfil
         out.append(FunctionProfile(task=task, model=model, variant=variant, terms=len(labelled), unlabelled=len(rows) - len(labelled),
                                    shares=shares, counts=counts, annotators=dict(Counter(x.annotator or "?" for x in rows))))
     return out
+
+
+def dominant(shares: dict[str, float]) -> str | None:
+    """The function with the largest share (the first in codebook order on a tie); ``None`` when nothing is labelled."""
+    best = max(shares, key=lambda c: shares[c], default=None)
+    return best if best is not None and shares[best] > 0 else None
 
 
 def macro_average(found: list[FunctionProfile], codebook: Codebook) -> dict[str, float]:

@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from lexicoord.analysis import cogent_report
-from lexicoord.analysis.cogent import episodes_from, term_labels
+from lexicoord.analysis.cogent import episodes_from, statistics, term_labels, warnings
 from lexicoord.analysis.term_functions import BENCHMARK_FUNCTIONS
 from lexicoord.cli.annotate import AnnotationsArg, ConcurrencyArg, ModelArg, OutArg, annotate_terms
 from lexicoord.cli.options import (
@@ -26,7 +26,7 @@ from lexicoord.cli.options import (
     protocol_run,
     run_campaign,
 )
-from lexicoord.cli.report_cmd import print_report
+from lexicoord.cli.report_cmd import print_report, print_warnings
 from lexicoord.core.spec import AgentSpec, EpisodeSpec
 from lexicoord.errors import ConfigError
 from lexicoord.models.pool import ModelPool
@@ -116,7 +116,12 @@ def run(
     run_id = run_name or f"cogent-{task}-{dt.datetime.now():%Y%m%d-%H%M%S}"
     config = {"task": task, "data": str(data), "items": len(episodes) // len(variants), "variants": variants,
               "models": models, "settings": settings.model_dump(exclude={"variant", "task"})}
-    run_campaign(runner, run_id, episodes, config)
+    try:
+        run_campaign(runner, run_id, episodes, config)
+    except typer.Exit:  # a run with failed episodes still says what its finished ones look like
+        print_warnings(warnings(statistics(runner.store.iter_run_events(run_id))))
+        raise
+    print_warnings(warnings(statistics(runner.store.iter_run_events(run_id))))
     console.print(f"transcripts: lexicoord runs show {escape(run_id)} --transcript\n"
                   f"report: lexicoord cogent report {escape(run_id)}", highlight=False)
 

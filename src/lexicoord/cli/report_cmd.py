@@ -26,6 +26,12 @@ def print_report(result: Report) -> None:
         console.print(table)
     for kind, path in result.files.items():
         console.print(f"{escape(kind)}: {escape(str(path))}", highlight=False)
+    print_warnings(result.warnings)
+
+
+def print_warnings(warnings: list[str]) -> None:
+    for line in warnings:
+        console.print(f"[bold yellow]warning:[/] {escape(line)}", highlight=False)
 
 
 def report(

@@ -77,6 +77,9 @@ class Answer(BaseModel):
     #: Output tokens as the backend counted them (``None``: a person, or a backend that does not say);
     #: length metrics read this so that they count what the model was billed for.
     tokens: int | None = None
+    #: The backend stopped at the request's token limit, so the text is cut short: reports count such replies,
+    #: since a length metric over cut replies measures the limit, not the model.
+    truncated: bool = False
 
     @property
     def ok(self) -> bool:

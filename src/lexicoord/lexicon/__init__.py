@@ -11,7 +11,8 @@ It knows nothing of any protocol: a protocol passes text, seats and audiences in
 """
 
 from lexicoord.lexicon.board import Board, Entry, Provenance
-from lexicoord.lexicon.coining import CoiningRules, Turn, judge_turn, read_turn
+from lexicoord.lexicon.coining import CoiningRules, Turn, judge_turn, read_declared_terms, read_turn
 from lexicoord.lexicon.uses import Use, find_uses
 
-__all__ = ["Board", "CoiningRules", "Entry", "Provenance", "Turn", "Use", "find_uses", "judge_turn", "read_turn"]
+__all__ = ["Board", "CoiningRules", "Entry", "Provenance", "Turn", "Use", "find_uses", "judge_turn",
+           "read_declared_terms", "read_turn"]

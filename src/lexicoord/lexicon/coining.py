@@ -16,6 +16,11 @@ The paper does not define the novelty checks; ours, in this order:
 7. ``dictionary_word``: a one-word term that is a plain English word (GCIDE, from the english-words package);
    a phrase of ordinary words ("core lock") is a coinage;
 8. ``not_used``: the term does not occur in PART 1.
+
+A public turn that also carries an answer (COGENT's use turn, Algorithm 1 lines 10-12) coins differently:
+it has no parts, so :func:`read_declared_terms` takes only lines that declare a term with
+:data:`NEW_TERM` (``NEW TERM: term = definition``), and the rest of the turn stands for PART 1. Its answer
+marker is the point of the turn, so the marker rule does not apply to it; every other rule does.
 """
 
 from __future__ import annotations
@@ -32,6 +37,11 @@ from lexicoord.lexicon.uses import occurs
 _HEADER = re.compile(r"^[\s#*>_\-]*\[?\s*part\s*([1-9])\s*\]?[\s*_:.)-]*|\[\s*part\s*([1-9])\s*\][\s*_:.)-]*",
                      re.IGNORECASE | re.MULTILINE)
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s*")
+#: The label that declares a term inside a public turn, as the use prompt asks for it.
+NEW_TERM = "NEW TERM"
+#: A declaring line as models write it: bulleted, bold, any case, "NEW TERM:", "**New term**:", "New-Term -".
+_DECLARED = re.compile(r"^[\s>*_#-]*(?:[-*•]\s*)?[*_]*new[\s_-]*term[*_]*\s*[:\-–][*_]*\s*(.*)$",
+                       re.IGNORECASE | re.MULTILINE)
 DEFAULT_MARKERS = (r"####", r"\\boxed\{", r"\bfinal answer\b", r"\bthe answer is\b", r"^\s*answer\s*:")
 DEFAULT_BLOCKLIST = frozenset({
     "answer", "final answer", "solution", "step", "steps", "reasoning", "option", "options", "choice",
@@ -93,6 +103,17 @@ def read_turn(text: str, rules: CoiningRules | None = None) -> Turn:
                                     reason=None if sep else "bad_form"))
     return Turn(part1=parts.get("1", ""), part2=parts.get("2", ""), part3=any(k not in ("1", "2") for k in parts),
                 marker=marker, candidates=candidates)
+
+
+def read_declared_terms(text: str) -> Turn:
+    """A public turn's declared terms (``NEW TERM: term = definition`` lines) as candidates; the turn without
+    those lines is the reasoning they must be used in. No marker is looked for: such a turn ends with its answer."""
+    candidates = []
+    for m in _DECLARED.finditer(text):
+        term, sep, definition = m.group(1).partition("=")
+        candidates.append(Candidate(term=_clean(term) if sep else _clean(m.group(1))[:80],
+                                    definition=_clean(definition), reason=None if sep else "bad_form"))
+    return Turn(part1=_DECLARED.sub("", text).strip(), part2="", candidates=candidates)
 
 
 @lru_cache(maxsize=1)

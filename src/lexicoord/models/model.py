@@ -136,8 +136,8 @@ class Model:
         report(
             ModelCallRecord(
                 model=self.spec, agent=agent, messages=msgs, config=_config_dict(cfg), text=output.text,
-                parsed=parsed, parse_error=parse_error, usage=output.usage, latency=output.latency,
-                cached=output.cached, attempts=attempts,
+                parsed=parsed, parse_error=parse_error, usage=output.usage, finish_reason=output.finish_reason,
+                latency=output.latency, cached=output.cached, attempts=attempts,
             )
         )
         return output

@@ -33,6 +33,8 @@ class ModelCallRecord(BaseModel):
     parse_error: str | None = None
     error: str | None = None
     usage: Usage = Field(default_factory=Usage)
+    #: Why the backend stopped: ``stop``, ``length`` (the token limit cut the reply), ... (``None``: not said).
+    finish_reason: str | None = None
     latency: float = 0.0
     cached: bool = False
     attempts: int = 0

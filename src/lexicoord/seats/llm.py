@@ -93,12 +93,13 @@ class LLMSeat(Seat):
             blame(exc, self.name)
             raise
         tokens = out.usage.completion_tokens
+        cut = out.finish_reason == "length"
         if not out.ok:
-            return Answer(failure=out.parse_error or "unparseable reply", raw=out.text, tokens=tokens)
+            return Answer(failure=out.parse_error or "unparseable reply", raw=out.text, tokens=tokens, truncated=cut)
         if request.choices is not None:
             value = {"choice": out.choice}
         elif request.answer_schema is None:
             value = {"text": out.text}
         else:
             value = out.parsed
-        return Answer(value=value, raw=out.text, tokens=tokens)
+        return Answer(value=value, raw=out.text, tokens=tokens, truncated=cut)

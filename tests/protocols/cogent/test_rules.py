@@ -131,9 +131,10 @@ async def test_private_only_coinage_never_shares(tmp_path) -> None:
     assert not [e for e in events if isinstance(e, TermsSharedEvent)]
     a_use, b_use = prompt_of(events, "A", 2), prompt_of(events, "B", 2)
     assert "eggleft = eggs left to sell" in a_use and "sellprice" not in a_use, "A's own lexicon only"
-    assert "B thinks.\n#### 17" in a_use and "[PART 2]" not in a_use, "B's public reply, not its coining pass"
+    assert "B thinks.\n#### 17" in a_use and "sellprice = price" not in a_use, "B's public reply, not its coining pass"
     assert "Consider or reuse at least one of the known terms." in a_use
-    assert "eggleft" not in b_use.split("The other agent's latest response:")[0], "B never sees A's lexicon"
+    assert "eggleft" not in b_use.split("The other agent's answer:")[0], "B never sees A's lexicon"
+    assert "NEW TERM" not in a_use + b_use, "a term declared in a public turn would be shared by its text"
     uses = {(e.agent, e.term, e.coiner) for e in events if isinstance(e, TermUsedEvent)}
     assert all(agent == coiner for agent, _, coiner in uses), "only an agent's own terms can be used"
 
@@ -190,3 +191,95 @@ async def test_uses_in_a_private_coining_pass_are_recorded_as_private(tmp_path) 
     assert {(e.agent, e.term, e.coiner, e.count, e.round) for e in private} == {("A", "eggleft", "A", 2, 2),
                                                                                 ("B", "sellprice", "B", 1, 2)}
     assert all(e.audience.agents == (e.agent,) for e in private), "a private use is its user's own"
+
+
+SAME = "[PART 1] The eggleft count is 9, so eggleft times 2 is 18.\n[PART 2]\neggleft = eggs left to sell"
+
+
+def lexicon_of(prompt: str) -> tuple[str, str]:
+    """A use prompt split into (the prompt without its lexicon block, the block)."""
+    start, end = prompt.index("KNOWN_TERMS (coined"), prompt.index("Check both answers")
+    return prompt[:start] + prompt[end:], prompt[start:end]
+
+
+async def test_cogent_and_vanilla_prompts_of_a_round_differ_by_the_lexicon_block_only(tmp_path) -> None:
+    """Every reply is the same text, so whatever differs between the two variants' calls is the protocol's."""
+    runs = {}
+    for variant in ("vanilla", "cogent"):
+        pool = ModelPool(cache=False)
+        pool.add(Model(ScriptedProvider("same", lambda messages, config: SAME)), "scripted/same")
+        lineup = [AgentSpec(name=n, model="scripted/same") for n in ("A", "B")]
+        runner = Runner(Store(str(tmp_path / f"{variant}.db")), CogentStudy(), models=pool, progress=False)
+        await runner.run("s", grid([ITEM], [lineup], settings=[{"variant": variant, "task": "gsm8k", "rounds": 3,
+                                                                "passes": 1, "coin_rounds": 2}]))
+        [(_, events)] = list(runner.store.iter_run_events("s"))
+        runs[variant] = events
+    for agent in ("A", "B"):
+        vanilla = [e.messages[-1].content for e in runs["vanilla"] if isinstance(e, ModelCallEvent) and e.agent == agent]
+        cogent = [e.messages[-1].content for e in runs["cogent"] if isinstance(e, ModelCallEvent) and e.agent == agent
+                  and stage(e.messages[-1].content) == "use"]
+        assert len(vanilla) == 4 and len(cogent) == 3, "round 0, then three debate (use) rounds"
+        for r, (van, cog) in enumerate(zip(vanilla[1:], cogent), start=1):
+            rest, block = lexicon_of(cog)
+            assert rest == van, f"{agent}, round {r}: the calls differ outside the lexicon block"
+            assert "Your previous answer:\n<<<YOURS\n" + SAME in van, "each agent sees its own latest response"
+            assert "<<<KNOWN_TERMS\n- eggleft = eggs left to sell (coined by A)\nKNOWN_TERMS>>>" in block
+            assert "Consider or reuse at least one of the known terms." in block and "NEW TERM:" in block
+
+
+def use_turns(declare: dict[str, str]) -> Any:
+    """Round-0 answers, then use turns where an agent declares a term as the use prompt invites."""
+    def reply(messages: Any, config: Any) -> str:
+        agent, kind = current_agent.get() or "?", stage(messages[-1].content)
+        if kind == "use" and agent in declare:
+            return f"{declare[agent]}\nSo the halfdozen trick gives 18.\n#### 18"
+        return f"{agent} thinks.\n#### 18"
+
+    return reply
+
+
+async def play_use(tmp_path, declare: dict[str, str], **settings: Any):
+    pool = ModelPool(cache=False)
+    pool.add(Model(ScriptedProvider("u", use_turns(declare))), "scripted/u")
+    lineup = [AgentSpec(name=n, model="scripted/u") for n in ("A", "B")]
+    runner = Runner(Store(str(tmp_path / "u.db")), CogentStudy(), models=pool, progress=False)
+    await runner.run("u", grid([ITEM], [lineup], settings=[{"task": "gsm8k", "rounds": 1, "passes": 0, **settings}]))
+    [(episode, events)] = list(runner.store.iter_run_events("u"))
+    assert episode.status == "done", episode.error
+    return episode.outcome, events
+
+
+@pytest.mark.parametrize("declared", ["NEW TERM: halfdozen = six eggs taken together",
+                                      "**New term:** halfdozen = six eggs taken together",
+                                      "- new term - halfdozen = six eggs taken together"])
+async def test_a_term_declared_in_a_use_turn_is_shared_before_the_next_agents_use(tmp_path, declared) -> None:
+    """Algorithm 1, lines 10-12: USE(A) updates L_A, then L_pub = L_A ∪ L_B, then USE(B)."""
+    outcome, events = await play_use(tmp_path, {"A": declared})
+    [candidate] = [e for e in events if isinstance(e, TermCandidateEvent)]
+    assert (candidate.agent, candidate.term, candidate.accepted, candidate.round) == ("A", "halfdozen", True, 1)
+    before, shared = [e for e in events if isinstance(e, TermsSharedEvent)]
+    assert before.terms == [], "line 9's share, with nothing coined yet (K = 0)"
+    b_use = prompt_of(events, "B", 1)
+    assert "- halfdozen = six eggs taken together (coined by A)" in b_use.split("KNOWN_TERMS (coined")[1]
+    assert "Consider or reuse at least one of the known terms." in b_use
+    order = [(type(e).__name__, e.terms if isinstance(e, TermsSharedEvent) else e.agent) for e in events
+             if isinstance(e, (TermsSharedEvent, ResponseEvent)) and e.round == 1]
+    assert order == [("TermsSharedEvent", []), ("ResponseEvent", "A"), ("TermsSharedEvent", ["halfdozen"]),
+                     ("ResponseEvent", "B")], "shared after A's use, before B's"
+    assert shared.terms == ["halfdozen"] and outcome["terms_accepted"] == 1
+
+
+async def test_use_turn_coinage_can_be_turned_off(tmp_path) -> None:
+    outcome, events = await play_use(tmp_path, {"A": "NEW TERM: halfdozen = six eggs taken together"},
+                                     use_coinage=False)
+    assert not [e for e in events if isinstance(e, TermCandidateEvent)]
+    assert all(e.terms == [] for e in events if isinstance(e, TermsSharedEvent))
+    assert "halfdozen = six" not in prompt_of(events, "B", 1).split("The other agent's answer:")[0]
+    assert "NEW TERM" not in prompt_of(events, "A", 1), "no invitation when a use turn's terms are not read"
+    assert outcome["terms_accepted"] == 0
+
+
+async def test_a_declared_term_must_be_used_and_new(tmp_path) -> None:
+    _, events = await play_use(tmp_path, {"A": "NEW TERM: eggzone = where eggs are", "B": "NEW TERM: ducks = birds"})
+    verdicts = {e.term: e.reason for e in events if isinstance(e, TermCandidateEvent)}
+    assert verdicts == {"eggzone": "not_used", "ducks": "task_word"}

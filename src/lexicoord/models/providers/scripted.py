@@ -4,7 +4,8 @@ A script is a list of replies (served in order), a callable of the
 conversation ``(messages, config) -> str | dict``, or a mapping from agent
 name to either; a mapping keeps concurrent agents from taking each other's
 replies. Running out is an error that says which agent asked for what.
-Usage is synthetic: whitespace-separated words counted as tokens.
+Usage is synthetic: whitespace-separated words counted as tokens, and a reply longer than the call's
+``max_tokens`` is cut there with ``finish_reason="length"``, as a backend cuts it.
 
 Specs: ``scripted/echo`` (repeats the last user message), ``scripted/first``
 (the first of the offered choices, or of each enum in a JSON schema), ``scripted/random`` (a choice, or a value
@@ -138,11 +139,15 @@ class ScriptedProvider(Provider):
             reply = self._pick()(messages, config)
         text = reply if isinstance(reply, str) else json.dumps(reply)
         prompt_words = sum(len(m.content.split()) for m in messages)
+        words = text.split()
+        cut = config.max_tokens is not None and len(words) > config.max_tokens
+        if cut:  # as a backend does at the limit: the first max_tokens "tokens", and finish_reason "length"
+            text = " ".join(words[: config.max_tokens])
         return ProviderResponse(
             text=text,
             usage=Usage(prompt_tokens=prompt_words, completion_tokens=len(text.split())),
             model=self.spec,
-            finish_reason="stop",
+            finish_reason="length" if cut else "stop",
         )
 
 

@@ -8,8 +8,11 @@
   *Coin* (only while r <= R_c): each agent makes K passes over its own latest response (``P_judge`` header
   and ``P_name``: [PART 1] compact reasoning, [PART 2] ``term = definition``), every candidate judged by the
   lexicon layer and the accepted ones added to the agent's private lexicon; *Share*: the board becomes
-  L_A ∪ L_B; *Use*: A answers seeing B's latest (coined) response and the KNOWN_TERMS block, then B seeing
-  A's fresh answer and the block; when terms exist the prompt asks that one be considered or reused.
+  L_A ∪ L_B; *Use*: A answers, then B, each with what VANILLA's call of the round carries (the task, its own
+  latest response, the other's: B's latest coined response for A, A's fresh answer for B) plus the lexicon
+  block (KNOWN_TERMS; when terms exist, the line asking that one be considered or reused; the invitation to
+  declare a new term). Terms declared in a use turn join the agent's lexicon, and A's are shared before B's
+  use (Algorithm 1, lines 10-12; ``use_coinage=False`` turns this off).
 - **FINALIZE** (Appendix B): one prediction from each agent's latest debate response only. Equal and valid:
   that answer; one valid: that one; two valid and different: the tie rule (default: B, the later speaker,
   who saw A's answer), recorded as a tie. No valid prediction: no answer, which is wrong.
@@ -43,7 +46,8 @@ from lexicoord.core.events import Event, event_type
 from lexicoord.core.protocol import Protocol
 from lexicoord.core.seat import Request, Seat
 from lexicoord.errors import ConfigError
-from lexicoord.lexicon import Board, Provenance, find_uses, judge_turn, read_turn
+from lexicoord.lexicon import Board, Provenance, Turn, find_uses, judge_turn, read_declared_terms, read_turn
+from lexicoord.lexicon.coining import NEW_TERM
 from lexicoord.lexicon.events import candidate_events, use_events
 from lexicoord.prompting import fence, render_prompt
 from lexicoord.tasks.benchmarks import BENCHMARKS, Benchmark
@@ -84,6 +88,9 @@ class CogentSettings(BaseModel):
     tie: Literal["later", "earlier", "none"] = "later"
     temperature: float = Field(default=0.7, ge=0, le=2)
     max_tokens: int = Field(default=512, ge=16, le=8192)
+    #: Algorithm 1, lines 10-12: a use turn may declare terms, which join its agent's lexicon (and A's are
+    #: shared before B's use). Off: the use prompt does not invite them and a use turn's definitions are not read.
+    use_coinage: bool = True
 
 
 @event_type
@@ -101,6 +108,8 @@ class ResponseEvent(Event):
     tokens: int | None = None
     #: Why the reply could not be read (its raw text is ``text``), when it could not.
     failure: str | None = None
+    #: The backend stopped the reply at the token limit (``max_tokens``): its text is cut short.
+    truncated: bool = False
 
     def line(self) -> str:
         said = " ".join(self.text.split())
@@ -144,6 +153,25 @@ def finalize(a: str | None, b: str | None, task: Benchmark, tie: str) -> tuple[s
     return None, "none"
 
 
+REUSE_LINE = "Consider or reuse at least one of the known terms."
+COIN_LINE = (f"You may also coin a new term: write it on its own line as \"{NEW_TERM}: term = brief definition\" "
+             "and use it in your reasoning.")
+
+
+def debate_prompt(r: int, question: str, own: str, other: str, answer_format: str, lexicon: str = "") -> str:
+    """The call of a debate round: VANILLA's as it is, COGENT's with its lexicon block, and nothing else apart."""
+    return render_prompt("cogent_debate", round=str(r), task=question, own=fence(own, "YOURS"),
+                         other=fence(other, "OTHER"), lexicon=lexicon, answer_format=answer_format)
+
+
+def lexicon_block(known: str, reuse: bool, coin: bool) -> str:
+    """The KNOWN_TERMS block of a use call with its optional lines; a line its placeholder left empty is dropped,
+    so the block is exactly what differs from VANILLA's call."""
+    text = render_prompt("cogent_lexicon", known=known, reuse=REUSE_LINE if reuse else "",
+                         coin=COIN_LINE if coin else "")
+    return "".join(line + "\n" for line in text.splitlines() if line.strip())
+
+
 def _text(answer: Any) -> str:
     return str(answer.value.get("text", "")) if answer.ok and answer.value else (answer.raw or "")
 
@@ -178,9 +206,7 @@ class CogentStudy(Protocol):
             for r in range(1, rounds + 1):
                 ctx.recorder.round, ctx.recorder.phase = r, "debate"
                 for seat, other in ((a, b), (b, a)):
-                    prompt = render_prompt("cogent_debate", round=str(r), task=question,
-                                           own=fence(latest[seat.name], "YOURS"),
-                                           other=fence(latest[other.name], "OTHER"), answer_format=task.answer_format)
+                    prompt = debate_prompt(r, question, latest[seat.name], latest[other.name], task.answer_format)
                     latest[seat.name] = await game.say(seat, "debate", prompt)
         else:
             rounds = settings.rounds
@@ -210,7 +236,7 @@ class _Game:
         prediction = None if stage == "coin" else self.task.extract(text)
         self.ctx.emit(ResponseEvent(agent=seat.name, stage=stage, text=text, prediction=prediction,
                                     coin_pass=coin_pass, words=len(text.split()), tokens=answer.tokens,
-                                    failure=answer.failure, audience=audience))
+                                    failure=answer.failure, truncated=answer.truncated, audience=audience))
         return text
 
     def block(self, viewer: Any, channel: Channel) -> str:
@@ -219,6 +245,8 @@ class _Game:
     async def cogent(self, a: Seat, b: Seat, latest: dict[str, str], channel: Channel) -> None:
         ctx, s = self.ctx, self.settings
         public = dict(latest)  # each agent's latest reply that everyone saw (round 0, then its use replies)
+        # A use turn is public, so a term declared in it is shared by its text: only where the channel shares.
+        coin_in_use = s.use_coinage and channel.share
         for r in range(1, s.rounds + 1):
             ctx.recorder.round = r
             if r <= s.coin_rounds:  # Coin: K private passes per agent over its own latest response
@@ -229,19 +257,20 @@ class _Game:
             if channel.share:  # Share: L_pub = L_A ∪ L_B
                 ctx.recorder.phase = "share"
                 ctx.emit(self.board.share([a.name, b.name]))
-            # Use: A sees B's latest (coined) response; B sees A's fresh answer
+            # Use: A sees B's latest (coined) response; B sees A's fresh answer; each its own latest
             ctx.recorder.phase = "use"
             for seat, other in ((a, b), (b, a)):
                 viewer = ctx.viewer(seat.name)
                 known = self.board.visible(viewer)
-                reuse = "Consider or reuse at least one of the known terms." if known and channel.force_reuse else ""
                 shown = latest[other.name] if channel.share else public[other.name]
-                prompt = render_prompt("cogent_use", round=str(r), task=self.question,
-                                       known=self.block(viewer, channel), other=fence(shown, "OTHER"), reuse=reuse,
-                                       answer_format=self.task.answer_format)
-                latest[seat.name] = public[seat.name] = await self.say(seat, "use", prompt)
-                for event in use_events(find_uses(latest[seat.name], known), seat.name, EVERYONE):
+                lexicon = lexicon_block(self.block(viewer, channel), reuse=bool(known) and channel.force_reuse,
+                                        coin=coin_in_use)
+                prompt = debate_prompt(r, self.question, latest[seat.name], shown, self.task.answer_format, lexicon)
+                text = latest[seat.name] = public[seat.name] = await self.say(seat, "use", prompt)
+                for event in use_events(find_uses(text, known), seat.name, EVERYONE):
                     ctx.emit(event)
+                if coin_in_use and self.judge(seat, read_declared_terms(text), r, None):
+                    ctx.emit(self.board.share([a.name, b.name]))  # Algorithm 1, line 11: L_pub = L_A ∪ L_B
 
     async def coin(self, seat: Seat, latest: str, r: int, k: int, channel: Channel) -> str:
         viewer = self.ctx.viewer(seat.name)
@@ -257,19 +286,26 @@ class _Game:
         # Known terms used in the private reasoning are uses too, seen by the coiner only.
         for used in use_events(find_uses(turn.part1 or text, self.board.visible(viewer)), seat.name, private):
             self.ctx.emit(used)
-        judged = judge_turn(turn, coiner=seat.name, board=self.board, viewer=viewer,
+        self.judge(seat, turn, r, k)
+        # Log-only: the next pass re-reads the reasoning without its definitions, which are never shown.
+        return text if channel.show or not turn.part1 else turn.part1
+
+    def judge(self, seat: Seat, turn: Turn, r: int, k: int | None) -> int:
+        """Judge a turn's candidates; the accepted ones join the coiner's private lexicon until a share (the
+        verdicts stay the coiner's, as in a coining pass). Returns how many were accepted."""
+        judged = judge_turn(turn, coiner=seat.name, board=self.board, viewer=self.ctx.viewer(seat.name),
                             task_text=self.task.render(self.ctx.item))
         self.proposed[seat.name] = self.proposed.get(seat.name, 0) + len(judged)
         for c in judged:
             if c.accepted:
                 self.board.coin(c.term, c.definition, Provenance(agent=seat.name, round=r, coin_pass=k,
                                                                  episode=self.ctx.spec.key))
-        self.accepted += sum(c.accepted for c in judged)
-        self.rejected += sum(not c.accepted for c in judged)
+        accepted = sum(c.accepted for c in judged)
+        self.accepted += accepted
+        self.rejected += len(judged) - accepted
         for event in candidate_events(judged, seat.name, coin_pass=k):
             self.ctx.emit(event)
-        # Log-only: the next pass re-reads the reasoning without its definitions, which are never shown.
-        return text if channel.show or not turn.part1 else turn.part1
+        return accepted
 
     def outcome(self, answer: str | None, predictions: dict[str, str | None], rule: Rule, rounds: int) -> CogentOutcome:
         gold = str(self.ctx.item["answer"])
