@@ -165,3 +165,26 @@ def test_a_run_on_an_endpoint_that_answers_garbage_ends_with_warnings(tmp_path) 
     single = next(c for c in stats["cells"] if c["variant"] == "single")
     assert (single["invalid"], single["n"], single["replies"], single["cut"], single["tok"]) == (2, 2, 2, 2, 64)
     assert "answers invalid" in report.stdout and "answers invalid" in (tmp_path / "r" / "report.html").read_text()
+
+
+def test_another_run_name_replays_cached_replies_and_another_seed_draws_fresh_ones_on_the_same_items(tmp_path) -> None:
+    data = tmp_path / "folio.jsonl"
+    data.write_text("".join(json.dumps(row) + "\n" for row in FOLIO), encoding="utf-8")
+    db = str(tmp_path / "s.db")
+
+    def run(name: str, *extra: str) -> tuple[list[str], list[str], list[bool]]:
+        lexicoord("cogent", "run", "--task", "folio", "--data", str(data), "-m", "scripted/random", "--items", "2",
+                  "--variant", "single", "--run", name, "--db", db, *extra)
+        lines = [json.loads(x) for x in lexicoord("runs", "export", name, "--db", db).stdout.splitlines()]
+        episodes = sorted((x for x in lines if x.get("record") == "episode"), key=lambda e: e["item_id"])
+        calls = [x for x in lines if x.get("record") == "event" and x["type"] == "model_call"]
+        return [e["item_id"] for e in episodes], [c["text"] for c in calls], [c["cached"] for c in calls]
+
+    items, texts, cached = run("first")
+    assert len(items) == 2 and len(texts) == 2 and not any(cached)
+    same_items, same_texts, same_cached = run("second")
+    assert (same_items, sorted(same_texts)) == (items, sorted(texts)) and all(same_cached), \
+        "same settings and seed under another name: the cached replies"
+    fresh_items, fresh_texts, fresh_cached = run("fresh", "--seed", "1", "--slice-seed", "0")
+    assert fresh_items == items, "the slice is the first run's"
+    assert not any(fresh_cached) and set(fresh_texts).isdisjoint(texts), "new seat seeds: fresh samples"

@@ -85,9 +85,16 @@ def run(
     passes: Annotated[int, typer.Option("-K", "--passes", min=0, max=5, help="Coining passes K.")] = 2,
     coin_rounds: Annotated[int, typer.Option("--coin-rounds", min=0, max=10, help="Coining-active rounds R_c.")] = 2,
     tie: Annotated[str, typer.Option(help="Two valid, different answers: later (B), earlier (A) or none.")] = "later",
+    use_coinage: Annotated[bool, typer.Option(
+        "--use-coinage/--no-use-coinage",
+        help="Terms declared in a use turn join the lexicon, A's shared before B's use (Algorithm 1, lines "
+             "10-12); off: coining passes only.")] = True,
     temperature: Annotated[float, typer.Option(min=0.0, max=2.0)] = 0.7,
     max_tokens: Annotated[int, typer.Option(min=16, max=8192)] = 512,
-    seed: Annotated[int, typer.Option(help="Seed of the slice and of the run.")] = 0,
+    seed: Annotated[int, typer.Option(help="Seed of the run (each seat's sampling seed derives from it and the "
+                                            "episode) and, unless --slice-seed is given, of the slice.")] = 0,
+    slice_seed: Annotated[int | None, typer.Option(help="Seed of the slice only (default: --seed), so that another "
+                                                       "--seed draws fresh samples on the same items.")] = None,
     concurrency: Annotated[int, typer.Option(min=1, max=256)] = 4,
     run_name: RunNameOption = None,
     db: DbOption = None,
@@ -106,16 +113,18 @@ def run(
         raise ConfigError("COGENT has two agents: give at most two --model (A's, then B's).")
     try:
         settings = CogentSettings.model_validate({"task": task, "rounds": rounds, "passes": passes, "tie": tie,
+                                                  "use_coinage": use_coinage,
                                                   "coin_rounds": coin_rounds, "temperature": temperature,
                                                   "max_tokens": max_tokens})
     except ValidationError as exc:
         raise ConfigError(f"Bad settings: {validation_reason(exc)}.") from None
-    episodes = episodes_for(task, data, items, seed, variants, models, settings)
+    episodes = episodes_for(task, data, items, seed if slice_seed is None else slice_seed, variants, models, settings)
     pool = ModelPool(cache=cache_setting(no_cache), **parse_options(option))
     runner = Runner(Store(db), CogentStudy(), models=pool, concurrency=concurrency, seed=seed)
     run_id = run_name or f"cogent-{task}-{dt.datetime.now():%Y%m%d-%H%M%S}"
     config = {"task": task, "data": str(data), "items": len(episodes) // len(variants), "variants": variants,
-              "models": models, "settings": settings.model_dump(exclude={"variant", "task"})}
+              "models": models, "settings": settings.model_dump(exclude={"variant", "task"}),
+              **({"slice_seed": slice_seed} if slice_seed is not None else {})}
     try:
         run_campaign(runner, run_id, episodes, config)
     except typer.Exit:  # a run with failed episodes still says what its finished ones look like
