@@ -28,7 +28,7 @@ from lexicoord.models.providers.scripted import ScriptedProvider
 from lexicoord.protocols.werewolf.state import deal
 from lexicoord.runs.store import Store
 from lexicoord.tasks.ambiguous import builtin_items
-from lexicoord.web.adapters.werewolf import WerewolfRoomSettings, game_item
+from lexicoord.web.adapters.werewolf import WerewolfRoomSettings, room_game_item
 from lexicoord.web.app import create_app
 from lexicoord.web.services import Services
 
@@ -62,7 +62,7 @@ def seed_dealing(want: dict[str, str], rules: dict[str, Any] = RULES, people: li
     counts = {"werewolf": counts["wolves"], "seer": counts["seers"], "witch": counts["witches"],
               "guard": counts["guards"]}
     for seed in range(2000):
-        roles = deal([*people, *agents], counts, random.Random(game_item(seed, 1)["seed"]))
+        roles = deal([*people, *agents], counts, random.Random(room_game_item(seed, 1)["seed"]))
         if all(roles[p] == r for p, r in want.items()):
             return seed, roles
     raise AssertionError("no seed deals these roles")

@@ -34,6 +34,7 @@ from lexicoord.errors import ConfigError
 from lexicoord.models.pool import ModelPool
 from lexicoord.protocols.werewolf import WerewolfGame, WerewolfSettings
 from lexicoord.protocols.werewolf.rules import check_table
+from lexicoord.protocols.werewolf.state import game_item
 from lexicoord.runs.grid import grid
 from lexicoord.runs.names import report_folder
 from lexicoord.runs.runner import Runner
@@ -69,7 +70,7 @@ def settings_from(rules: list[str] | None, **fixed: Any) -> WerewolfSettings:
 
 def game_items(games: int, seed: int) -> list[dict[str, Any]]:
     """One item per game with its own seed: a pair of conditions plays the same deal."""
-    return [{"id": f"game-{i + 1}", "seed": seed * 100_003 + i} for i in range(games)]
+    return [game_item(seed, i) for i in range(games)]
 
 
 RuleOption = Annotated[list[str] | None, typer.Option("--rule", help=f"A rule flag, name=value ({RULES}).")]

@@ -2,7 +2,11 @@
 
 Room states are snapshots, so a connection keeps only the newest one not yet
 sent: a client that falls behind skips to the present instead of queueing
-stale states. Other messages (errors, statistics) queue, up to a bound.
+stale states. A state equal to the one the page already has is not sent: a
+page gets a frame only when its own projection changed, so the number and
+timing of its frames tell nothing of moves it may not see (a villager's page
+is as quiet through the witch's night as through an empty one). Other
+messages (errors, statistics) queue, up to a bound.
 """
 
 from __future__ import annotations
@@ -20,14 +24,20 @@ class Connection:
     def __init__(self, ws: WebSocket) -> None:
         self.ws = ws
         self._state: str | None = None
+        #: The last state handed to the socket: what the page shows now.
+        self._shown: str | None = None
         self._queue: deque[str] = deque(maxlen=MAX_QUEUED)
         self._wake = asyncio.Event()
         self._closed = False
         self.sender = asyncio.create_task(self._send_loop())
 
     def send_state(self, text: str) -> None:
-        self._state = text
-        self._wake.set()
+        if text == self._shown:  # back to what the page shows: whatever was pending need not go
+            self._state = None
+            return
+        if text != self._state:
+            self._state = text
+            self._wake.set()
 
     def send(self, text: str) -> None:
         self._queue.append(text)
@@ -42,6 +52,7 @@ class Connection:
                     await self.ws.send_text(self._queue.popleft())
                 if self._state is not None:
                     text, self._state = self._state, None
+                    self._shown = text
                     await self.ws.send_text(text)
         except Exception:  # the socket closed under us: the receive side ends the connection
             self._closed = True

@@ -8,6 +8,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 WOLF, SEER, WITCH, GUARD, VILLAGER = "werewolf", "seer", "witch", "guard", "villager"
 ROLES = (WOLF, SEER, WITCH, GUARD, VILLAGER)
@@ -19,6 +20,12 @@ def deal(players: list[str], counts: dict[str, int], rng: random.Random) -> dict
     pool = specials + [VILLAGER] * (len(players) - len(specials))
     rng.shuffle(pool)
     return dict(zip(players, pool))
+
+
+def game_item(seed: int, index: int) -> dict[str, Any]:
+    """Game ``index`` (0 for the first) of a series with base ``seed``: the one rule by which a campaign and a
+    room with the same seed deal the same games. The deal and every tie-break follow from the item's seed."""
+    return {"id": f"game-{index + 1}", "seed": seed * 100_003 + index}
 
 
 @dataclass

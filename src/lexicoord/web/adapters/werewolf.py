@@ -22,6 +22,7 @@ prompt's text. Who is moving is shown to the audience of the event that move wil
 from __future__ import annotations
 
 import asyncio
+import secrets
 from pathlib import Path
 from typing import Any, Literal
 
@@ -33,6 +34,7 @@ from lexicoord.core.spec import EpisodeSpec
 from lexicoord.errors import ConfigError
 from lexicoord.protocols.werewolf import WerewolfGame, WerewolfSettings
 from lexicoord.protocols.werewolf.rules import check_table
+from lexicoord.protocols.werewolf.state import game_item
 from lexicoord.runs.records import EpisodeRecord
 from lexicoord.web.adapters.base import AdapterError, CurrentGame, GameState, RoomAdapter
 from lexicoord.web.adapters.werewolf_history import WerewolfRecord, history_csv, load_record
@@ -66,6 +68,10 @@ class WerewolfRoomSettings(RoomSettings):
     witch_self_save: bool = Field(default=False, description="The witch may save herself")
     guard_repeat: bool = Field(default=False, description="The guard may protect the same player two nights running")
     max_tokens: int = Field(default=160, ge=32, le=400, description="Tokens an agent's speech may take")
+    #: None (what the start page sends): every game's deal comes from a fresh secret seed (``secrets``), so no
+    #: deal can be foreseen from another. A number: game n deals as ``werewolf run --seed N`` deals its game n
+    #: (for tests and designs that fix the deals; anyone who knows the number knows the deals).
+    seed: int | None = Field(default=None, ge=0)  # type: ignore[assignment]
 
     def game_settings(self) -> dict[str, Any]:
         """The protocol's settings, as stored with each game (and read by ``lexicoord report``)."""
@@ -73,9 +79,12 @@ class WerewolfRoomSettings(RoomSettings):
         return WerewolfSettings(**rules).model_dump()
 
 
-def game_item(seed: int, number: int) -> dict[str, Any]:
-    """Game ``number`` of a room with ``seed``: the deal and the tie-breaks follow from its own seed."""
-    return {"id": f"game-{number}", "seed": seed * 100_003 + number}
+def room_game_item(seed: int | None, number: int) -> dict[str, Any]:
+    """Game ``number`` (from 1) of a room: with the room's seed, by the rule campaigns use; without one, from a
+    secret seed drawn now, which the saved game keeps (for a replay) and nobody is sent before the game ends."""
+    if seed is not None:
+        return game_item(seed, number - 1)
+    return {"id": f"game-{number}", "seed": secrets.randbelow(2**62)}
 
 
 class WerewolfState(GameState):
@@ -131,9 +140,9 @@ class WerewolfRoom(RoomAdapter):
             raise AdapterError("bad_table", f"{exc} Invite people, add agents or change the roles.") from None
         self.state.games += 1
         number = self.state.games
-        spec = EpisodeSpec(item_id=f"game-{number}", item=game_item(self.settings.seed, number),
+        spec = EpisodeSpec(item_id=f"game-{number}", item=room_game_item(self.settings.seed, number),
                            settings=self.settings.game_settings(), lineup=lineup, repetition=number)
-        self.state.current = CurrentGame(number=number, spec=spec, seed=spec.seed(self.settings.seed))
+        self.state.current = CurrentGame(number=number, spec=spec, seed=spec.seed(self.settings.seed or 0))
         self.state.phase = "playing"
         self.room.notice = None
         await self.room.save()
@@ -277,11 +286,13 @@ class WerewolfRoom(RoomAdapter):
         return record.stats(None)
 
     async def export_json(self) -> dict[str, Any]:
+        # The room's seed would tell the deal of the game in play: finished games carry their own in the history.
         return {"room": {"code": self.room.code, "run": self.room.run_id, "protocol": self.protocol,
-                         "settings": self.settings.model_dump(mode="json")}, **(await self._all())}
+                         "settings": self.settings.model_dump(mode="json", exclude={"seed"})},
+                **(await self._all())}
 
     async def export_csv(self) -> str:
         return history_csv((await self._all())["history"])
 
 
-__all__ = ["WerewolfRoom", "WerewolfRoomSettings", "game_item"]
+__all__ = ["WerewolfRoom", "WerewolfRoomSettings", "room_game_item"]

@@ -17,7 +17,8 @@ PAGE_HISTORY = 50
 
 def game_history(episode: EpisodeRecord) -> dict[str, Any]:
     outcome = episode.outcome or {}
-    return {"number": episode.repetition, "status": episode.status, "error": episode.error,
+    return {"number": episode.repetition, "seed": (episode.spec.get("item") or {}).get("seed"),
+            "status": episode.status, "error": episode.error,
             "winner": outcome.get("winner"), "days": outcome.get("days"), "condition": outcome.get("condition"),
             "roles": outcome.get("roles", {}), "deaths": outcome.get("deaths", []),
             "survivors": outcome.get("survivors", []), "invalid_actions": outcome.get("invalid_actions", 0),
