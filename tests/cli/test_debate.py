@@ -57,6 +57,26 @@ def test_a_users_own_instructions_and_one_condition(tmp_path) -> None:
     assert "A kitchen with a red cup and a blue cup." in call["messages"][-1]["content"]
 
 
+def test_a_judge_at_a_closed_port_is_reported_as_failed_in_the_terminal_and_the_files(tmp_path) -> None:
+    from tests.conftest import free_port
+
+    db = str(tmp_path / "j.db")
+    env = {"OPENAI_COMPATIBLE_BASE_URL": f"http://127.0.0.1:{free_port()}/v1"}  # nothing listens there
+    lexicoord("debate", "run", "-m", "scripted/random", "-n", "1", "--condition", "single", "--judge",
+              "openai-compatible/judge", "-o", "max_retries=0", "--run", "jr", "--db", db, env=env)
+    out = tmp_path / "rep"
+    shown = lexicoord("report", "jr", "--out", str(out), "--db", db).stdout
+    judge = json.loads((out / "stats.json").read_text())["judge"]
+    assert judge["asked"] > 0 and judge["failed"] == judge["asked"] and judge["judged"] == 0
+    assert f"{judge['asked']} of {judge['asked']} questions" in shown and "Cannot reach" in shown
+    assert "not used" not in shown
+    page = (out / "report.html").read_text()
+    transcripts = page.split("<h2>Transcripts</h2>")[1]
+    assert transcripts.count("the judge failed") == judge["asked"] and "does not ask about it" not in page
+    transcript = lexicoord("runs", "show", "jr", "--transcript", "--db", db).stdout
+    assert transcript.count("the judge failed (Cannot reach") == judge["asked"]
+
+
 def test_bad_input_is_a_clear_error(tmp_path) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": "x", "instruction": "Go.", "ambiguous": "perhaps"}\nnot json\n')

@@ -101,3 +101,75 @@ def test_the_verdict_is_read_before_the_question() -> None:
     assert question_kind(it, "clear", "") == "none" and rule_success(it, "clear", "") is False
     assert question_kind(it, None, "How many?") == "none", "an unreadable verdict is no question"
     assert classify("", it["slot"]) == "none"
+
+
+def generated(instruction: str) -> dict:
+    """The generated ambiguous instruction with exactly this text (seed 0, 20 pairs per type)."""
+    [it] = [i for i in AMBIGUOUS if i["instruction"] == instruction]
+    return it
+
+
+def own(instruction: str, name: str, vague: str, cues: list[str]) -> dict:
+    return {"ambiguous": True, "instruction": instruction,
+            "slot": {"name": name, "vague": vague, "ask_about": "the vague part", "cues": cues}}
+
+
+# Questions about the object the instruction names precisely as its reference ("the green bowl", "a red block")
+# ask nothing about the vague slot, whatever cue words they hold ("where", "how many", a colour, "bowl or block");
+# the same slot asked about beside the reference still counts.
+REFERENCE_TRAPS = [
+    # quantity: "several" is vague; "the green bowl" is named precisely
+    ("Put several red blocks to the left of the green bowl.", "Which green bowl?", "none"),
+    ("Put several red blocks to the left of the green bowl.", "To the left of the green bowl, right?", "none"),
+    ("Put several red blocks to the left of the green bowl.", "How many green bowls are there?", "none"),
+    ("Put several red blocks to the left of the green bowl.", "Is there just one green bowl?", "none"),
+    ("Put several red blocks to the left of the green bowl.", "Which green bowl? There's only one, right?", "none"),
+    ("Put several red blocks to the left of the green bowl.", "Where is the green bowl?", "none"),
+    ("Put several red blocks to the left of the green bowl.", "How many red blocks, and where is the green bowl?",
+     "slot"),
+    ("Put several red blocks to the left of the green bowl.",
+     "How many red blocks should go to the left of the green bowl?", "slot"),
+    ("Put several red blocks to the left of the green bowl.",
+     "Do you want all three red blocks left of the green bowl, or just two?", "slot"),
+    # the issue's own example, as a user would write the line
+    (None, "Which green bowl?", "none"),
+    (None, "Into the green bowl, right?", "none"),
+    (None, "Where’s the green bowl?", "none"),
+    (None, "How many of the red blocks go in the green bowl?", "slot"),
+    # noun: "item" is vague (a red block or the red bowl); "the green bowl" / "a green block" is the reference
+    ("Put one red item behind the green bowl.", "Should it go behind the green bowl or the green block?", "none"),
+    ("Put one red item behind the green bowl.", "Do you mean the green bowl?", "none"),
+    ("Put one red item behind the green bowl.", "Is the red item a block, or the red bowl?", "slot"),
+    ("Set one yellow article to the left of a green block.", "Do you mean the green bowl or a green block?", "none"),
+    ("Set one yellow article to the left of a green block.", "A yellow block or the yellow bowl?", "slot"),
+    # colour: "amber" is vague; the bowls' colours describe bowls, not the block
+    ("Move one amber block on the red bowl.", "Do you mean the red bowl?", "none"),
+    ("Move one amber block on the red bowl.", "On the red bowl, right?", "none"),
+    ("Move one amber block on the red bowl.", "Is it the red bowl or the green bowl?", "none"),
+    ("Move one cherry-colored block in front of the yellow bowl.", "Do you mean the yellow bowl?", "none"),
+    ("Move one amber block on the red bowl.", "Is amber yellow or orange here?", "slot"),
+    ("Move one amber block on the red bowl.", "Do you mean a yellow block, to put on the red bowl?", "slot"),
+    # relation: "near" / "lateral to" is vague; where the reference itself stands is not where the blocks go
+    ("Put three red blocks near the yellow bowl.", "Where is the yellow bowl?", "none"),
+    ("Put three red blocks near the yellow bowl.", "WHERE'S THE YELLOW BOWL??", "none"),
+    ("Put three red blocks near the yellow bowl.", "Which side of the table is the yellow bowl on?", "none"),
+    ("Put three red blocks near the yellow bowl.", "Is the yellow bowl on the left or the right?", "none"),
+    ("Place all the red blocks near a green block.", "Where are the green blocks?", "none"),
+    ("Put three red blocks near the yellow bowl.", "Where is the yellow bowl, and which side of it should they go?",
+     "slot"),
+    ("Put three red blocks near the yellow bowl.", "How close to the yellow bowl should they be?", "slot"),
+    ("Place one red block lateral to the yellow bowl.", "Left or right of the yellow bowl?", "slot"),
+    # a user's own slot, scored by its cues: "blue" is a cue for the cup, not for the blue table it goes to
+    ("Bring the cup to the blue table.", "Which blue table?", "none"),
+    ("Bring the cup to the blue table.", "Is the blue table the one by the window?", "none"),
+    ("Bring the cup to the blue table.", "The red cup or the blue one?", "slot"),
+]
+ISSUE_ITEM = own("Put a few red blocks in the green bowl.", "quantity", "a few", ["how many", "number of"])
+CUP_ITEM = own("Bring the cup to the blue table.", "object", "the cup", ["which cup", "red", "blue"])
+
+
+@pytest.mark.parametrize("instruction, question, expected", REFERENCE_TRAPS)
+def test_a_question_about_the_precisely_named_reference_is_not_about_the_slot(instruction, question, expected) -> None:
+    it = ISSUE_ITEM if instruction is None else CUP_ITEM if "cup" in instruction else generated(instruction)
+    assert kind(it, question) == expected, (it["instruction"], question)
+    assert rule_success(it, "ambiguous", question) is (expected == "slot")

@@ -20,8 +20,11 @@ denominator (:class:`Share`).
 
 An LLM judge, when the run had one, gives a second opinion on the right-slot
 measure; its agreement with the rule is reported (share and Cohen's kappa, which
-is undefined when chance agreement is 1). The rule is re-applied at report time,
-so improving it needs no re-run.
+is undefined when chance agreement is 1) over the questions it answered. A judge
+that was asked and gave no verdict (unreachable, or a reply neither yes nor no)
+is counted as failed, "k of n questions", and is in no rate: a failure is not a
+"no". A run whose judge failed throughout still had a judge. The rule is
+re-applied at report time, so improving it needs no re-run.
 
 Table 2 times episodes, so it leaves out every episode one of whose model calls was
 answered from the reply cache (a cached reply takes no time), and the report prints
@@ -88,7 +91,14 @@ class Episode(BaseModel):
     asks: str | None = None
     #: The stricter measure: on an ambiguous instruction, a right-slot question; on a twin, ``clear``.
     rule: bool | None
+    #: The judge's verdict on the final question (``None``: not asked, or it failed; see ``judge_failure``).
     judge: bool | None
+    #: The judge the run was configured with, whether or not this episode gave it anything to judge.
+    judge_model: str | None = None
+    #: Whether the judge was asked about this episode's final question.
+    judge_asked: bool = False
+    #: Why the judge gave no verdict when it was asked (unreachable, unreadable).
+    judge_failure: str | None = None
     #: The paper's success: detection on an ambiguous instruction, ``clear`` on a twin.
     success: bool | None
     false_alarm: bool | None
@@ -121,6 +131,7 @@ def episodes_from(rows: Iterable[tuple[EpisodeRecord, list[Event]]]) -> list[Epi
         condition, model, verdict, question = o.condition, o.config_model, o.verdict, o.question
         rule = TASK.score(item, o)  # the stricter measure; an error is never a success
         judge = o.judge.asks_slot if o.judge else None
+        judge_failure = _judge_failure(o, events)
         ambiguous = bool(item.get("ambiguous"))
         # The judge scores the episode; its call is not part of the debate's time.
         calls = [e for e in events if isinstance(e, ModelCallEvent) and e.agent != "judge"]
@@ -133,7 +144,8 @@ def episodes_from(rows: Iterable[tuple[EpisodeRecord, list[Event]]]) -> list[Epi
             termination=o.termination, consensus=o.consensus if condition == "debate" else None,
             rounds=o.rounds, verdict=verdict, question=question,
             detected=detected, asks=question_kind(item, verdict if o.termination != "error" else None, question),
-            rule=rule, judge=judge,
+            rule=rule, judge=judge, judge_model=(record.spec.get("settings") or {}).get("judge") or None,
+            judge_asked=o.judge is not None, judge_failure=judge_failure,
             success=detected if ambiguous else (verdict == "clear" and o.termination != "error"),
             false_alarm=None if ambiguous else (verdict == "ambiguous" and o.termination != "error"),
             wall_time=max(0.0, (record.finished_at or 0) - (record.started_at or 0) - judging),
@@ -141,6 +153,15 @@ def episodes_from(rows: Iterable[tuple[EpisodeRecord, list[Event]]]) -> list[Epi
             error=o.error, moves=[_move(e) for e in events if e.type in ("proposal", "feedback", "judge")],
         ))
     return _unique_labels(out)
+
+
+def _judge_failure(o: AmbiguityOutcome, events: list[Event]) -> str | None:
+    """Why an asked judge gave no verdict: the outcome's reason, else its event's (runs stored before the
+    outcome kept it), else "no verdict"."""
+    if o.judge is None or o.judge.asks_slot is not None:
+        return None
+    from_event = next((str(getattr(e, "failure", "") or "") for e in events if e.type == "judge"), "")
+    return o.judge.failure or from_event or "no verdict"
 
 
 def failed_by_config(rows: Iterable[tuple[EpisodeRecord, list[Event]]]) -> Counter[tuple[str, bool]]:
@@ -216,8 +237,17 @@ class ConfigStats(BaseModel):
 
 
 class Agreement(BaseModel):
-    """The judge against the rule on the right-slot measure, over answers both judged."""
+    """The run's LLM judge: how often it was asked and failed, and its agreement with the rule on the
+    right-slot measure over the answers both gave (a failed question is in no rate)."""
 
+    #: The judge model(s) the run was configured with.
+    models: list[str] = Field(default_factory=list)
+    #: Final questions of ambiguous instructions sent to the judge.
+    asked: int = 0
+    #: Of those, the ones it gave no verdict on (unreachable, unreadable).
+    failed: int = 0
+    #: The distinct reasons it failed, most frequent first (a few).
+    failures: list[str] = Field(default_factory=list)
     judged: int
     agree: Share
     kappa: float | None
@@ -291,16 +321,24 @@ def _config_stats(eps: list[Episode], types: list[str], failed: Counter[tuple[st
 
 
 def _agreement(episodes: list[Episode]) -> Agreement | None:
-    if not any(e.judge is not None for e in episodes):
+    """``None`` only when no episode had a judge configured (nor, in runs stored without the setting,
+    asked one)."""
+    if not any(e.judge_model or e.judge_asked or e.judge is not None for e in episodes):
         return None
+    asked = [e for e in episodes if e.judge_asked or e.judge is not None]
+    failed = [e for e in asked if e.judge is None]
+    reasons = Counter(e.judge_failure or "no verdict" for e in failed)
     pairs = [(bool(e.rule), bool(e.judge)) for e in episodes
              if e.ambiguous and e.rule is not None and e.judge is not None]
     rule_v, judge_v = [r for r, _ in pairs], [j for _, j in pairs]
     kappa = cohen_kappa(rule_v, judge_v)
     note = "" if kappa is not None else (
-        "undefined: no answer was judged by both" if not pairs
+        ("undefined: the judge failed on every question it was asked" if asked and len(failed) == len(asked)
+         else "undefined: no answer was judged by both") if not pairs
         else "undefined: chance agreement is 1 (rule and judge each gave the same answer throughout)")
-    return Agreement(judged=len(pairs), agree=Share.of(r == j for r, j in pairs), kappa=kappa, kappa_note=note)
+    return Agreement(models=sorted({e.judge_model for e in episodes if e.judge_model}), asked=len(asked),
+                     failed=len(failed), failures=[r for r, _ in reasons.most_common(3)], judged=len(pairs),
+                     agree=Share.of(r == j for r, j in pairs), kappa=kappa, kappa_note=note)
 
 
 def compute(episodes: list[Episode], failed: int = 0,

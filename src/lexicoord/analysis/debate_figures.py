@@ -1,12 +1,13 @@
 """The ambiguity study's figures (Davila et al., Figures 2 to 7, plus the right-slot measure and false alarms).
 
-Every bar is labelled with its rate and its denominator; Figure 7 shows debates
-without consensus and debates that ended in error as separate bars.
+Every bar is labelled with its rate, its count and its denominator; Figure 7 shows
+debates without consensus and debates that ended in error as separate bars.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from lexicoord.analysis.debate import ConfigStats, Share, StudyStats
 from lexicoord.analysis.figures import _pyplot, save_figure
@@ -63,6 +64,50 @@ def _non_consensus(debates: list[ConfigStats], stem: Path) -> list[Path]:
     return save_figure(fig, stem)
 
 
+def rounds_to_consensus(debates: list[ConfigStats]) -> Any:
+    """Figure 6 (the paper's): among each leader's debates that reached consensus, the share that reached
+    it in each round. The axis is categorical over the rounds some debate reached consensus in, so a round
+    nobody reached leaves no gap; every bar, zero included, reads "k/n" over that leader's consensus debates.
+    A leader that never reached consensus has no share to show: the legend names it with its count.
+    Returns the matplotlib figure, unsaved."""
+    plt = _pyplot()
+    from matplotlib.patches import Patch
+
+    rounds = sorted({r for c in debates for r in c.rounds_to_consensus})
+    plotted = [c for c in debates if c.rounds_to_consensus]
+    fig, ax = plt.subplots(figsize=(max(4.5, 0.6 * len(rounds) * max(1, len(plotted)) + 2), 3.6), dpi=150)
+    width = 0.8 / max(1, len(plotted))
+    handles = []
+    for c in debates:
+        total = sum(c.rounds_to_consensus.values())
+        label = f"{c.config}: {total} of {c.consensus.n if c.consensus else total} debates reached consensus"
+        if not total:
+            handles.append(Patch(facecolor="none", edgecolor="grey", label=label))
+            continue
+        i = plotted.index(c)
+        counts = [c.rounds_to_consensus.get(r, 0) for r in rounds]
+        xs = [x + (i - (len(plotted) - 1) / 2) * width for x in range(len(rounds))]
+        bars = ax.bar(xs, [100 * k / total for k in counts], width, label=label)
+        handles.append(bars)
+        for bar, k in zip(bars, counts):
+            ax.annotate(f"{100 * k / total:.1f}%\n{k}/{total}", (bar.get_x() + bar.get_width() / 2, bar.get_height()),
+                        ha="center", va="bottom", fontsize=6)
+    if rounds:
+        ax.legend(handles=handles, fontsize=7)
+    else:
+        debated = sum(c.consensus.n for c in debates if c.consensus)
+        ax.text(0.5, 0.5, f"no debate reached consensus (0 of {debated})", ha="center", va="center",
+                transform=ax.transAxes, fontsize=8)
+    ax.set_xticks(range(len(rounds)), [str(r) for r in rounds])
+    ax.set_xlabel("round in which consensus was reached")
+    ax.set_ylabel("share of debates with consensus (%)")
+    ax.set_ylim(0, 118)
+    ax.set_title("Rounds to consensus (Fig. 6)", fontsize=10)
+    ax.spines[["top", "right"]].set_visible(False)
+    fig.tight_layout()
+    return fig
+
+
 def study_figures(stats: StudyStats, out_dir: Path) -> dict[str, list[Path]]:
     """Every figure the report shows, by name; a figure with nothing to plot is left out."""
     figs: dict[str, list[Path]] = {}
@@ -84,23 +129,7 @@ def study_figures(stats: StudyStats, out_dir: Path) -> dict[str, list[Path]]:
                                out_dir / f"fig{number}_{kind}_success", _n(shares))
     debates = [c for c in cfgs if c.condition == "debate"]
     if debates:
-        plt = _pyplot()
-        rounds = sorted({r for c in debates for r in c.rounds_to_consensus} or {1})
-        fig, ax = plt.subplots(figsize=(max(4.5, 1.2 * len(rounds) + 2), 3.6), dpi=150)
-        width = 0.8 / len(debates)
-        for i, c in enumerate(debates):
-            total = sum(c.rounds_to_consensus.values())
-            heights = [100 * c.rounds_to_consensus.get(r, 0) / total if total else 0 for r in rounds]
-            ax.bar([r + (i - (len(debates) - 1) / 2) * width for r in rounds], heights, width,
-                   label=f"{c.config} (n={total})")
-        ax.set_xticks(rounds, [str(r) for r in rounds])
-        ax.set_xlabel("round in which consensus was reached")
-        ax.set_ylabel("share of debates with consensus (%)")
-        ax.set_title("Rounds to consensus (Fig. 6)", fontsize=10)
-        ax.legend(fontsize=7)
-        ax.spines[["top", "right"]].set_visible(False)
-        fig.tight_layout()
-        figs["rounds"] = save_figure(fig, out_dir / "fig6_rounds_to_consensus")
+        figs["rounds"] = save_figure(rounds_to_consensus(debates), out_dir / "fig6_rounds_to_consensus")
         figs["non_consensus"] = _non_consensus(debates, out_dir / "fig7_non_consensus")
     if any(c.unambiguous for c in cfgs):
         figs["false_alarms"] = _bars(labels, [c.false_alarms.rate for c in cfgs], ["#c0504d"] * len(cfgs),

@@ -93,11 +93,18 @@ def time_rows(stats: StudyStats) -> tuple[list[str], list[list[str]]]:
 
 
 def judge_rows(stats: StudyStats) -> tuple[list[str], list[list[str]]]:
+    """The judge as it went: not configured, or its model, its failures "k of n questions" with the
+    reason, and its agreement with the rule over the questions it answered (a failure is not a "no")."""
     j = stats.judge
     if j is None:
         return ["measure", "value"], [["LLM judge", "not used in this run (debate run --judge MODEL)"]]
     kappa = num(j.kappa) if j.kappa is not None else j.kappa_note or "undefined"
-    return ["measure", "value"], [["answers judged by rule and judge (right-slot measure)", str(j.judged)],
+    failed = f"{j.failed} of {j.asked} questions" + (f": {'; '.join(j.failures)}" if j.failures else "")
+    judged = f"{j.judged} of {j.asked} questions" + (f" ({j.failed} failed)" if j.failed else "")
+    return ["measure", "value"], [["LLM judge", ", ".join(j.models) or "configured (model not recorded)"],
+                                  ["final questions sent to the judge", str(j.asked)],
+                                  ["judge failed (no verdict; in no rate)", failed],
+                                  ["answers judged by rule and judge (right-slot measure)", judged],
                                   ["agreement", share(j.agree)], ["Cohen's kappa", kappa]]
 
 
@@ -120,8 +127,10 @@ def _transcript(e: Episode) -> str:
             said = f"{m.get('verdict') or 'unreadable'}" + (f": {m['question']}" if m.get("question") else "")
         elif m["type"] == "feedback":
             said = f"{m.get('stance') or 'unreadable'}" + (f" (alternative: {m['alternative']})" if m.get("alternative") else "")
+        elif m.get("asks_slot") is None:  # unreachable or unreadable: no verdict, and never a "no"
+            said = "the judge failed: no verdict"
         else:
-            said = f"judge: {'asks about the ambiguity' if m.get('asks_slot') else 'does not ask about it'}"
+            said = f"judge: {'asks about the ambiguity' if m['asks_slot'] else 'does not ask about it'}"
         why = m.get("reasoning") or m.get("failure") or ""
         raw = f"<pre>{html.escape(m['raw'])}</pre>" if m.get("raw") else ""
         lines.append(f"<li><b>{who}</b>: {html.escape(said)}<br><span class=muted>{html.escape(why)}</span>{raw}</li>")
@@ -138,7 +147,7 @@ def write_report(run: RunInfo, stats: StudyStats, episodes: list[Episode], out_d
     figs = study_figures(stats, out_dir)
     (out_dir / "stats.json").write_text(json.dumps(stats.model_dump(mode="json"), indent=2), encoding="utf-8")
     columns = ["item_id", "pair", "type", "subtype", "ambiguous", "condition", "config", "model", "termination",
-               "consensus", "rounds", "verdict", "question", "detected", "asks", "rule", "judge", "success",
+               "consensus", "rounds", "verdict", "question", "detected", "asks", "rule", "judge", "judge_failure", "success",
                "false_alarm", "wall_time", "model_time", "calls", "cached_calls", "error"]
     records_csv(out_dir / "episodes.csv", columns, (e.model_dump() for e in episodes))
     tables = "".join(f"<h2>{html.escape(t)}</h2>{table(*rows)}" for t, rows in sections(stats))

@@ -17,6 +17,16 @@ The rule reads a question the way a person grading it would, slot by slot:
   between colours ("green or yellow") or by a proposed meaning ("do you mean
   green?"), not by a colour word inside a description ("which sea green block?").
   A relation is also asked by a choice between relations ("in or next to it?").
+- A question about the object the instruction names precisely as its reference
+  ("the green bowl" in "put a few red blocks in the green bowl") asks nothing about
+  the vague slot, whatever cue words it holds: "Which green bowl?", "Where is the
+  green bowl?", "How many green bowls are there?", "Do you mean the green bowl?".
+  A reference is a colour and a noun after a preposition of the instruction (or
+  after its vague relation); a clause of the question in which the reference is
+  what is asked about, rather than the place the object goes ("into the green
+  bowl", "left of it"), is left out before any cue is looked for. On a colour slot,
+  a colour that describes another kind of object than the vague one ("the red
+  bowl" when the block is crimson) proposes no colour for it.
 - A question that asks about more than one slot is a *shotgun* question: it is
   counted apart, never as success. Other slots are recognised by their
   questioning cues only ("how many", "what colour", "where"), so repeating the
@@ -37,6 +47,8 @@ from typing import Any, Literal
 ARTICLES = frozenset({"a", "an", "the"})
 VAGUE = "<vague>"
 GROUP = "<group>"
+REF = "<ref>"
+OTHER = "<other>"
 COLOURS = ("red", "yellow", "green", "blue", "orange", "purple", "pink", "brown", "black", "white", "grey", "gray")
 COUNTS = frozenset({"one", "two", "three", "four", "five", "single", "both", "all", "every"})
 #: Words before a count that make it name a group, not propose a count ("which of the three").
@@ -67,6 +79,20 @@ OWN = {
                  "inside", "in it", "into it", "on it", "onto it", "on top", "position", "location", "distance",
                  "spot"),
 }
+#: Words before an object that make it the place something goes ("in the green bowl", "next to it").
+LANDMARK_BEFORE = frozenset({"in", "into", "inside", "on", "onto", "to", "from", "near", "by", "beside", "behind",
+                             "around", "at", "under", "over", "above", "below", "beneath", "underneath", "toward",
+                             "towards", "against", "between", "past", "along", "beyond", "outside", "within",
+                             "across", "atop", "with"})
+#: Words before "of" that make it a relation ("left of", "in front of", "on top of"), not a part ("some of").
+RELATIONAL_OF = frozenset({"left", "right", "front", "top", "side", "sight", "back", "rear", "edge", "middle",
+                           "centre", "center"})
+#: The kinds of object on the table: a colour before one of them describes that object.
+SCENE_NOUNS = frozenset({"block", "bowl"})
+#: Words that end a clause: a reference asked about in one clause leaves the others standing.
+CLAUSE_END = re.compile(r"[,;:?!.]+|\s[-\u2013\u2014]+\s|[\u2013\u2014]+")
+#: "where's the bowl" is "where is the bowl" (a possessive -'s elsewhere stays a plural-like ending).
+CONTRACTED_IS = re.compile(r"\b(where|what|how|which|who|there|here|that|it)'s\b")
 Asked = Literal["slot", "shotgun", "other", "none"]
 
 
@@ -80,7 +106,7 @@ def _singular(word: str) -> str:
 
 def words(text: str) -> list[str]:
     """Lower-case words without punctuation; hyphens and underscores split words ("sea-green" -> sea green)."""
-    text = text.lower().replace("_", " ").replace("-", " ")
+    text = CONTRACTED_IS.sub(r"\1 is", text.lower().replace("\u2019", "'").replace("_", " ").replace("-", " "))
     return [_singular(w) for w in re.findall(r"[a-z0-9]+(?:'[a-z]+)?|<vague>|<group>", text)]
 
 
@@ -118,15 +144,90 @@ def _groups(tokens: list[str]) -> list[str]:
             out.append(GROUP)
         elif w in COUNTS and w != "one" and before in GROUP_BEFORE and after != "or":
             out.append(GROUP)
+        elif w in COUNTS and _existential(tokens[:i]):
+            out.append(GROUP)
         else:
             out.append(w)
     return out
 
 
-def prepared(question: str, vague: str) -> list[str]:
-    """The question's words, counts that name groups marked, articles dropped and the vague term masked."""
-    tokens = _groups(_mask(words(question), words(vague)))
-    return [t for t in tokens if t not in ARTICLES]
+def _existential(before: list[str]) -> bool:
+    """Whether a count follows "there is" / "there are" (with "only", "just"): it counts what the scene holds
+    ("there's only one green bowl"), not what to move."""
+    rest = list(before)
+    while rest and rest[-1] in ("only", "just", "exactly"):
+        rest.pop()
+    return rest[-2:] in (["there", "is"], ["there", "are"])
+
+
+def _landmark(tokens: Sequence[str], i: int) -> bool:
+    """Whether the object at ``i`` is where something goes ("into the green bowl", "left of it", "near it")."""
+    before = tokens[i - 1] if i else ""
+    return before in LANDMARK_BEFORE or before == VAGUE or (
+        before == "of" and i >= 2 and tokens[i - 2] in RELATIONAL_OF)
+
+
+def _mask_references(tokens: list[str], references: Sequence[tuple[str, str]]) -> list[str]:
+    out, i = [], 0
+    while i < len(tokens):
+        if tuple(tokens[i : i + 2]) in references:
+            out.append(REF)
+            i += 2
+        else:
+            out.append(tokens[i])
+            i += 1
+    return out
+
+
+def prepared(question: str, vague: str, references: Sequence[tuple[str, str]] = ()) -> list[str]:
+    """The question's words, counts that name groups marked, articles dropped and the vague term masked.
+
+    With ``references``, every mention of one becomes REF, and a clause in which a reference is what is
+    asked about (not where something goes) is left out: it asks about the reference, not about the slot.
+    """
+    out: list[str] = []
+    for clause in CLAUSE_END.split(question):
+        tokens = [t for t in _groups(_mask(words(clause), words(vague))) if t not in ARTICLES]
+        if references:
+            tokens = _mask_references(tokens, references)
+            if any(t == REF and not _landmark(tokens, i) for i, t in enumerate(tokens)):
+                continue
+        out.extend(tokens)
+    return out
+
+
+def _object_noun(instruction: Sequence[str]) -> str:
+    """The noun right after the vague term in the prepared instruction ("one crimson block" -> block)."""
+    i = instruction.index(VAGUE) if VAGUE in instruction else -1
+    return instruction[i + 1] if 0 <= i < len(instruction) - 1 else ""
+
+
+def references(instruction: str, slot: dict[str, Any]) -> list[tuple[str, str]]:
+    """The objects the instruction names precisely as where things go: a colour and a noun after a
+    preposition ("on the green bowl", "to the left of a red block") or, on a relation slot, after the vague
+    relation ("near the yellow bowl"). On a colour slot, an object of the vague one's own kind ("behind a
+    yellow block", for "one crimson block") is no reference: "do you mean a yellow block?" may propose
+    the colour."""
+    name, tokens = str(slot.get("name", "")), prepared(instruction, str(slot.get("vague", "")))
+    own = _object_noun(tokens)
+    out = []
+    for i, (colour, noun) in enumerate(zip(tokens, tokens[1:])):
+        if colour not in COLOURS or not noun.isalpha() or noun in COLOURS or noun in COUNTS:
+            continue
+        before = tokens[i - 1] if i else ""
+        if before == VAGUE and name != "relation":
+            continue  # "a few red blocks": the vague quantity is no place
+        if _landmark(tokens, i) and not (name == "colour" and noun == own):
+            out.append((colour, noun))
+    return out
+
+
+def _other_objects(tokens: list[str], own: str) -> list[str]:
+    """Colours that describe another kind of object than ``own`` ("the red bowl" beside a block) as OTHER."""
+    if own not in SCENE_NOUNS:
+        return tokens
+    return [OTHER if t in COLOURS and i + 1 < len(tokens) and tokens[i + 1] in SCENE_NOUNS - {own} else t
+            for i, t in enumerate(tokens)]
 
 
 def _has(tokens: Sequence[str], phrase: str) -> bool:
@@ -194,11 +295,16 @@ def asks_other(tokens: Sequence[str], slot: str) -> list[str]:
     return out
 
 
-def classify(question: str, slot: dict[str, Any]) -> Asked:
+def classify(question: str, slot: dict[str, Any], instruction: str = "") -> Asked:
     """``slot``: the question asks about the item's slot alone; ``shotgun``: about more than one slot;
-    ``other``: about another slot only; ``none``: about no slot the rule knows (or no question)."""
-    name = str(slot.get("name", ""))
-    tokens = prepared(question, str(slot.get("vague", "")))
+    ``other``: about another slot only; ``none``: about no slot the rule knows (or no question).
+
+    ``instruction`` names the objects a question may ask about instead of the slot (:func:`references`).
+    """
+    name, vague = str(slot.get("name", "")), str(slot.get("vague", ""))
+    tokens = prepared(question, vague, references(instruction, slot))
+    if name == "colour":
+        tokens = _other_objects(tokens, _object_noun(prepared(instruction, vague)))
     if not tokens:
         return "none"
     own = asks_slot(tokens, name, slot.get("cues") or [])

@@ -103,7 +103,7 @@ def question_kind(item: dict[str, Any], verdict: str | None, question: str) -> c
         return None
     if verdict != "ambiguous" or not question:
         return "none"
-    return clarifying.classify(question, item.get("slot") or {})
+    return clarifying.classify(question, item.get("slot") or {}, str(item.get("instruction", "")))
 
 
 def rule_success(item: dict[str, Any], verdict: str | None, question: str) -> bool | None:

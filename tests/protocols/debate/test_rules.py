@@ -200,6 +200,21 @@ async def test_a_judge_that_fails_leaves_the_debate_recorded(tmp_path) -> None:
     assert "judge unreachable" in outcome["judge"]["failure"]
     [j] = [e for e in events if e.type == "judge"]
     assert j.failure and j.asks_slot is None
+    assert "the judge failed" in j.line() and "judge unreachable" in j.line() and "does not ask" not in j.line()
+
+
+async def test_a_judge_whose_reply_is_neither_yes_nor_no_is_recorded_as_failed_with_why(tmp_path) -> None:
+    def debate(messages, config):
+        if config.choices:
+            return "Well, partly: it asks about the blocks."
+        return proposal() if "verdict" in json.dumps(config.json_schema) else feedback("agree")
+
+    outcome, events, _ = await play(tmp_path, debate, settings={"condition": "debate", "judge": "scripted/debate"})
+    assert outcome["consensus"] and outcome["judge"]["asks_slot"] is None
+    assert outcome["judge"]["failure"], "an unreadable verdict is a failure with its reason, not a silent no"
+    [j] = [e for e in events if e.type == "judge"]
+    assert j.failure == outcome["judge"]["failure"] and "Well, partly" in (j.raw or "")
+    assert "the judge failed" in j.line() and "does not ask" not in j.line()
 
 
 async def test_every_round_asks_a_follower_to_explain_an_ambiguity_the_leader_missed(tmp_path) -> None:

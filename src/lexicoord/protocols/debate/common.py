@@ -104,6 +104,8 @@ async def judge(ctx: EpisodeContext, settings: DebateSettings, question: str) ->
         ctx.emit(JudgeEvent(agent="judge", model=settings.judge, asks_slot=None, failure=str(exc), audience=only_judge))
         return JudgeVerdict(model=settings.judge, asks_slot=None, failure=str(exc))
     verdict = (answer.value["choice"] == "yes") if answer.ok and answer.value else None
+    # A reply that is neither yes nor no is a failure with its reason, never a silent "no".
+    failure = None if verdict is not None else answer.failure or f"no yes/no answer ({answer.action})"
     ctx.emit(JudgeEvent(agent="judge", model=settings.judge, asks_slot=verdict, raw=answer.raw,
-                        failure=answer.failure, audience=only_judge))
-    return JudgeVerdict(model=settings.judge, asks_slot=verdict)
+                        failure=failure, audience=only_judge))
+    return JudgeVerdict(model=settings.judge, asks_slot=verdict, failure=failure)

@@ -129,7 +129,9 @@ class JudgeEvent(Event):
     failure: str | None = None
 
     def line(self) -> str:
-        said = {True: "asks about the ambiguity", False: "does not ask about it", None: "no verdict"}[self.asks_slot]
+        if self.asks_slot is None:  # unreachable or unreadable: no verdict, and never a "no"
+            return f"judge {self.model}: the judge failed ({self.failure or 'no verdict'})"
+        said = "asks about the ambiguity" if self.asks_slot else "does not ask about it"
         return f"judge {self.model}: the question {said}"
 
 
