@@ -1,6 +1,6 @@
-"""GSM8K, FOLIO and MMLU: answers read from messy real-looking replies, equality, loaders, seeded slices."""
+"""GSM8K, FOLIO and MMLU: each benchmark's extraction and equality, loaders, seeded slices (the reading of
+replies itself is tested in test_answers.py)."""
 
-from decimal import Decimal
 from types import SimpleNamespace
 
 import pytest
@@ -12,59 +12,33 @@ from tests.conftest import shared_data
 shared = shared_data
 
 
-@pytest.mark.parametrize("reply,number", [
-    ("Janet has 16 - 3 - 4 = 9 eggs, 9 * 2 = 18.\n#### 18", "18"),
-    ("The answer is $1,250.50.", "1250.50"),
-    ("So the change is \\boxed{-3}", "-3"),
-    ("**Answer:** 42 dollars", "42"),
-    ("First I thought 7. Final answer: 9", "9"),  # the last marker wins
-    ("#### 5\nOn reflection, the answer is 6 apples.", "6"),
-    ("She pays 0.75 per egg, so the answer is 12.", "12"),
-    ("The answer is −4 degrees.", "-4"),  # a Unicode minus
-    ("It takes 3 hours.\nTotal: 3", "3"),  # no marker: the last line
-    ("I cannot tell.", None),
-])
-def test_gsm8k_reads_the_last_answer_number(reply: str, number: str | None) -> None:
-    assert GSM8K().extract(reply) == (None if number is None else str(Decimal(number)))
-
-
 def test_gsm8k_compares_numbers_not_strings() -> None:
     task = GSM8K()
     assert task.equal("1000", "1000") and task.equal("-3.0", "-3") and not task.equal("3", "-3")
+    assert task.equal("0.75", "3/4") and task.equal("18.00", "18") and task.equal("$1,000", "1000")
     assert not task.equal(None, "3"), "an invalid answer is wrong, never right"
+    assert not task.equal("eighteen", "18"), "text that is not a number is wrong, not an error"
     assert task.score({"answer": "18"}, SimpleNamespace(answer=task.extract("#### $18"))) is True
+    assert task.score({"answer": "18"}, SimpleNamespace(answer=task.extract("#### 18.00"))) is True
     assert task.score({"answer": "18"}, SimpleNamespace(answer=None)) is False
 
 
-@pytest.mark.parametrize("reply,letter", [
-    ("The answer is (C).", "C"),
-    ("Answer: B) Paris", "B"),
-    ("\\boxed{D}", "D"),
-    ("**Answer: A**", "A"),
-    ("Option A is tempting, but B is right.\nAnswer: B", "B"),
-    ("I would say C.", "C"),  # no marker: the last line
-    ("Answer: none of them", None),
-])
-def test_mmlu_reads_one_letter(reply: str, letter: str | None) -> None:
-    assert MMLU().extract(reply) == letter
+def test_each_benchmark_reads_its_replies_with_the_answer_readers() -> None:
+    assert GSM8K().extract("The answer is $\\dfrac{3}{4}$.") == "0.75", "written back exactly, as a decimal"
+    assert GSM8K().extract("\\boxed{\\frac{1}{3}}") == "1/3"
+    assert GSM8K().extract("ANSWER: -12") == "-12" and GSM8K().extract("#### 18.00") == "18"
+    assert MMLU().extract("Answer: (c)") == "C" and MMLU().extract("Answer: A or B") is None
+    assert FOLIO().extract("ANSWER: False.\nThis answer is true to the premises") == "False"
 
 
-@pytest.mark.parametrize("reply,label", [
-    ("Final answer: Uncertain", "Uncertain"),
-    ("The premises do not settle it. The answer is unknown.", "Uncertain"),
-    ("The conclusion looked false at first.\nAnswer: True", "True"),
-    ("**Answer:** False", "False"),
-    ("It depends.", None),
-])
-def test_folio_reads_true_false_or_uncertain(reply: str, label: str | None) -> None:
-    assert FOLIO().extract(reply) == label
-
-
-def test_the_last_marker_wins_even_on_one_line() -> None:
-    echoed = "End your reply with 'Answer: True', 'Answer: False' or 'Answer: Uncertain'."
-    assert FOLIO().extract(echoed) == "Uncertain"
-    assert MMLU().extract("Answer: A? No. Answer: C") == "C"
-    assert GSM8K().extract("\\boxed{\\frac{1}{2}} then \\boxed{7}") == "7"
+def test_gold_numbers_are_read_whole(tmp_path) -> None:
+    """A gold answer is one number; one with words in it is a bad line, not a number guessed out of it."""
+    path = tmp_path / "g.jsonl"
+    path.write_text('{"question": "q", "answer": "9 * 2 = 18\\n#### 1,000"}\n', encoding="utf-8")
+    assert GSM8K().load(str(path))[0].answer == "1000"
+    path.write_text('{"question": "q", "answer": "#### 12 apples"}\n', encoding="utf-8")
+    with pytest.raises(DatasetError, match="the answer '12 apples' is not a number"):
+        GSM8K().load(str(path))
 
 
 def test_the_public_files_load_with_the_papers_sizes() -> None:

@@ -13,7 +13,6 @@ import hashlib
 import random
 from collections import defaultdict
 from collections.abc import Iterator
-from decimal import Decimal
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Protocol
 
@@ -21,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from lexicoord.errors import ConfigError
 from lexicoord.tasks import jsonl
-from lexicoord.tasks.answers import read_label, read_letter, read_number
+from lexicoord.tasks.answers import format_number, number_value, read_label, read_letter, read_number
 from lexicoord.tasks.base import Task
 from lexicoord.tasks.jsonl import DatasetError, LineError
 
@@ -79,14 +78,15 @@ class MathItem(BaseModel):
     @field_validator("answer")
     @classmethod
     def _number(cls, v: str) -> str:
-        value = read_number(f"#### {v}")
+        value = number_value(v)
         if value is None:
             raise ValueError(f"the answer {v!r} is not a number")
-        return str(value)
+        return format_number(value)
 
 
 class GSM8K(Benchmark):
-    """Grade-school maths: the number after ``####``; compared numerically (sign kept, ``$`` and ``,`` dropped)."""
+    """Grade-school maths: the declared number (see :mod:`lexicoord.tasks.answers`), compared exactly as a
+    number, so ``18.00``, ``$18`` and ``18`` are equal and ``0.75`` equals ``3/4``."""
 
     name = "gsm8k"
     item_model = MathItem
@@ -100,10 +100,13 @@ class GSM8K(Benchmark):
 
     def extract(self, reply: str) -> str | None:
         value = read_number(reply)
-        return None if value is None else str(value)
+        return None if value is None else format_number(value)
 
     def equal(self, predicted: str | None, gold: str) -> bool:
-        return predicted is not None and Decimal(predicted) == Decimal(gold)
+        if predicted is None:
+            return False
+        mine, theirs = number_value(predicted), number_value(gold)
+        return mine is not None and mine == theirs
 
 
 # ------------------------------------------------------------------------------------------------ FOLIO
