@@ -1,4 +1,5 @@
-# The two commands of the README: `make demo` and `make test`. Both create .venv if needed.
+# The two commands of the README: `make serve` and `make test` (`make demo` plays one game in the terminal).
+# Each creates .venv if needed.
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -10,15 +11,31 @@ CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGM
 export CMAKE_ARGS
 endif
 
-.PHONY: demo serve test install install-test browser postgres bench
+.PHONY: demo serve test install install-test llama-cpp browser postgres bench
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-install: $(BIN)/python
+# pip keeps each wheel it builds and hands it back for the same version whatever CMAKE_ARGS says, so a native
+# build left by an earlier plain `pip install` would come back. llama-cpp-python is built first, here, without
+# pip's cache and with the flags above (the package's install then finds it in place), and built again only
+# when the flags, its requirement or the installed copy change: the stamp holds all three.
+LLAMA_REQ := $(shell grep -o '"llama-cpp-python[<>=!~][^"]*"' pyproject.toml | head -n 1 | tr -d '"')
+LLAMA_STAMP := $(VENV)/.llama-cpp-build
+LLAMA_ID = $(BIN)/python -c 'import importlib.util as u, pathlib as p; s = u.find_spec("llama_cpp"); print(*sorted(f"{f.name}:{f.stat().st_size}:{f.stat().st_mtime_ns}" for d in (s.submodule_search_locations if s else ()) for f in p.Path(d, "lib").glob("*") if f.is_file()))'
+
+llama-cpp: $(BIN)/python
+	@want='$(LLAMA_REQ) $(CMAKE_ARGS)'; \
+	if [ "$$(cat $(LLAMA_STAMP) 2>/dev/null)" != "$$want $$($(LLAMA_ID))" ]; then \
+	  echo "building $(LLAMA_REQ) with CMAKE_ARGS=$(CMAKE_ARGS) (about five minutes)"; \
+	  $(BIN)/pip install -q --force-reinstall --no-deps --no-cache-dir '$(LLAMA_REQ)' && \
+	  echo "$$want $$($(LLAMA_ID))" > $(LLAMA_STAMP); \
+	fi
+
+install: llama-cpp
 	$(BIN)/pip install -q -e .
 
-install-test: $(BIN)/python
+install-test: llama-cpp
 	$(BIN)/pip install -q -e '.[test]'
 
 demo: install

@@ -17,15 +17,18 @@ Counter = Callable[[str, "int | None"], "int | None"]
 
 @lru_cache(maxsize=4)
 def _vocab(name: str) -> Any:
-    from llama_cpp import Llama
-
+    from lexicoord.models.providers.llama_check import ensure_llama_runs
     from lexicoord.models.providers.local import resolve_path
 
     if not name.startswith("local/"):
         raise ConfigError(f"Unknown tokenizer '{name}': name an embedded model (local/smollm2-135m) or "
                           "a GGUF file (local//path/model.gguf); 'backend' counts what each backend reported, "
                           "'words' counts whitespace-separated words.")
-    return Llama(str(resolve_path(name.removeprefix("local/"))), vocab_only=True, verbose=False)
+    path = resolve_path(name.removeprefix("local/"))
+    ensure_llama_runs(path)
+    from llama_cpp import Llama
+
+    return Llama(str(path), vocab_only=True, verbose=False)
 
 
 def named_tokenizer(name: str) -> Counter:

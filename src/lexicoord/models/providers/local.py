@@ -53,6 +53,7 @@ from typing import Any
 
 from lexicoord.errors import ConfigError, ModelError, ModelNotFoundError
 from lexicoord.models.provider import Provider
+from lexicoord.models.providers.llama_check import ensure_llama_runs
 from lexicoord.models.structured import requested_schema
 from lexicoord.models.types import ChatMessage, GenerateConfig, ProviderResponse, Usage
 
@@ -266,6 +267,7 @@ def load(path: Path, n_ctx: int = DEFAULT_N_CTX, n_threads: int | None = None, c
     key = (str(path), n_ctx, contexts, threads)
     with _load_lock:
         if key not in _loaded:
+            ensure_llama_runs(path)  # a build that dies on this CPU is one sentence, not a killed process
             try:
                 from llama_cpp import Llama
             except ImportError as exc:  # pragma: no cover - it is a dependency
@@ -304,6 +306,9 @@ class LocalProvider(Provider):
         if prompt_cache_mb < 1:
             raise ConfigError("prompt_cache_mb must be at least 1.")
         self.path = resolve_path(model_name)
+        # Checked when the model is named, not at its first call: a campaign resolves its models before it
+        # opens its run, so a build that cannot run here leaves no run behind as "running".
+        ensure_llama_runs(self.path)
         self.n_ctx = n_ctx
         self.n_threads = n_threads
         self.prompt_cache = prompt_cache
