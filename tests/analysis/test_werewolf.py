@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from lexicoord.analysis.werewolf import compute, game_from, pseudo_lexicon
+from lexicoord.analysis.werewolf import compute, game_from, games_from, pseudo_lexicon
 from lexicoord.core.audience import EVERYONE, Audience
 from lexicoord.core.events import Event
 from lexicoord.lexicon.events import TermCandidateEvent, TermsSharedEvent, TermUsedEvent
@@ -18,6 +18,8 @@ from lexicoord.protocols.werewolf.events import (
     SpeechEvent,
 )
 from lexicoord.runs.records import EpisodeRecord
+from lexicoord.runs.store import Store
+from tests.protocols.werewolf.test_rules import play
 
 ROLES = {"Ann": "werewolf", "Bo": "seer", "Cy": "villager", "Di": "villager"}
 WOLVES = Audience.group("wolves")
@@ -133,3 +135,47 @@ def test_a_bigram_inside_a_counted_trigram_is_not_counted_again() -> None:
     speeches = [SpeechEvent(agent=a, channel="public", text=t) for a, t in said]
     # "pressure pool vote" (3) counts; "pressure pool" and "pool vote" occur only inside it.
     assert pseudo_lexicon(speeches, list(ROLES)) == (1, 1)
+
+
+async def test_a_wolf_term_and_a_public_term_of_the_same_string_stay_two_terms(tmp_path) -> None:
+    """The wolves coin a term in their channel; a villager, who cannot see it, coins the same string in
+    public. Two entries, two coiners, two pools: each reuse counts for the entry its speaker could see."""
+    term, coined, slipped = "zorbqix", [], []
+
+    def speech(agent: str, role: str, prompt: str) -> str:
+        task = prompt.rsplit("HISTORY>>>", 1)[-1]
+        if "talk with the other wolves" in task:  # night 1: the first wolf coins, every later wolf turn reuses
+            return f"{term} again" if f"- {term} = " in prompt else f"[PART 1] {term} is our plan.\n[PART 2]\n{term} = the wolves' plan"
+        if role != "werewolf":
+            if not coined:
+                coined.append(agent)
+                return f"[PART 1] {term} keeps us safe.\n[PART 2]\n{term} = a village shield"
+            return f"I trust {term}."
+        if "Day 2" in task and not slipped:  # a wolf says its own pool's term in public
+            slipped.append(agent)
+            return f"{term} is fine by me."
+        return "I agree."
+
+    _, events = await play(tmp_path, lambda *a: "abstain", speech, seed=4, condition="cogent", max_days=2)
+    dealt = {e.agent: e.role for e in events if isinstance(e, RoleEvent)}
+    wolves = [p for p in dealt if dealt[p] == "werewolf"]
+    [game] = games_from(Store(str(tmp_path / "w.db")).iter_run_events("w"))
+    by_pool = {t.pool: t for t in game.terms}
+    assert sorted(by_pool) == ["public", "wolves"] and len(game.terms) == 2, game.terms
+    public, wolf = by_pool["public"], by_pool["wolves"]
+    assert (public.term, public.coiner, public.definition) == (term, coined[0], "a village shield")
+    assert wolf.coiner in wolves and wolf.definition == "the wolves' plan"
+    # Public: 5 other villagers on day 1, all 6 on day 2. Wolves: 1 reuse on night 1, 2 on night 2, and
+    # one wolf's public slip (its own pool's term: the only one it sees under that string).
+    assert (public.reuses, public.public_reuses, public.days_used) == (11, 11, [1, 2])
+    assert sorted(public.public_speakers) == sorted(p for p in dealt if p not in wolves)
+    assert (wolf.reuses, wolf.public_reuses, wolf.public_speakers) == (4, 1, slipped)
+    lex = compute([game]).lexical
+    assert lex is not None
+    assert (lex.accepted_terms, lex.reuses, lex.uptake) == (2, 15, 7.5)
+    assert (lex.public_terms, lex.public_reuses, lex.wolf_terms, lex.wolf_reuses) == (1, 11, 1, 4)
+    assert lex.public_reuse_share == pytest.approx(11 / 15) and lex.public_uptake_advantage == pytest.approx(11 / 4)
+    assert (lex.terms_used_in_public, lex.terms_with_two_public_speakers) == (2, 1)
+    assert lex.mean_public_speakers_per_term == pytest.approx(3.5) and lex.public_checkpoint_persistence == 1.0
+    # Both entries count: "zorbqix = the wolves' plan" and "zorbqix = a village shield", 5 words each.
+    assert lex.lexicon_tokens == 10

@@ -6,9 +6,12 @@ from __future__ import annotations
 import re
 
 from lexicoord.analysis.term_functions import WEREWOLF_FUNCTIONS, read_labels, write_labels
-from lexicoord.analysis.werewolf import games_from, term_labels
-from lexicoord.analysis.werewolf_report import report
+from lexicoord.analysis.werewolf import compute, game_from, games_from, term_labels
+from lexicoord.analysis.werewolf_report import matched_rows, report
+from lexicoord.core.audience import EVERYONE, Audience
+from lexicoord.protocols.werewolf.events import ActionEvent, RoleEvent, SpeechEvent
 from lexicoord.runs.store import Store
+from tests.analysis.test_werewolf import ROLES, at, cogent_game, record
 from tests.protocols.werewolf.test_rules import roles
 from tests.protocols.werewolf.test_visibility import marked_speech, random_policy
 
@@ -44,3 +47,23 @@ async def test_replays_and_table_5_from_the_edited_file(tmp_path) -> None:
     assert "voted to attack" not in view and "kill vote" not in view and "wolves&#x27; channel" not in view
     assert not re.search(r"term &#x27;zq\d+wolfish", view), "a wolf term said in public does not name its coiner"
     assert "says to the wolves" not in view and "wolfish = " not in view
+
+
+def test_table_6_ends_with_a_total_over_the_paired_games() -> None:
+    """The paper's Table 6 figures are totals over its games; the change is taken on the totals."""
+    def origin(text: str) -> list:
+        return [*[at(RoleEvent(agent=p, role=r, audience=Audience.only(p)), 0, "setup") for p, r in ROLES.items()],
+                at(SpeechEvent(agent="Bo", channel="public", text=text, audience=EVERYONE), 1, "day"),
+                at(ActionEvent(agent="Bo", action="vote", target="Ann"), 1, "vote")]
+
+    games = [game_from(record("origin", 1, seed=s), origin(t)) for s, t in ((7, "Ann is the wolf I checked"),
+                                                                           (8, "Ann is a wolf"))]
+    games += [game_from(record("cogent", 3, seed=s), cogent_game()) for s in (7, 8)]
+    stats = compute([g for g in games if g is not None])
+    head, rows = matched_rows(stats)
+    assert [r[0] for r in rows] == ["7", "8", "total (2 pairs)"]
+    # Public logs at day 1: ORIGIN 6 + 4 words, COGENT 7 + 7; personal: x4 players, and Ann's channel (3) twice.
+    total = dict(zip(head, rows[-1]))
+    assert total["public log ORIGIN / COGENT"] == "10 / 14 (+40.0%)"
+    assert total["personal logs ORIGIN / COGENT"] == "40 / 62 (+55.0%)"
+    assert stats.matched_total is not None and stats.matched_total.pairs == 2

@@ -98,3 +98,23 @@ def test_a_declared_term_is_judged_by_the_coining_rules_but_not_the_marker_rule(
     verdicts = [(c.term, c.reason) for c in judge_turn(turn, coiner="A", board=Board(), viewer=Viewer(name="A"),
                                                        task_text=TASK)]
     assert verdicts == [("unitcost", None), ("penset", "not_used")]
+
+
+@pytest.mark.parametrize("text,said", [
+    ("Hi all. [PART 1] Bob is lying about the zorp.\n[PART 2]\nzorp = a made-up unit", "Hi all. Bob is lying"),
+    ("I think Bob is lying.\n[PART 1] The zorp points at him.\n[PART 2]\nzorp = a made-up unit",
+     "I think Bob is lying.\nThe zorp points"),
+    ("Good morning everyone!\n\n**Part 1:** the zorp holds.\n**Part 2:**\n- zorp = a made-up unit",
+     "Good morning everyone!\nthe zorp holds"),
+    ("ok so. [part 1] zorp here [part 2] zorp = a made-up unit", "ok so. zorp here"),
+])
+def test_words_written_before_the_first_header_stay_in_part_one(text: str, said: str) -> None:
+    """People and models often greet or react before the header; those words are part of what they said."""
+    turn = read_turn(text)
+    assert turn.part1.startswith(said), turn.part1
+    assert [c.term for c in turn.candidates] == ["zorp"] and not turn.part3
+
+
+def test_a_turn_that_starts_with_its_header_is_read_as_before() -> None:
+    turn = read_turn("[PART 1] the zorp holds.\n[PART 2]\nzorp = a made-up unit")
+    assert turn.part1 == "the zorp holds." and turn.part2 == "zorp = a made-up unit"

@@ -2,7 +2,8 @@
 
 Definitions (the paper names most of these without defining them; ours, repeated in the README). A
 *reuse* is a detected use of a known term in a later turn (the coining turn itself is not counted); a
-term's *pool* is the audience it was shared to (public, or the wolves). ``tok()`` counts text with one
+term's *pool* is the audience it was shared to (public, or the wolves). A term is its pool and string (one
+of each pool may share a string: they are two terms, and each use counts for the one its speaker saw). ``tok()`` counts text with one
 tokenizer for every text (default: whitespace words; ``--tokenizer local/NAME``: a GGUF vocabulary).
 
 - accepted terms N_term, observed reuses N_reuse, uptake = N_reuse / N_term;
@@ -40,6 +41,7 @@ from pydantic import BaseModel, Field
 from lexicoord.analysis.term_functions import TermLabel
 from lexicoord.core.audience import Viewer, can_see
 from lexicoord.core.events import Event
+from lexicoord.lexicon.board import normal
 from lexicoord.lexicon.events import TermCandidateEvent, TermsSharedEvent, TermUsedEvent
 from lexicoord.models.observe import ModelCallEvent
 from lexicoord.models.tokenizer import named_tokenizer
@@ -139,6 +141,30 @@ def pseudo_lexicon(speeches: list[SpeechEvent], names: list[str]) -> tuple[int, 
     return len(found), sum(1 for g in found if len(set(uses[g])) >= 2)
 
 
+def entries(events: list[Event]) -> dict[tuple[str, str], TermStats]:
+    """Every accepted term of a game, keyed by its string and its coiner, with the pool of the share that
+    follows its coining (``private`` if none did).
+
+    The string alone is not a key: the wolves may coin a term in their channel and a villager, who cannot
+    see it, the same string in public, and these are two terms with two coiners and two pools. The coiner
+    is: the board refuses a term its coiner can already see, so one player never holds two of one string.
+    A use names the coiner of the entry its speaker could see, so it counts for that entry alone."""
+    found: dict[tuple[str, str], TermStats] = {}
+    waiting: list[TermStats] = []
+    for e in events:
+        if isinstance(e, TermCandidateEvent) and e.accepted:
+            stat = TermStats(term=e.term, definition=e.definition, pool="private", coiner=e.agent or "?", day=e.round)
+            if (normal(e.term), stat.coiner) not in found:
+                found[normal(e.term), stat.coiner] = stat
+                waiting.append(stat)
+        elif isinstance(e, TermsSharedEvent):
+            shared = {normal(t) for t in e.terms}
+            for stat in [s for s in waiting if normal(s.term) in shared]:
+                stat.pool = "public" if e.audience.public else "wolves"
+                waiting.remove(stat)
+    return found
+
+
 def game_from(record: EpisodeRecord, events: list[Event], tok: Tok = words) -> Game | None:
     if record.status != "done" or not record.outcome:
         return None
@@ -169,22 +195,11 @@ def game_from(record: EpisodeRecord, events: list[Event], tok: Tok = words) -> G
         public += sum(size(s.text) for s in today if s.audience.public)
         personal += sum(size(s.text) for s in today for v in viewers.values() if can_see(v, s.audience))
         checkpoints[day] = (public, personal)
-    pool_of: dict[str, str] = {}
-    for e in events:
-        if isinstance(e, TermsSharedEvent):
-            for t in e.terms:
-                pool_of[t.casefold()] = "public" if e.audience.public else "wolves"
-    terms: dict[str, TermStats] = {}
-    lexicon = 0
-    for cand in events:
-        if isinstance(cand, TermCandidateEvent) and cand.accepted and cand.term.casefold() not in terms:
-            terms[cand.term.casefold()] = TermStats(term=cand.term, definition=cand.definition,
-                                                    pool=pool_of.get(cand.term.casefold(), "private"),
-                                                    coiner=cand.agent or "?", day=cand.round)
-            lexicon += size(f"{cand.term} = {cand.definition}")
+    terms = entries(events)
+    lexicon = sum(size(f"{t.term} = {t.definition}") for t in terms.values())
     for u in events:
-        if isinstance(u, TermUsedEvent) and u.term.casefold() in terms:
-            stat = terms[u.term.casefold()]
+        if isinstance(u, TermUsedEvent) and (normal(u.term), u.coiner) in terms:
+            stat = terms[normal(u.term), u.coiner]
             stat.reuses += u.count
             if u.public:
                 stat.public_reuses += u.count
@@ -271,11 +286,9 @@ def lexical(games: list[Game]) -> Lexical:
     )
 
 
-class Matched(BaseModel):
-    """Table 6 for one ORIGIN/COGENT pair of games (same seed)."""
+class Sizes(BaseModel):
+    """Table 6's numbers: logs, tokens and pseudo-terms of the ORIGIN and the COGENT side."""
 
-    seed: int | None
-    checkpoint_day: int
     origin_public: int
     cogent_public: int
     origin_personal: int
@@ -286,6 +299,26 @@ class Matched(BaseModel):
     origin_pseudo_shared: int
     cogent_pseudo_terms: int
     cogent_pseudo_shared: int
+
+
+class Matched(Sizes):
+    """Table 6 for one ORIGIN/COGENT pair of games (same seed)."""
+
+    seed: int | None
+    checkpoint_day: int
+
+
+class MatchedTotal(Sizes):
+    """Table 6 over every pair: the paper's figures are totals over its games, and its changes are taken
+    on the totals (not averaged over pairs)."""
+
+    pairs: int
+
+
+def matched_total(pairs: list[Matched]) -> MatchedTotal | None:
+    if not pairs:
+        return None
+    return MatchedTotal(pairs=len(pairs), **{f: sum(getattr(m, f) for m in pairs) for f in Sizes.model_fields})
 
 
 def matched(games: list[Game]) -> list[Matched]:
@@ -353,12 +386,14 @@ class WerewolfStats(BaseModel):
     results: list[Results]
     lexical: Lexical | None
     matched: list[Matched]
+    matched_total: MatchedTotal | None = None
 
 
 def compute(games: list[Game], failed: int = 0, tokenizer: str = "words") -> WerewolfStats:
     cogent = [g for g in games if g.condition == "cogent"]
+    pairs = matched(games)
     return WerewolfStats(games=len(games), failed=failed, tokenizer=tokenizer, results=results(games),
-                         lexical=lexical(cogent) if cogent else None, matched=matched(games))
+                         lexical=lexical(cogent) if cogent else None, matched=pairs, matched_total=matched_total(pairs))
 
 
 def statistics(rows: Iterable[tuple[EpisodeRecord, list[Event]]], tok: Tok = words,

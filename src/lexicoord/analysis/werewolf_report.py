@@ -16,7 +16,7 @@ from lexicoord.analysis.html import page as html_page
 from lexicoord.analysis.numbers import num
 from lexicoord.analysis.report import Report, ReportTable
 from lexicoord.analysis.term_functions import WEREWOLF_FUNCTIONS, FunctionProfile, profiles, read_labels
-from lexicoord.analysis.werewolf import WerewolfStats, compute, games_from
+from lexicoord.analysis.werewolf import Sizes, WerewolfStats, compute, games_from
 from lexicoord.core.audience import Viewer, can_see
 from lexicoord.core.events import Event
 from lexicoord.errors import LexicoordError
@@ -77,10 +77,15 @@ def matched_rows(stats: WerewolfStats) -> tuple[list[str], list[list[str]]]:
     def pair(a: int, b: int) -> str:
         return f"{a} / {b}" + (f" ({100 * (b / a - 1):+.1f}%)" if a else "")
 
-    rows = [[str(m.seed), str(m.checkpoint_day), pair(m.origin_public, m.cogent_public),
-             pair(m.origin_personal, m.cogent_personal), pair(m.origin_total_tokens, m.cogent_total_tokens),
-             f"{m.origin_pseudo_terms} ({m.origin_pseudo_shared})", f"{m.cogent_pseudo_terms} ({m.cogent_pseudo_shared})"]
-            for m in stats.matched]
+    def sizes(m: Sizes) -> list[str]:
+        return [pair(m.origin_public, m.cogent_public), pair(m.origin_personal, m.cogent_personal),
+                pair(m.origin_total_tokens, m.cogent_total_tokens), f"{m.origin_pseudo_terms} ({m.origin_pseudo_shared})",
+                f"{m.cogent_pseudo_terms} ({m.cogent_pseudo_shared})"]
+
+    rows = [[str(m.seed), str(m.checkpoint_day), *sizes(m)] for m in stats.matched]
+    if stats.matched_total is not None:  # the paper's figures are these totals
+        total = stats.matched_total
+        rows.append([f"total ({total.pairs} pair{'s' if total.pairs != 1 else ''})", "each pair's", *sizes(total)])
     return head, rows
 
 

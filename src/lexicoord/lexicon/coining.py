@@ -82,15 +82,20 @@ def _clean(text: str) -> str:
 
 
 def read_turn(text: str, rules: CoiningRules | None = None) -> Turn:
-    """The turn's parts and the raw candidates of PART 2 (one per non-empty line)."""
+    """The turn's parts and the raw candidates of PART 2 (one per non-empty line).
+
+    Words written before the first header ("Hi all. [PART 1] ...") are the start of PART 1: people and
+    models greet or react before the format begins, and what they said is part of the turn's talk."""
     rules = rules or CoiningRules()
     parts: dict[str, str] = {}
     heads = list(_HEADER.finditer(text))
     for i, head in enumerate(heads):
         end = heads[i + 1].start() if i + 1 < len(heads) else len(text)
         parts.setdefault(head.group(1) or head.group(2), text[head.end():end].strip())
-    if "2" in parts and "1" not in parts and heads:  # reasoning written before PART 2 without its own header
-        parts["1"] = text[:heads[0].start()].strip()
+    before = text[:heads[0].start()] if heads else ""
+    if before.strip() and ("1" in parts or "2" in parts):
+        joint = "\n" if "\n" in before[len(before.rstrip()):] else " "
+        parts["1"] = (before.strip() + joint + parts.get("1", "")).strip()
     marker = next((m.group(0) for p in rules.final_markers
                    if (m := re.search(p, text, re.IGNORECASE | re.MULTILINE))), None)
     candidates = []

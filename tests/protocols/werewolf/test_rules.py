@@ -3,7 +3,9 @@ night order, guards and potions under each flag, the seer's result, ties, every 
 
 from __future__ import annotations
 
+import random
 import re
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -22,13 +24,15 @@ from lexicoord.protocols.werewolf.events import (
     RoleEvent,
     SpeechEvent,
 )
+from lexicoord.protocols.werewolf.state import named_in, pick_speaker
 from lexicoord.runs.grid import grid
 from lexicoord.runs.runner import Runner
 from lexicoord.runs.store import Store
 
 PLAYERS = [f"Player {i}" for i in range(1, 9)]
-ACTIONS = [("the wolves attack", "kill_vote"), ("choose a player to protect", "protect"),
-           ("antidote", "save"), ("poison a player", "poison"), ("choose a player to check", "check"),
+#: The first cue found names the action (the save task also says "the wolves attacked", so it comes first).
+ACTIONS = [("antidote", "save"), ("the wolves attack", "kill_vote"), ("choose a player to protect", "protect"),
+           ("poison a player", "poison"), ("choose a player to check", "check"),
            ("how urgently", "bid"), ("vote again", "vote"), ("the player to exile", "vote")]
 
 #: policy(agent, role, action, choices, prompt) -> a choice (or a raw string reply)
@@ -68,7 +72,7 @@ async def play(tmp_path, policy: Policy = first_legal, speech: Any = None, playe
     pool = ModelPool(cache=False)
     pool.add(Model(ScriptedProvider("ww", director(policy, speech))), "scripted/ww")
     lineup = [AgentSpec(name=p, model="scripted/ww") for p in players]
-    runner = Runner(Store(str(tmp_path / "w.db")), WerewolfGame(), models=pool, progress=False)
+    runner = Runner(Store(str(tmp_path / "w.db")), WerewolfGame(), models=pool)
     await runner.run("w", grid([{"id": "game", "seed": seed}], [lineup], settings=[settings]))
     [(episode, events)] = list(runner.store.iter_run_events("w"))
     assert episode.status == "done", episode.error
@@ -304,7 +308,78 @@ async def test_bidding_lets_the_highest_bid_speak_first(tmp_path) -> None:
 
     _, events = await play(tmp_path, policy, max_days=1, speaker_order="bidding")
     day = [e.agent for e in events if isinstance(e, SpeechEvent) and e.channel == "public"]
-    assert day[0] == "Player 6" and sorted(day) == sorted(PLAYERS), day
+    # Player 6 outbids everyone whenever it may bid: every other turn, one turn per living player in all.
+    assert len(day) == len(PLAYERS) and day[0::2] == ["Player 6"] * 4 and "Player 6" not in day[1::2], day
+
+
+async def test_bidding_never_gives_the_floor_twice_in_a_row(tmp_path) -> None:
+    """As in Werewolf Arena: the last speaker does not bid. A player who always bids highest would
+    otherwise hold the floor; here it speaks every other turn, on every day and every seed."""
+    def outbids(eager: str) -> Policy:
+        def policy(agent: str, role: str, action: str, choices: tuple[str, ...], prompt: str) -> str:
+            if action == "bid":
+                return "4" if agent == eager else random.Random(prompt).choice(["0", "2", "3"])
+            return "abstain"
+        return policy
+
+    for seed in (1, 2, 3, 4):
+        eager = PLAYERS[seed]
+        _, events = await play(tmp_path / str(seed), outbids(eager), seed=seed, max_days=2, discussion_rounds=2,
+                               speaker_order="bidding")
+        for day in (1, 2):
+            said = [e.agent for e in events if isinstance(e, SpeechEvent) and e.channel == "public" and e.round == day]
+            assert len(said) == 2 * len(PLAYERS), said  # discussion_rounds x living players
+            assert all(a != b for a, b in zip(said, said[1:])), said
+            assert said[0::2] == [eager] * len(PLAYERS), said
+            bids = [e for e in events if isinstance(e, ActionEvent) and e.action == "bid" and e.round == day]
+            assert len(bids) == len(said) * (len(PLAYERS) - 1) + 1, "everyone bids but the last speaker"
+
+
+def test_a_tie_of_top_bids_is_drawn_with_the_players_named_in_the_last_speech_counted_twice() -> None:
+    rng = random.Random(5)
+    bids = {"Player 1": 3, "Player 3": 3, "Player 10": 3, "Player 4": 1}
+    named = named_in("I think player 3 is lying; PLAYER 4 agrees.", list(bids))
+    assert named == {"Player 3", "Player 4"}, "names match whole, in any case; Player 1 is not read in Player 10"
+    drawn = Counter(pick_speaker(bids, named, rng) for _ in range(8000))
+    assert set(drawn) == {"Player 1", "Player 3", "Player 10"}, "only the top bids may speak"
+    share = {p: n / 8000 for p, n in drawn.items()}
+    assert abs(share["Player 3"] - 0.5) < 0.02 and abs(share["Player 1"] - 0.25) < 0.02, share
+    assert {pick_speaker({"A": 4, "B": 2}, {"B"}, rng) for _ in range(50)} == {"A"}, "a mention never beats a bid"
+    again = [pick_speaker(bids, named, random.Random(9)) for _ in range(3)]
+    assert again == [pick_speaker(bids, named, random.Random(9)) for _ in range(3)], "the game's seed decides"
+
+
+async def test_dawn_deaths_are_announced_in_seat_order_whatever_killed_them(tmp_path) -> None:
+    """A night with two deaths (the wolves' victim and the witch's poison) announces them in seat order, so
+    the order tells nobody which death was the poison; the moderator's record keeps the causes."""
+    def victim_and_poison(chosen: dict[str, str], pick: random.Random) -> Policy:
+        """The wolves attack one player, the witch does not save and poisons another (both drawn)."""
+        def policy(agent: str, role: str, action: str, choices: tuple[str, ...], prompt: str) -> str:
+            targets = [c for c in choices if c != "abstain"]
+            if action == "kill_vote":
+                return chosen.setdefault("victim", pick.choice(targets))
+            if action == "poison":
+                return chosen.setdefault("poisoned", pick.choice([c for c in targets if c != chosen["victim"]]))
+            return "abstain"
+        return policy
+
+    games, poisoned_first, poisoned_seated_first = 24, 0, 0
+    for seed in range(games):
+        seats = random.Random(seed).sample(PLAYERS, len(PLAYERS))  # the seat order differs from the names'
+        chosen: dict[str, str] = {}
+        policy = victim_and_poison(chosen, random.Random(1000 + seed))
+        _, events = await play(tmp_path / str(seed), policy, players=seats, seed=seed, max_days=1)
+        [night] = [e for e in events if isinstance(e, NightEvent)]
+        assert (night.attacked, night.poisoned) == (chosen["victim"], chosen["poisoned"])
+        dawn = [e.player for e in events if isinstance(e, DeathEvent) and e.cause == "night"]
+        assert sorted(dawn) == sorted(chosen.values()) and dawn == sorted(dawn, key=seats.index), (seats, dawn)
+        told = [c.messages[-1].content for c in events if isinstance(c, ModelCallEvent) and c.phase == "day"]
+        deaths_told = re.findall(r"Day 1: (.+?) \(the \w+\) died in the night", told[-1])
+        assert deaths_told == dawn, "a prompt reads the deaths in the order they were announced"
+        poisoned_first += dawn[0] == chosen["poisoned"]
+        poisoned_seated_first += seats.index(chosen["poisoned"]) < seats.index(chosen["victim"])
+    # The poison is announced first exactly when it struck the earlier seat: about half the games, not never.
+    assert poisoned_first == poisoned_seated_first and 0.25 * games <= poisoned_first <= 0.75 * games
 
 
 async def test_votes_are_secret_until_all_are_in_unless_open(tmp_path) -> None:

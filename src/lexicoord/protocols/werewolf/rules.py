@@ -9,21 +9,27 @@ The game, in the order it is played:
   (2) the guard protects a living player (not the same one two nights running unless ``guard_repeat``);
   (3) the witch, while she holds the antidote, learns the victim and may save them (herself only with
   ``witch_self_save``), then, while she holds the poison, may poison a living player (not on a night she
-  saved unless ``both_potions_one_night``); (4) the seer checks a living player and learns whether they
-  are a wolf (``seer_learns = role``: their role). At dawn the victim dies unless guarded or saved (both at
-  once still kills with ``guard_and_save_kills``), and the poisoned player dies.
+  saved unless ``both_potions_one_night``, and then even the player she saved); (4) the seer checks a living
+  player and learns whether they are a wolf (``seer_learns = role``: their role). At dawn the victim dies
+  unless guarded or saved (both at once still kills with ``guard_and_save_kills``), and the poisoned player
+  dies; the deaths are announced in seat order, so their order does not tell which was the poison.
 - **Day d**: the deaths are announced (with roles when ``reveal_roles``); a check for the winner; the
-  discussion, ``discussion_rounds`` turns per living player, speakers by ``speaker_order`` (``round_robin``
-  in seated order starting one seat later each day; ``bidding``: everyone who may still speak bids 0-4
-  and the highest speaks, ties to the earlier seat); a vote among the living (``exile_rule``: plurality, or
-  a strict majority of the living voters); a tie exiles nobody, one at random (seeded), or goes to one
-  revote among the tied (``exile_tie``); last words by ``last_words``; a check for the winner.
+  discussion, ``discussion_rounds`` turns per living player, speakers by ``speaker_order`` (``round_robin``:
+  an order drawn once per game from its seed, starting one place later each day; ``bidding``, as Werewolf
+  Arena: before each turn everyone but the last speaker bids 0-4 and one of the highest bids speaks, drawn
+  by the seed with each player named in the last speech counted twice); a vote among the living
+  (``exile_rule``: plurality, or a strict majority of the living voters); under plurality a tie exiles
+  nobody, one at random (seeded), or goes to one revote among the tied (``exile_tie``; a strict majority
+  cannot tie); last words by ``last_words``; a check for the winner.
 - **Ends**: the villagers win when no wolf lives; the wolves when they are at least as many as the others;
   after ``max_days`` days the game is a draw.
 
 Every action is a closed choice over the legal targets (and ``abstain``); an invalid reply is recorded with
-its raw text and counts as an abstention. Under the COGENT condition a turn of talk may carry
-``[PART 1]`` speech and ``[PART 2]`` ``term = definition`` lines, judged by the lexicon layer; accepted terms
+its raw text and counts as an abstention. Every prompt states the rules as the flags set them
+(:func:`~lexicoord.protocols.werewolf.views.rules_text`). Under the COGENT condition a turn of talk may carry
+``[PART 1]`` speech and ``[PART 2]`` ``term = definition`` lines, judged by the lexicon layer (words written
+before ``[PART 1]`` are speech too); a speaker who knows terms is asked, as in COGENT's debate, to consider or
+reuse at least one (unless ``force_reuse`` is off); accepted terms
 join the pool of the turn's audience (a day speech: the public pool; the wolves' channel: the wolf pool)
 at once, as a share recorded with its snapshot, and every use of a known term is recorded with the turn's
 audience. Each pool reaches exactly its audience as a KNOWN_TERMS block.
@@ -45,6 +51,7 @@ from lexicoord.errors import ConfigError
 from lexicoord.lexicon import Board, Provenance, find_uses, judge_turn, read_turn
 from lexicoord.lexicon.board import normal
 from lexicoord.lexicon.events import candidate_events, use_events
+from lexicoord.protocols.cogent.rules import REUSE_LINE
 from lexicoord.protocols.werewolf.events import (
     MODERATOR,
     ActionEvent,
@@ -67,10 +74,12 @@ from lexicoord.protocols.werewolf.state import (
     GameState,
     deal,
     exile,
+    named_in,
     night_deaths,
+    pick_speaker,
     plurality,
 )
-from lexicoord.protocols.werewolf.views import prompt_for, view_for
+from lexicoord.protocols.werewolf.views import prompt_for, rules_text, view_for
 
 ABSTAIN = "abstain"
 WOLVES = "wolves"
@@ -96,6 +105,9 @@ class WerewolfSettings(BaseModel):
     reveal_roles: bool = True
     exile_rule: Literal["plurality", "majority"] = "plurality"
     exile_tie: Literal["nobody", "random", "revote"] = "nobody"
+    #: A speaker who knows terms is asked to consider or reuse at least one (COGENT's debate line); off, as
+    #: COGENT's cogent_free ablation, the terms are only shown.
+    force_reuse: bool = True
     #: Votes are announced as each is cast (later voters see earlier ones); by default, when all are in.
     open_votes: bool = False
     last_words: Literal["none", "exiled", "all"] = "exiled"
@@ -195,6 +207,7 @@ class _Game:
         self.ctx, self.settings, self.state, self.rng = ctx, settings, state, rng
         #: The speaking order, drawn once per game from its seed (round robin starts one seat later each day).
         self.seating = rng.sample(state.order, len(state.order))
+        self.rules = rules_text(settings, len(state.order))
         self.seats: dict[str, Seat] = {}
         self.board = Board()
         self.deaths: list[Death] = []
@@ -210,7 +223,7 @@ class _Game:
 
     def view(self, name: str, task: str) -> dict[str, Any]:
         return view_for(self.ctx, name, self.state, self.settings.history_speeches,
-                        self.board if self.settings.condition == "cogent" else None, task)
+                        self.board if self.settings.condition == "cogent" else None, task, self.rules)
 
     async def choose(self, name: str, action: str, targets: list[str], task: str, audience: Audience,
                      held: list[ActionEvent] | None = None) -> str | None:
@@ -232,10 +245,13 @@ class _Game:
         emit(ActionEvent(agent=name, action=action, target=chosen, audience=audience))
         return chosen
 
-    async def speak(self, name: str, channel: str, task: str) -> None:
+    async def speak(self, name: str, channel: str, task: str) -> str:
+        """A turn of talk; returns what was said (empty when the turn failed)."""
         audience = Audience.group(WOLVES) if channel == WOLVES else EVERYONE
         cogent = self.settings.condition == "cogent"
-        view = self.view(name, task + (_COIN_HINT if cogent else ""))
+        known = self.board.visible(self.ctx.viewer(name))
+        hint = _COIN_HINT + (" " + REUSE_LINE if known and self.settings.force_reuse else "") if cogent else ""
+        view = self.view(name, task + hint)
         answer = await self.seats[name].answer(Request(
             kind="speak", round=self.state.day, prompt=prompt_for(view), view={**view, "channel": channel},
             max_tokens=self.settings.max_tokens, temperature=self.settings.temperature))
@@ -243,10 +259,9 @@ class _Game:
         if not cogent:
             self.ctx.emit(SpeechEvent(agent=name, channel=channel, text=text, failure=answer.failure,
                                       audience=audience))
-            return
+            return text
         turn = read_turn(text)
         speech = turn.part1 if (turn.part1 or turn.part2) else text
-        known = self.board.visible(self.ctx.viewer(name))
         self.ctx.emit(SpeechEvent(agent=name, channel=channel, text=speech, failure=answer.failure,
                                   audience=audience))
         pools = {normal(e.term): e.audience for e in known}
@@ -267,6 +282,7 @@ class _Game:
         if coined:
             self.terms[channel] += len(coined)
             self.ctx.emit(self.board.share([name], audience, entries=coined))
+        return speech
 
     # -- the night ----------------------------------------------------------------------------------------
 
@@ -318,7 +334,7 @@ class _Game:
         ctx.emit(NightEvent(attacked=attacked, protected=protected, saved=saved, poisoned=poisoned, deaths=deaths,
                             audience=MODERATOR))
         ctx.recorder.phase = "dawn"
-        for name in deaths:
+        for name in st.seated(deaths):
             await self.die(name, day, "night")
 
     async def die(self, name: str, day: int, cause: str) -> None:
@@ -365,28 +381,30 @@ class _Game:
         return votes
 
     async def discussion(self, day: int) -> None:
-        """Seated order from one seat later each day, or by bids (highest first, ties to the earlier seat)."""
+        """The game's seeded order from one place later each day, or by bids as Werewolf Arena takes them:
+        everyone but the last speaker bids, one of the highest bids speaks (the seed draws, each player the
+        last speech named counted twice). No quota, as in Arena: a keen bidder may take every other turn."""
         living = [p for p in self.seating if p in self.state.alive]
         task = f"Day {day}: your turn to speak to everyone."
+        turns = self.settings.discussion_rounds * len(living)
         if self.settings.speaker_order == "round_robin":
             start = (day - 1) % len(living)
-            for i in range(self.settings.discussion_rounds * len(living)):
+            for i in range(turns):
                 await self.speak(living[(start + i) % len(living)], "public", task)
             return
-        left = dict.fromkeys(living, self.settings.discussion_rounds)
-        for _ in range(self.settings.discussion_rounds * len(living)):
+        last, said = None, ""
+        for _ in range(turns):
             bids = {}
-            for p in [p for p in living if left[p] > 0]:
+            for p in [p for p in living if p != last] or living:
                 bid = await self.choose(p, "bid", ["0", "1", "2", "3", "4"],
                                         f"Day {day}: how urgently do you want to speak next (0-4)?", Audience.only(p))
                 bids[p] = int(bid) if bid is not None else 0
-            speaker = max(bids, key=lambda p: (bids[p], -living.index(p)))
-            left[speaker] -= 1
-            await self.speak(speaker, "public", task)
+            last = pick_speaker(bids, named_in(said, list(bids)), self.rng)
+            said = await self.speak(last, "public", task)
 
 
 _COIN_HINT = ("\nYou may name a recurring idea: write [PART 1] your words, then [PART 2] new terms, one per line, as "
-              "\"term = brief definition\", each used in PART 1. Known terms may be reused freely.")
+              "\"term = brief definition\", each used in PART 1.")
 
 
 def _choice(answer: Answer) -> str | None:

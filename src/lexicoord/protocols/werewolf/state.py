@@ -10,6 +10,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from lexicoord.lexicon.uses import occurs
+
 WOLF, SEER, WITCH, GUARD, VILLAGER = "werewolf", "seer", "witch", "guard", "villager"
 ROLES = (WOLF, SEER, WITCH, GUARD, VILLAGER)
 
@@ -46,6 +48,11 @@ class GameState:
     def living(self) -> list[str]:
         return [p for p in self.order if p in self.alive]
 
+    def seated(self, names: list[str]) -> list[str]:
+        """``names`` in seat order: how the dawn's deaths are announced, so that their order tells nobody
+        which was the wolves' victim and which the witch's poison."""
+        return [p for p in self.order if p in names]
+
     def wolves(self, alive_only: bool = True) -> list[str]:
         return [p for p in self.order if self.roles[p] == WOLF and (p in self.alive or not alive_only)]
 
@@ -79,6 +86,20 @@ def exile(votes: list[str | None], voters: int, rule: str) -> tuple[list[str], C
     if rule == "majority" and top and tally[top[0]] * 2 <= voters:
         return [], tally
     return top, tally
+
+
+def named_in(text: str, players: list[str]) -> set[str]:
+    """The players a speech names, as whole names in any case (``Player 1`` is not read inside ``Player 10``)."""
+    return {p for p in players if occurs(p, text)}
+
+
+def pick_speaker(bids: dict[str, int], named: set[str], rng: random.Random) -> str:
+    """The next speaker as Werewolf Arena draws it: among the highest bids, at random, each player named in
+    the previous speech counted twice (so twice as likely as each unnamed one). ``bids`` holds only those
+    who bid: the previous speaker does not, so nobody speaks twice in a row."""
+    top = max(bids.values())
+    tied = [p for p in bids if bids[p] == top]
+    return rng.choice(tied + [p for p in tied if p in named])
 
 
 def night_deaths(attacked: str | None, protected: str | None, saved: bool, poisoned: str | None,
