@@ -18,8 +18,9 @@ from lexicoord.models.cache import ResponseCache
 from lexicoord.models.pool import ModelPool
 from lexicoord.protocols.coordination import CoordinationGame
 from lexicoord.runs.grid import grid
-from lexicoord.runs.runner import Runner, RunSummary
+from lexicoord.runs.runner import Runner
 from lexicoord.runs.store import Store
+from lexicoord.runs.summary import RunSummary
 from lexicoord.tasks.ambiguous import builtin_items
 
 ITEMS = [i.as_task() for i in builtin_items() if i.id in {"bank-01", "bat-01", "release-01", "light-01"}]
@@ -27,7 +28,7 @@ LINEUP = [AgentSpec(name=f"a{i}", model="local/smollm2-135m", options={"temperat
 
 
 def run_once(store: Store, cache: ResponseCache, run_id: str) -> tuple[RunSummary, float]:
-    runner = Runner(store, CoordinationGame(), models=ModelPool(cache=cache), concurrency=2, seed=11, progress=False)
+    runner = Runner(store, CoordinationGame(), models=ModelPool(cache=cache), concurrency=2, seed=11)
     started = time.perf_counter()
     settings = [{"clarification_bound": 1}]
     summary = asyncio.run(runner.run(run_id, grid(ITEMS, [LINEUP], settings=settings)))

@@ -59,7 +59,7 @@ async def overhead_once(items: int, latency: float, concurrency: int, home: str)
     for variant in sorted(VARIANTS, key=CALLS.__getitem__, reverse=True):  # as `cogent run` orders them
         episodes += grid(tasks, [duo[:1] if variant == "single" else duo],
                          settings=[{"variant": variant, "task": "gsm8k"}])
-    runner = Runner(store, CogentStudy(), models=pool, concurrency=concurrency, progress=False)
+    runner = Runner(store, CogentStudy(), models=pool, concurrency=concurrency)
     started = time.perf_counter()
     summary = await runner.run("bench", episodes)
     return time.perf_counter() - started, summary.done, summary.model_calls
@@ -101,8 +101,7 @@ def embedded(args: argparse.Namespace) -> None:
                 pool = ModelPool(cache=False, prompt_cache=cache)
                 settings = [{"variant": variant, "task": "gsm8k", "temperature": 0.0, "max_tokens": args.max_tokens}]
                 episodes = grid(items, [duo[:1] if variant == "single" else duo], settings=settings)
-                runner = Runner(Store(os.path.join(home, "e.db")), CogentStudy(), models=pool, concurrency=1,
-                                progress=False)
+                runner = Runner(Store(os.path.join(home, "e.db")), CogentStudy(), models=pool, concurrency=1)
                 started = time.perf_counter()
                 summary = asyncio.run(runner.run("e", episodes))
                 wall = time.perf_counter() - started

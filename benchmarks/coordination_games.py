@@ -55,7 +55,7 @@ def main() -> None:
             asyncio.run(pool.get("local/smollm2-135m").generate("warm up", max_tokens=2))
             inside.update(seconds=0.0, calls=0)
             runner = Runner(Store(os.path.join(home, f"c{concurrency}.db")), CoordinationGame(), models=pool,
-                            concurrency=concurrency, progress=False, seed=5)
+                            concurrency=concurrency, seed=5)
             started = time.perf_counter()
             summary = asyncio.run(runner.run(f"c{concurrency}", grid(items, [lineup], settings=[{"clarification_bound": args.bound}])))
             wall = time.perf_counter() - started

@@ -53,7 +53,7 @@ async def phase(name: str, mode: str, concurrency: int, tasks: list[dict[str, An
     episodes = grid(tasks, rotations(seats), settings=[settings])
     pool = ModelPool(cache=False, prompt_cache=mode)
     store = Store(str(home / f"{name}.db"))
-    runner = Runner(store, AmbiguityStudy(), models=pool, concurrency=concurrency, seed=args.seed, progress=False)
+    runner = Runner(store, AmbiguityStudy(), models=pool, concurrency=concurrency, seed=args.seed)
     started = time.perf_counter()
     summary = await runner.run(name, episodes, {"benchmark": name})
     wall = time.perf_counter() - started

@@ -142,7 +142,7 @@ def through_runner(n: int, concurrency: int, contexts: int, reuse: str, home: st
     store = Store(os.path.join(home, f"c{concurrency}-{time.monotonic_ns()}.db"))
     pool = ModelPool(cache=False, contexts=contexts, prompt_cache=reuse)
     asyncio.run(pool.get(SPEC).generate("warm up", max_tokens=4))
-    runner = Runner(store, OneCall(), models=pool, concurrency=concurrency, progress=False)
+    runner = Runner(store, OneCall(), models=pool, concurrency=concurrency)
     episodes = grid([{"id": t, "topic": t} for t in TOPICS[:n]], [[AgentSpec(name="a", model=SPEC)]])
     started = time.perf_counter()
     summary = asyncio.run(runner.run(f"c{concurrency}", episodes))

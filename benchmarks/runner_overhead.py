@@ -17,6 +17,7 @@ import time
 
 from pydantic import BaseModel
 
+from lexicoord.cli.progress import ProgressBar
 from lexicoord.core import EpisodeContext, Protocol, Request
 from lexicoord.core.events import ChoiceEvent, RoundClosedEvent
 from lexicoord.core.spec import AgentSpec
@@ -71,7 +72,7 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=200)
     parser.add_argument("--latency", type=float, default=0.2, help="seconds per model call")
     parser.add_argument("--concurrency", type=int, default=20)
-    parser.add_argument("--progress", action="store_true")
+    parser.add_argument("--progress", action="store_true", help="draw the terminal's progress bar too")
     parser.add_argument("--repeat", type=int, default=3, help="runs; the median is the figure")
     args = parser.parse_args()
 
@@ -84,9 +85,10 @@ def main() -> None:
             episodes = grid([{"id": f"item-{i}"} for i in range(args.episodes)], [lineup])
             pool = ModelPool(cache=False, latency=args.latency)
             pool.get("scripted/first")  # provider plugins load once per process; not the runner's cost
-            runner = Runner(store, TwoRounds(), models=pool, concurrency=args.concurrency, progress=args.progress)
+            runner = Runner(store, TwoRounds(), models=pool, concurrency=args.concurrency)
+            observer = ProgressBar() if args.progress else None
             started = time.perf_counter()
-            summary = asyncio.run(runner.run("bench", episodes))
+            summary = asyncio.run(runner.run("bench", episodes, observer=observer))
             walls.append(time.perf_counter() - started)
             events = sum(len(store.events(e.id)) for e in store.episodes("bench"))
     wall = statistics.median(walls)

@@ -44,8 +44,7 @@ def episodes(n: int) -> list:
 
 
 def worker(url: str, n: int, latency: float, concurrency: int) -> None:
-    runner = Runner(Store(url), TwoRounds(), models=ModelPool(cache=False, latency=latency), concurrency=concurrency,
-                    progress=False)
+    runner = Runner(Store(url), TwoRounds(), models=ModelPool(cache=False, latency=latency), concurrency=concurrency)
     summary = asyncio.run(runner.run(RUN, episodes(n)))
     print(summary.done)
 

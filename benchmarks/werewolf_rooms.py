@@ -321,7 +321,9 @@ def main() -> None:
             port = s.getsockname()[1]
         base = f"http://127.0.0.1:{port}"
         cmd = [str(VENV_BIN / "lexicoord"), "serve", "--port", str(port), "--db", f"{home}/bench.db",
-               "--model", "scripted/random", "--protocol", "werewolf", "--join-rate", "100000", "--no-cache"]
+               "--model", "scripted/random", "--protocol", "werewolf", "--join-rate", "100000", "--no-cache",
+               # every client is on loopback: one address, so its shares are lifted like the join rate
+               "--connections-per-address", "100000", "--rooms-per-address", "100000"]
         with open(log_path, "wb") as log:
             proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "LEXICOORD_HOME": home})
         try:

@@ -35,7 +35,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as home:
             os.environ["LEXICOORD_HOME"] = home
             store = Store(os.path.join(home, "w.db"))
-            runner = Runner(store, WerewolfGame(), models=ModelPool(cache=False), concurrency=1, progress=False)
+            runner = Runner(store, WerewolfGame(), models=ModelPool(cache=False), concurrency=1)
             settings = {"condition": condition, "max_days": args.max_days, "max_tokens": args.max_tokens}
             started = time.perf_counter()
             asyncio.run(runner.run("w", grid([{"id": "g", "seed": args.seed}], [lineup], settings=[settings])))

@@ -61,3 +61,15 @@ def test_the_lexicon_layer_knows_no_protocol(path: Path) -> None:
     """COGENT's layer serves any protocol (the debate, Werewolf, clarifications): it imports only the core."""
     above = {m for m in imports_of(path) if not m.startswith(("lexicoord.core", "lexicoord.lexicon", "lexicoord.errors"))}
     assert not above, f"{path.name} imports {sorted(above)}"
+
+
+@pytest.mark.parametrize("path", files("runs"), ids=lambda p: p.name)
+def test_runs_draw_nothing(path: Path) -> None:
+    """A run tells the observer its caller gives (the terminal's bar belongs to the command line)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+    assert not {m for m in found if m.split(".")[0] == "rich"}, f"{path.name} imports {sorted(found)}"

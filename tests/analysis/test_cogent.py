@@ -105,7 +105,7 @@ async def run_all(tmp_path, reply: str, **settings) -> list:
     pool = ModelPool(cache=False)
     pool.add(Model(ScriptedProvider("g", lambda messages, config: reply)), "scripted/g")
     items = [{**ITEM, "id": f"eggs{i}"} for i in range(3)]
-    runner = Runner(Store(str(tmp_path / "g.db")), CogentStudy(), models=pool, progress=False)
+    runner = Runner(Store(str(tmp_path / "g.db")), CogentStudy(), models=pool)
     specs = []
     for v in VARIANTS:
         lineup = [AgentSpec(name=n, model="scripted/g") for n in (["A"] if v == "single" else ["A", "B"])]

@@ -43,7 +43,7 @@ async def study(tmp_path) -> tuple[Store, Any]:
     lineup = [AgentSpec(name=n, model="scripted/c") for n in ("A", "B")]
     store = Store(str(tmp_path / "c.db"))
     settings = [{"variant": v, "task": "gsm8k", "rounds": 2, "passes": 1, "coin_rounds": 1} for v in ("vanilla", "cogent")]
-    await Runner(store, CogentStudy(), models=pool, progress=False).run("c", grid([HOSTILE], [lineup], settings=settings))
+    await Runner(store, CogentStudy(), models=pool).run("c", grid([HOSTILE], [lineup], settings=settings))
     return store, store.run("c")
 
 

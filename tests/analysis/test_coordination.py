@@ -57,7 +57,7 @@ async def test_statistics_from_events(tmp_path) -> None:
     pool = ModelPool(cache=False)
     pool.add(Model(ScriptedProvider("stats", script)), "scripted/stats")
     lineup = [AgentSpec(name=n, model="scripted/stats") for n in ("lead", "p1", "p2")]
-    runner = Runner(Store(str(tmp_path / "s.db")), CoordinationGame(), models=pool, progress=False, concurrency=1)
+    runner = Runner(Store(str(tmp_path / "s.db")), CoordinationGame(), models=pool, concurrency=1)
     items = [item("g0"), item("g1"), item("g2"), item("g3")]
     await runner.run("s", grid(items, [lineup], settings=[{"clarification_bound": 1}]))
     games = games_from(runner.store.iter_run_events("s"))

@@ -94,7 +94,7 @@ async def run_study(tmp_path):
     episodes = grid(tasks, [[s] for s in seats], settings=[{"condition": "single"}])
     episodes += grid(tasks, rotations(seats), settings=[{"condition": "debate", "rounds": 3}])
     store = Store(str(tmp_path / "s.db"))
-    await Runner(store, AmbiguityStudy(), models=pool, progress=False).run("s", episodes, {"k": "v"})
+    await Runner(store, AmbiguityStudy(), models=pool).run("s", episodes, {"k": "v"})
     return store
 
 
@@ -137,7 +137,7 @@ async def test_consensus_statistics_when_debates_agree_in_round_two(tmp_path) ->
     tasks = [i.as_task() for i in ITEMS]
     store = Store(str(tmp_path / "c.db"))
     episodes = grid(tasks, rotations([AgentSpec(name="t", model="scripted/t")]), settings=[{"condition": "debate"}])
-    await Runner(store, AmbiguityStudy(), models=pool, progress=False).run("c", episodes)
+    await Runner(store, AmbiguityStudy(), models=pool).run("c", episodes)
     [debate] = compute(episodes_from(store.iter_run_events("c"))).configs
     assert debate.consensus == Share(k=3, n=3) and debate.non_consensus == Share(k=0, n=3)
     assert debate.mean_rounds_to_consensus == 2.0 and debate.rounds_to_consensus == {2: 3}
@@ -224,7 +224,7 @@ async def test_errors_and_unreachable_models_are_counted_per_configuration_in_on
     episodes += grid(tasks, [[spec["ok"].model_copy(update={"role": "leader"}), spec["e"], spec["ok"].model_copy(
         update={"name": "ok-2"})]], settings=[{"condition": "debate", "rounds": 3}])
     store = Store(str(tmp_path / "b.db"))
-    await Runner(store, AmbiguityStudy(), models=pool, progress=False).run("b", episodes)
+    await Runner(store, AmbiguityStudy(), models=pool).run("b", episodes)
     stats = statistics(store.iter_run_events("b"))
     by = {c.config: c for c in stats.configs}
     e = by["Single(e)"]
@@ -257,8 +257,8 @@ async def test_table_2_leaves_out_cached_replies_and_states_the_concurrency(tmp_
     tasks = [i.as_task() for i in ITEMS]
     episodes = grid(tasks, [[AgentSpec(name="a", model="scripted/a")]], settings=[{"condition": "single"}])
     store = Store(str(tmp_path / "t.db"))
-    await Runner(store, AmbiguityStudy(), models=pool, progress=False, seed=1).run("fresh", episodes)
-    await Runner(store, AmbiguityStudy(), models=pool, progress=False, seed=1).run("again", episodes)
+    await Runner(store, AmbiguityStudy(), models=pool, seed=1).run("fresh", episodes)
+    await Runner(store, AmbiguityStudy(), models=pool, seed=1).run("again", episodes)
     fresh = statistics(store.iter_run_events("fresh"))
     again = statistics(store.iter_run_events("again"))
     assert fresh.configs[0].timed == 3 and fresh.configs[0].cached_excluded == 0

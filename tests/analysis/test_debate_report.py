@@ -35,7 +35,7 @@ async def run(tmp_path, judge: str | None, judge_model: Model | None = None):
     settings = {"condition": "single", **({"judge": judge} if judge else {})}
     episodes = grid(ITEMS, [[AgentSpec(name="a", model="scripted/ask")]], settings=[settings])
     store = Store(str(tmp_path / "j.db"))
-    await Runner(store, AmbiguityStudy(), models=pool, progress=False).run("j", episodes)
+    await Runner(store, AmbiguityStudy(), models=pool).run("j", episodes)
     rows = list(store.iter_run_events("j"))
     assert all(r.status == "done" for r, _ in rows), "a failing judge never fails the episode it judges"
     return store, rows

@@ -40,7 +40,7 @@ def stored(tmp_path) -> tuple[str, str]:
     pool = ModelPool(cache=False)
     pool.add(Model(ScriptedProvider("s", lambda m, c: {"choice": "river", "justification": "water"})), "scripted/s")
     lineup = [AgentSpec(name=f"a{i}", model="scripted/s") for i in range(2)]
-    runner = Runner(Store(db), CoordinationGame(), models=pool, progress=False)
+    runner = Runner(Store(db), CoordinationGame(), models=pool)
     import asyncio
 
     asyncio.run(runner.run("done", grid([ITEM], [lineup])))

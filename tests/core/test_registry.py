@@ -67,14 +67,14 @@ async def test_each_protocol_s_statistics_are_computed_from_stored_events(tmp_pa
     coord = get_protocol("coordination")
     lineup = [AgentSpec(name="l", kind="simulated", options={"policy": "first"}),
               AgentSpec(name="p", kind="simulated", options={"policy": "first"})]
-    await Runner(store, coord.protocol(), progress=False).run(
+    await Runner(store, coord.protocol()).run(
         "c", grid([i.as_task() for i in builtin_items()[:3]], [lineup]))
     stats = coord.load("statistics")(store.iter_run_events("c"))
     assert stats.games == 3 and stats.converged == 3, "two first-option players agree at once"
 
     study = get_protocol("ambiguity")
     solo = [AgentSpec(name="s", model="scripted/first", role="single")]
-    await Runner(store, study.protocol(), progress=False).run(
+    await Runner(store, study.protocol()).run(
         "a", grid([i.as_task() for i in generated_instructions(1)[:2]], [solo], settings=[{"condition": "single"}]))
     stats = study.load("statistics")(store.iter_run_events("a"))
     assert stats.episodes == 2 and stats.failed == 0 and [c.config for c in stats.configs] == ["Single(first)"]

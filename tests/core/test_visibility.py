@@ -83,7 +83,7 @@ async def test_feedback_never_reaches_a_seat_outside_its_audience(tmp_path, seed
     lineup = [AgentSpec(name=n, model="scripted/marks") for n in ["lead", *followers]]
     pool = ModelPool(cache=False)
     pool.add(Model(ScriptedProvider("marks", debate_script(rng))), "scripted/marks")
-    runner = Runner(Store(str(tmp_path / "v.db")), AmbiguityStudy(), models=pool, progress=False)
+    runner = Runner(Store(str(tmp_path / "v.db")), AmbiguityStudy(), models=pool)
     recording = runner.seats = Recording(runner.seats)  # type: ignore[assignment]
     settings = {"condition": "debate", "rounds": rng.randint(1, 4)}
     await runner.run("v", grid([ITEM], [lineup], settings=[settings]))

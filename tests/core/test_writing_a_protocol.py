@@ -51,7 +51,7 @@ async def test_the_example_registers_and_plays_by_its_rules(tmp_path, registry_r
     pool = ModelPool(cache=False)
     pool.add(Model(ScriptedProvider("words", {"a": [{"word": "Hammer"}, {"word": "hammer"}], "b": [{"word": "hammer"}],
                                               "c": [{"word": "mallet"}]})), "scripted/words")
-    runner = Runner(Store(str(tmp_path / "w.db")), game.SameWord(), models=pool, progress=False)
+    runner = Runner(Store(str(tmp_path / "w.db")), game.SameWord(), models=pool)
     seats = {n: AgentSpec(name=n, model="scripted/words") for n in "abc"}
     item = {"id": "t1", "thing": "a tool for driving nails"}
     await runner.run("w", grid([item], [[seats["a"], seats["b"]]]))

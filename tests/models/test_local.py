@@ -243,7 +243,8 @@ def test_the_default_number_of_contexts_follows_the_cores_and_the_model_size(
     small, large = tmp_path / "small.gguf", tmp_path / "large.gguf"
     small.write_bytes(b"GGUF")
     with large.open("wb") as f:
-        f.truncate(local.SMALL_MODEL_BYTES + 1)  # sparse: no disk used
+        f.write(local.GGUF_MAGIC)  # a GGUF's signature, then nothing: sparse, no disk used
+        f.truncate(local.SMALL_MODEL_BYTES + 1)
     for cores, expected in ((1, 2), (2, 4), (8, 4)):
         monkeypatch.setattr(local.os, "cpu_count", lambda cores=cores: cores)
         assert local.default_contexts(small) == expected

@@ -31,7 +31,7 @@ def main(db: str, n_items: int, latency: float, plays: str | None = None) -> Non
     # Ctrl-C as a user's terminal delivers it: a test session may pass SIGINT down ignored.
     signal.signal(signal.SIGINT, signal.default_int_handler)
     protocol = Logged(plays) if plays else Toy()
-    runner = Runner(Store(db), protocol, models=ModelPool(cache=False, latency=latency), concurrency=2, progress=False)
+    runner = Runner(Store(db), protocol, models=ModelPool(cache=False, latency=latency), concurrency=2)
     summary = asyncio.run(runner.run("killme", grid([{"id": f"i{k}"} for k in range(n_items)], [lineup()])))
     print(summary.model_dump_json())
 

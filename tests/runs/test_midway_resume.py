@@ -37,7 +37,7 @@ pool = ModelPool(cache=False)
 pool.add(Model(ScriptedProvider("slow", reply, latency=0.03)), "scripted/slow")
 lineup = [AgentSpec(name=f"Player {i}", model="scripted/slow") for i in range(1, 9)]
 settings = {"max_days": 4, "wolf_turns": 2, "discussion_rounds": 2, "condition": "cogent"}
-runner = Runner(Store(db), WerewolfGame(), models=pool, progress=False)
+runner = Runner(Store(db), WerewolfGame(), models=pool)
 asyncio.run(runner.run("long", grid([{"id": "g", "seed": 11}], [lineup], settings=[settings])))
 """
 

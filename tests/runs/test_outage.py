@@ -35,7 +35,7 @@ async def test_a_seat_whose_server_fails_every_call_fails_its_episodes_until_it_
             pool.add(Model(ScriptedProvider("s", lambda m, c: GOOD)), "scripted/s")
             pool.add(get_model("openai-compatible/fake-model", cache=False, base_url=server.base_url,
                                backoff_initial=0.01), "openai-compatible/fake-model")
-            return Runner(store, CoordinationGame(), models=pool, progress=False)
+            return Runner(store, CoordinationGame(), models=pool)
 
         first = await runner().run("o", grid(ITEMS, [lineup]))
         assert (first.done, first.failed) == (0, 3), "an outage is not three games played"

@@ -22,7 +22,7 @@ class Loose(BaseModel):
 
 def make_runner(tmp_path, **kw) -> Runner:
     pool = kw.pop("models", None) or ModelPool(cache=False)
-    return Runner(Store(str(tmp_path / "r.db")), Toy(), models=pool, progress=False, **kw)
+    return Runner(Store(str(tmp_path / "r.db")), Toy(), models=pool, **kw)
 
 
 def test_grid_has_stable_keys_and_seeds() -> None:
@@ -90,7 +90,7 @@ async def test_concurrency_is_bounded(tmp_path) -> None:
             active -= 1
             return Loose()
 
-    runner = Runner(Store(str(tmp_path / "c.db")), Counting(), concurrency=3, progress=False)
+    runner = Runner(Store(str(tmp_path / "c.db")), Counting(), concurrency=3)
     summary = await runner.run("c", grid([{"id": str(i)} for i in range(12)], [lineup()]))
     assert summary.done == 12 and peak == 3
 
@@ -121,24 +121,6 @@ async def test_duplicate_episodes_are_refused(tmp_path) -> None:
         await make_runner(tmp_path).run("r", grid([{"id": "a"}, {"id": "a"}], [lineup()]))
 
 
-async def test_progress_bar_and_summary(tmp_path) -> None:
-    import io
-
-    from rich.console import Console
-
-    buf = io.StringIO()
-    console = Console(file=buf, width=200, force_terminal=False)
-    runner = Runner(Store(str(tmp_path / "p.db")), Toy(), models=ModelPool(cache=False), progress=True, console=console)
-    items = [{"id": "a"}, {"id": "b", "fail": True}, {"id": "c"}]
-    summary = await runner.run("prog", grid(items, [lineup()]))
-    shown = buf.getvalue()
-    assert "prog" in shown and "3/3" in shown and "failed 1" in shown and "tok" in shown
-    text = "\n".join(summary.lines())
-    assert "2 done, 1 failed, 0 already done (of 3)" in text and "model calls: 4" in text
-    assert "b (rep 0): RuntimeError: item b is set to fail" in text
-    assert "2 done, 1 failed" in shown, "the summary is printed at the end"
-
-
 async def test_missing_key_fails_before_any_episode(tmp_path) -> None:
     from lexicoord.core.spec import AgentSpec
     from lexicoord.errors import MissingKeyError
@@ -164,7 +146,7 @@ async def test_an_outcome_that_cannot_be_stored_fails_only_its_episode(tmp_path,
         async def play(self, ctx):
             return bad if ctx.spec.item_id == "3" else Loose(ok=True)
 
-    runner = Runner(Store(str(tmp_path / "o.db")), Odd(), progress=False)
+    runner = Runner(Store(str(tmp_path / "o.db")), Odd())
     summary = await runner.run("o", grid([{"id": str(i)} for i in range(8)], [lineup()]))
     episodes = {e.item_id: e for e in runner.store.episodes("o")}
     assert len(episodes) == 8, "every episode is saved"
@@ -187,10 +169,34 @@ async def test_an_event_that_cannot_be_stored_fails_its_episode_with_the_reason(
                 ctx.emit(Event(type="custom", thing=object()))
             return Loose(ok=True)
 
-    runner = Runner(Store(str(tmp_path / "l.db")), Leaky(), progress=False)
+    runner = Runner(Store(str(tmp_path / "l.db")), Leaky())
     summary = await runner.run("l", grid([{"id": "a"}, {"id": "bad"}, {"id": "c"}], [lineup()]))
     episodes = {e.item_id: e for e in runner.store.episodes("l")}
     assert summary.done == 2 and summary.failed == 1 and len(episodes) == 3
     assert episodes["bad"].status == "failed" and "could not be saved" in episodes["bad"].error
     [error] = runner.store.events(episodes["bad"].id)
     assert error.type == "error"
+
+
+async def test_when_the_store_stops_saving_the_run_stops_with_the_stores_error(tmp_path) -> None:
+    """Nobody could keep what is played after the store failed for good: playing stops and the store's error,
+    not a bare cancellation, reaches the caller; the episodes never saved are played again on resume."""
+    from sqlalchemy.exc import OperationalError
+
+    class Gone(Store):
+        def save_episodes(self, batch):
+            raise OperationalError("INSERT INTO episodes", {}, Exception("disk I/O error"))
+
+    plays = []
+
+    class Counted(Toy):
+        async def play(self, ctx):
+            plays.append(ctx.spec.item_id)
+            return await super().play(ctx)
+
+    store = Gone(str(tmp_path / "g.db"))
+    runner = Runner(store, Counted(), models=ModelPool(cache=False, latency=0.02), concurrency=2)
+    with pytest.raises(OperationalError, match="disk I/O error"):
+        await asyncio.wait_for(runner.run("g", grid([{"id": str(i)} for i in range(50)], [lineup()])), 60)
+    assert len(plays) < 50, "playing stopped"
+    assert store.run("g").status == "interrupted" and store.episodes("g") == []

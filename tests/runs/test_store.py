@@ -119,8 +119,9 @@ def test_a_file_that_is_not_a_database_is_a_clear_error(tmp_path) -> None:
 
     junk = tmp_path / "junk.db"
     junk.write_bytes(b"this is not sqlite" * 100)
-    with pytest.raises(ConfigError, match="Cannot open the store"):
+    with pytest.raises(ConfigError, match="is damaged or is not a lexicoord store") as info:
         Store(str(junk))
+    assert str(junk) in str(info.value) and "--db" in str(info.value)
 
 
 def test_export_jsonl(store_url) -> None:

@@ -192,3 +192,24 @@ def test_two_people_and_embedded_agents_play_in_manual_mode(server, browser) -> 
     playwright.expect(bob.locator("#game-box .sentence")).to_contain_text("They met at the bank before noon.")
     play_out(ann, bob, "manual")
     check_finished(ann, bob, "manual")
+
+
+def test_the_start_page_opens_on_the_coordination_game_under_titles_people_read(server, browser) -> None:
+    """A newcomer meets the coordination game first, and every game under its name, never a protocol id."""
+    base, _ = server
+    page = browser.new_context().new_page()
+    page.goto(base + "/")
+    page.wait_for_function("document.querySelectorAll('#protocol option').length > 0")
+    select = page.locator("#protocol")
+    assert select.input_value() == "coordination"
+    shown = page.eval_on_selector("#protocol", "s => s.options[s.selectedIndex].textContent")
+    assert shown == "Coordination game: agree on what a word means"
+    ids = page.eval_on_selector_all("#protocol option", "os => os.map(o => o.value)")
+    titles = page.eval_on_selector_all("#protocol option", "os => os.map(o => o.textContent)")
+    assert ids[0] == "coordination" and {"ambiguity", "cogent", "werewolf"} <= set(ids)
+    assert not set(titles) & set(ids), f"a raw protocol id is shown: {titles}"
+    assert all(" " in t for t in titles), titles
+    # The form below is the coordination game's own (its dataset and mode), not another game's.
+    playwright.expect(page.locator("select[name=dataset]")).to_be_visible()
+    playwright.expect(page.locator("#protocol-summary")).to_contain_text("LexiCoord")
+    shot(page, "start-page")

@@ -41,3 +41,28 @@ def test_the_offer_lists_each_protocol_with_its_fields(client) -> None:
     assert fields["dataset"]["choices"] == ["builtin"], "only the datasets the server was started with"
     assert fields["mode"]["choices"] == ["automatic", "manual"] and fields["clarification_bound"]["max"] == 10
     assert "LexiCoord" in coordination["summary"]
+
+
+def test_the_offer_puts_the_coordination_game_first_under_a_title(tmp_path) -> None:
+    from fastapi.testclient import TestClient
+
+    from lexicoord.web.app import create_app
+    from tests.web.conftest import make_services
+
+    services = make_services(tmp_path / "rooms.db")
+    services.protocols = ["ambiguity", "cogent", "coordination", "werewolf"]  # the registry's order: debate first
+    with TestClient(create_app(services, allowed_hosts=["testserver"])) as client:
+        offer = client.get("/api/offer").json()
+    assert offer["default_protocol"] == "coordination" == offer["protocols"][0]["name"]
+    assert [p["name"] for p in offer["protocols"]][1:] == ["ambiguity", "cogent", "werewolf"]
+    titles = {p["name"]: p["title"] for p in offer["protocols"]}
+    assert titles["coordination"] == "Coordination game: agree on what a word means"
+    assert titles["ambiguity"].startswith("Ambiguous robot instructions") and titles["werewolf"].startswith("Werewolf")
+    assert all(title != name and " " in title for name, title in titles.items())
+
+
+def test_a_protocol_without_a_built_in_title_takes_its_summary_s_head() -> None:
+    from lexicoord.web.services import protocol_title
+
+    assert protocol_title("mygame", "My Game: two seats and a board") == "My Game"
+    assert protocol_title("mygame", "no colon in this summary at all, only a long description of it") == "mygame"

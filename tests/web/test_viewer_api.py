@@ -58,7 +58,7 @@ async def cogent_run(db: Path, run_id: str = "study") -> None:
     lineup = [AgentSpec(name=n, model="scripted/c") for n in ("A", "B")]
     settings = [{"variant": v, "task": "gsm8k", "rounds": 2, "passes": 1, "coin_rounds": 1} for v in ("vanilla", "cogent")]
     store = Store(str(db))
-    await Runner(store, CogentStudy(), models=pool, progress=False).run(run_id, grid([ITEM], [lineup], settings=settings))
+    await Runner(store, CogentStudy(), models=pool).run(run_id, grid([ITEM], [lineup], settings=settings))
     store.close()
 
 

@@ -58,7 +58,7 @@ def client(tmp_path: Path) -> Iterator[TestClient]:
     pool.add(Model(ScriptedProvider("ww", agent_reply)), "scripted/ww")
     services = Services(store=Store(str(tmp_path / "ww.db")), models=pool, datasets={"builtin": builtin_items()[:2]},
                         model_names=["scripted/ww"], protocols=["werewolf"])
-    app = create_app(services, http_rate=1000, http_burst=1000, allowed_hosts=["testserver"])
+    app = create_app(services, http_rate=1000, http_burst=1000, allowed_hosts=["testserver"], rooms_per_address=100)
     with TestClient(app, client=("127.0.0.1", 50000)) as c:
         yield c
 
@@ -130,7 +130,7 @@ async def test_the_same_seed_deals_the_same_game_in_a_room_and_in_a_campaign(cli
         assert room_game_item(seed, 1) == game_items(1, seed)[0], "one rule for a room's game 1 and a campaign's"
         pool = ModelPool(cache=False)
         pool.add(Model(ScriptedProvider("ww", agent_reply)), "scripted/ww")
-        runner = Runner(Store(str(tmp_path / f"c{seed}.db")), WerewolfGame(), models=pool, progress=False, seed=seed)
+        runner = Runner(Store(str(tmp_path / f"c{seed}.db")), WerewolfGame(), models=pool, seed=seed)
         settings = WerewolfRoomSettings(**RULES).game_settings() | {"max_days": 1}
         lineup = [AgentSpec(name=n, model="scripted/ww") for n in seats]
         await runner.run("c", grid(game_items(1, seed), [lineup], settings=[settings]))

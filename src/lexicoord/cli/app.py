@@ -9,6 +9,7 @@ import typer
 from dotenv import find_dotenv, load_dotenv
 from rich.console import Console
 from rich.markup import escape
+from sqlalchemy.exc import DBAPIError
 
 from lexicoord import __version__
 from lexicoord.cli import (
@@ -26,6 +27,7 @@ from lexicoord.cli import (
     werewolf_cmd,
 )
 from lexicoord.errors import LexicoordError
+from lexicoord.runs import store_errors
 
 app = typer.Typer(
     name="lexicoord",
@@ -69,6 +71,10 @@ def main() -> None:
         app(standalone_mode=True)
     except LexicoordError as exc:
         Console(stderr=True).print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        sys.exit(1)
+    except DBAPIError as exc:  # a store that is damaged, read-only or locked: which file, and what to do
+        Console(stderr=True).print(f"[red]error:[/red] {escape(store_errors.sentence(exc))}", highlight=False,
+                                   soft_wrap=True)
         sys.exit(1)
     except OSError as exc:  # a file or folder the system refused: one sentence, never a traceback
         where = f" {exc.filename}" if exc.filename else ""

@@ -156,8 +156,7 @@ def play(
     seat = HumanSeat(YOU, timeout=timeout)
     store = Store(db)
     run_id = f"play-{dt.datetime.now():%Y%m%d-%H%M%S}"
-    runner = Runner(store, CoordinationGame(), models=models, concurrency=1, seed=base_seed, progress=False,
-                    people={YOU: seat})
+    runner = Runner(store, CoordinationGame(), models=models, concurrency=1, seed=base_seed, people={YOU: seat})
     episodes = grid([task], [lineup], settings=[{"clarification_bound": bound, "seat_timeout": timeout}])
 
     console.print(f"You are the {role}. {len(bots)} agents on {model}.")

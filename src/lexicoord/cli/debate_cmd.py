@@ -224,7 +224,7 @@ def play(
     store = Store(db)
     run_id = f"play-debate-{dt.datetime.now():%Y%m%d-%H%M%S}"
     runner = Runner(store, AmbiguityStudy(), models=ModelPool(cache=cache_setting(no_cache)), concurrency=1,
-                    seed=base_seed, progress=False, people={YOU: seat})
+                    seed=base_seed, people={YOU: seat})
     episodes = grid([chosen.as_task()], [lineup], settings=[settings])
 
     console.print(f"You are the {role} of a debate with {len(lineup) - 1} model seat(s) on {model}.")

@@ -26,17 +26,33 @@ console = Console()
 DEFAULT_ITEM = "release-01"
 
 
+def announced(e: ChoiceEvent) -> str:
+    """The leader's announcement: the meaning chosen and, in quotes, the reason the leader gave in its own
+    words (whatever they are); a failed announcement says why it failed instead."""
+    if not e.choice:
+        return f"announces [yellow]no valid meaning[/yellow] ({escape(e.failure or 'no answer')})"
+    why = f"“{escape(e.justification.strip())}”" if e.justification.strip() else "[dim](no reason given)[/dim]"
+    return f"announces: [bold]{escape(e.choice)}[/bold], because {why}"
+
+
+def clarified(e: Event) -> str:
+    content = str(getattr(e, "content", "") or "").strip()
+    if content:
+        return f"clarifies: {escape(content)}"
+    failure = str(getattr(e, "failure", "") or "nothing said").split(" (raw: ")[0]  # the raw reply is in the transcript
+    return f"gives no valid clarification ({escape(failure)})"
+
+
 def print_game(events: list[Event], outcome: CoordinationOutcome) -> None:
     """Round by round, in the order things happened: who chose what and why, then the outcome."""
     this_round: list[ChoiceEvent] = []
     for e in events:
         if isinstance(e, ChoiceEvent) and e.round == 0:
-            console.print(f"[bold]{escape(e.agent or '')}[/bold] (leader) announces: "
-                          f"{escape(e.choice or 'nothing valid')} — {escape(e.justification)}")
+            console.print(f"[bold]{escape(e.agent or '')}[/bold] (leader) {announced(e)}")
         elif isinstance(e, ChoiceEvent):
             this_round.append(e)
         elif e.type == "clarification":
-            console.print(f"  [italic]{escape(e.agent or '')} clarifies: {escape(getattr(e, 'content', ''))}[/italic]")
+            console.print(f"  [italic]{escape(e.agent or '')} {clarified(e)}[/italic]")
         elif e.type == "round_closed":
             table = Table(title=f"round {e.round}", title_justify="left")
             for col in ("agent", "choice", "justification"):
@@ -73,15 +89,19 @@ def demo(
     if chosen_id not in items:
         raise ConfigError(f"No built-in item '{chosen_id}' (ids look like bank-01, release-03).")
     chosen = items[chosen_id]
+    # The model and the store first: a model name that cannot be used, or a store that cannot be opened, is one
+    # sentence before anything of the game is shown.
+    lineup = lineup_from(None, model, agents, temperature=0.7)
+    models = ModelPool(cache=cache_setting(no_cache))
+    models.get(model)
+    store = Store(db)
     console.print(f"Sentence: [italic]{escape(chosen.sentence)}[/italic]")
     console.print(f"Ambiguous word: [bold]{escape(chosen.word)}[/bold]; meanings: {escape('; '.join(chosen.options))}")
-    store = Store(db)
     run_id = run or f"demo-{dt.datetime.now():%Y%m%d-%H%M%S}"
     runner = Runner(
-        store, CoordinationGame(), models=ModelPool(cache=cache_setting(no_cache)), concurrency=1,
-        seed=base_seed, progress=False,
+        store, CoordinationGame(), models=models, concurrency=1,
+        seed=base_seed,
     )
-    lineup = lineup_from(None, model, agents, temperature=0.7)
     episodes = grid([chosen.as_task()], [lineup], settings=[{"clarification_bound": bound}])
     summary = run_async(runner.run(run_id, episodes, {"model": model, "agents": agents, "item": chosen_id, "bound": bound}))
     for episode, events in store.iter_run_events(run_id):

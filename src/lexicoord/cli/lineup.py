@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 
 from lexicoord.core.spec import AgentSpec
 from lexicoord.errors import ConfigError
 from lexicoord.protocols.coordination.simulated import POLICIES
 from lexicoord.tasks.ambiguous import TASK, AmbiguityItem
+from lexicoord.tasks.indexed import pick
 
 
 def parse_agent(text: str, index: int) -> AgentSpec:
@@ -52,15 +54,20 @@ def lineup_from(agents: list[str] | None, model: str, count: int, temperature: f
     return specs
 
 
-def dataset_from(source: str, limit: int | None, sample_seed: int | None, category: str | None) -> list[AmbiguityItem]:
-    """``builtin``, a JSONL path, ``coarsewsd:FOLDER`` or ``hf:NAME``; optionally shuffled, filtered and cut."""
-    items = TASK.load(source)
-    if category:
-        items = [i for i in items if i.category == category]
-        if not items:
-            raise ConfigError(f"No items of category '{category}' in {source}.")
-    if sample_seed is not None:
-        items = random.Random(sample_seed).sample(items, len(items))
+def dataset_from(source: str, limit: int | None, sample_seed: int | None, category: str | None
+                 ) -> Sequence[AmbiguityItem]:
+    """``builtin``, a JSONL path, ``coarsewsd:FOLDER`` or ``hf:NAME``; optionally filtered, shuffled and cut.
+
+    A file is checked to its last line, but only the chosen items are read back from it (see
+    :mod:`lexicoord.tasks.indexed`): one item of a large file costs the memory of one item. The shuffle draws
+    the same order as shuffling the items themselves would, so a seed picks the same items as before.
+    """
+    items = TASK.index(source, keep=(lambda i: i.category == category) if category else None)
+    if category and not items:
+        raise ConfigError(f"No items of category '{category}' in {source}.")
     if not items:
         raise ConfigError(f"{source} holds no items.")
-    return items[:limit] if limit else items
+    order: Sequence[int] = range(len(items))
+    if sample_seed is not None:
+        order = random.Random(sample_seed).sample(range(len(items)), len(items))
+    return pick(items, order[:limit] if limit else order)

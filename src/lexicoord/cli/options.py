@@ -65,8 +65,9 @@ T = TypeVar("T")
 if TYPE_CHECKING:
     from lexicoord.core.spec import EpisodeSpec
     from lexicoord.runs.records import RunInfo
-    from lexicoord.runs.runner import Runner, RunSummary
+    from lexicoord.runs.runner import Runner
     from lexicoord.runs.store import Store
+    from lexicoord.runs.summary import RunSummary
 
 
 def run_async(coro: Coroutine[Any, Any, T]) -> T:
@@ -79,10 +80,13 @@ def run_async(coro: Coroutine[Any, Any, T]) -> T:
 
 
 def run_campaign(runner: Runner, run_id: str, episodes: list[EpisodeSpec], config: dict[str, Any]) -> RunSummary:
-    """A campaign command's run: a long-running process, so the collector is tuned for one first. Exits 1 when
-    any episode failed (the summary above says which and why; re-running the command plays them again)."""
+    """A campaign command's run, shown with a progress bar and its summary: a long-running process, so the
+    collector is tuned for one first. Exits 1 when any episode failed (the summary above says which and why;
+    re-running the command plays them again)."""
+    from lexicoord.cli.progress import ProgressBar
+
     tune_for_long_runs()
-    summary = run_async(runner.run(run_id, episodes, config))
+    summary = run_async(runner.run(run_id, episodes, config, observer=ProgressBar()))
     if summary.failed:  # a run with failed episodes is not a success, whatever it did finish
         raise typer.Exit(1)
     return summary
@@ -115,16 +119,37 @@ def cache_setting(no_cache: bool) -> bool | None:
     return False if no_cache else None
 
 
-def load_json_arg(value: str | None) -> Any:
-    """A JSON value given inline or as a path to a file holding it."""
+#: The most a JSON file named on the command line may hold: a schema is a few kilobytes, and a path given by
+#: mistake (a disk image, a log) must be refused before it is read into memory.
+MAX_JSON_FILE_BYTES = 2**20
+
+
+def load_json_arg(value: str | None, option: str = "--json-schema") -> Any:
+    """A JSON value given inline or as a path to a file holding it (a UTF-8 text file of at most 1 MB)."""
     if value is None:
         return None
     path = Path(value)
-    try:
-        text = path.read_text(encoding="utf-8") if path.is_file() else value
-    except OSError as exc:
-        raise ConfigError(f"Cannot read {path}: {exc.strerror}.") from None
+    if path.is_file():
+        text = _read_json_file(path, option)
+    else:
+        text = value
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise ConfigError(f"'{value[:80]}' is neither a JSON file nor valid JSON ({exc.msg}).") from None
+
+
+def _read_json_file(path: Path, option: str) -> str:
+    try:
+        with path.open("rb") as fh:
+            data = fh.read(MAX_JSON_FILE_BYTES + 1)  # never more than the cap, even if the file grows meanwhile
+    except OSError as exc:
+        raise ConfigError(f"Cannot read {path}: {exc.strerror}.") from None
+    if len(data) > MAX_JSON_FILE_BYTES:
+        raise ConfigError(f"{path} is larger than the {MAX_JSON_FILE_BYTES // 2**20} MB a {option} file may hold; "
+                          "give the path of a JSON file (a schema is a few kB) or the JSON itself.")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path} is not a JSON file: byte {exc.start + 1} is not UTF-8 text, so it looks binary; "
+                          f"give {option} the path of a JSON file or the JSON itself.") from None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, Any
 
 import typer
@@ -9,6 +10,7 @@ from rich.console import Console
 
 from lexicoord.cli.lineup import dataset_from
 from lexicoord.cli.options import DbOption, ModelOptions, NoCacheOption, cache_setting, parse_options
+from lexicoord.cli.ports import check_port
 from lexicoord.errors import ConfigError
 from lexicoord.models.pool import ModelPool
 from lexicoord.runs.store import Store
@@ -18,11 +20,16 @@ from lexicoord.web.messages import MAX_MESSAGE
 console = Console(stderr=True)
 #: Minutes a room may stand with no page open (and no game under way) before it closes.
 IDLE_MINUTES = 60.0
+#: The same for a room no game was ever started in.
+UNUSED_MINUTES = 10.0
+#: Open rooms, and open connections, one client may have (the server's defaults, web.registry and web.guard).
+ROOMS_PER_ADDRESS, CONNECTIONS_PER_ADDRESS = 20, 64
 
 
-def load_datasets(sources: list[str]) -> dict[str, list[AmbiguityItem]]:
-    """``builtin``, ``NAME=path.jsonl``, ``path.jsonl`` or ``coarsewsd:FOLDER``, each loaded and checked now."""
-    out: dict[str, list[AmbiguityItem]] = {}
+def load_datasets(sources: list[str]) -> dict[str, Sequence[AmbiguityItem]]:
+    """``builtin``, ``NAME=path.jsonl``, ``path.jsonl`` or ``coarsewsd:FOLDER``, each checked now (a file's items
+    are then read from it one game at a time)."""
+    out: dict[str, Sequence[AmbiguityItem]] = {}
     for source in sources:
         name, sep, where = source.partition("=")
         if not sep or ":" in name:
@@ -88,6 +95,17 @@ def serve(
     close_idle_after: Annotated[
         float, typer.Option(min=0, help="Minutes a room may stand with no page open before it closes (0: never).")
     ] = IDLE_MINUTES,
+    close_unused_after: Annotated[
+        float, typer.Option(min=0, help="Minutes a room no game was ever started in may stand with no page open "
+                                        "before it closes (0: as any other room).")
+    ] = UNUSED_MINUTES,
+    rooms_per_address: Annotated[
+        int, typer.Option(min=1, help="Open rooms one client (an IPv4 address, an IPv6 /64) may have created.")
+    ] = ROOMS_PER_ADDRESS,
+    connections_per_address: Annotated[
+        int, typer.Option(min=1, help="Connections one client (an IPv4 address, an IPv6 /64) may hold open; a "
+                                      "proxy named with --forwarded-allow-ips is not held to it.")
+    ] = CONNECTIONS_PER_ADDRESS,
     db: DbOption = None,
     no_cache: NoCacheOption = False,
     option: ModelOptions = None,
@@ -97,6 +115,7 @@ def serve(
 
     from lexicoord.collector import tune_for_long_runs
     from lexicoord.web.app import create_app
+    from lexicoord.web.guard import ConnectionGuard, connection_budget
     from lexicoord.web.hosts import EVERY_INTERFACE, proxy_addresses, served_hosts
     from lexicoord.web.registry import adapter_for
     from lexicoord.web.services import Services
@@ -115,14 +134,23 @@ def serve(
                         benchmarks=load_benchmarks(benchmark or []))
     for name in offered:
         adapter_for(name, services)  # a protocol without a room is one clear error now
-    app = create_app(services, http_rate=join_rate, allowed_hosts=hosts, idle_close=close_idle_after * 60 or None)
+    check_port(host, port)  # a port in use is one sentence now, not uvicorn's errno after the start-up lines
+    app = create_app(services, http_rate=join_rate, allowed_hosts=hosts, idle_close=close_idle_after * 60 or None,
+                     unused_close=close_unused_after * 60 or None, rooms_per_address=rooms_per_address)
+    # uvicorn bounds neither how long a request may take to arrive nor how many connections a client holds
+    # (lexicoord.web.guard does, in the HTTP protocol). Its limit_concurrency is not used: it counts
+    # half-sent connections too, and answers everyone else 503 once they fill it.
+    guard = ConnectionGuard(per_address=connections_per_address, total=connection_budget(), trusted=proxies)
+    http_protocol, ws_protocol = guard.protocols()
     shown = "localhost" if host in ("127.0.0.1", "0.0.0.0", "::") else host
     console.print(f"lexicoord live: http://{shown}:{port}/  (store {services.store.url}; Ctrl-C stops, rooms reopen)",
                   highlight=False, markup=False)
     console.print(f"answering to: {', '.join(hosts)}"
                   + ("; name the others people use with --allowed-host" if host in EVERY_INTERFACE else ""),
                   highlight=False, markup=False)
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", ws_max_size=MAX_MESSAGE * 4,
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", http=http_protocol, ws=ws_protocol,
+                            timeout_keep_alive=5, ws_max_size=MAX_MESSAGE * 4,
+                            # A page that stops answering pings (gone without closing) is let go in 40 s.
                             ws_ping_interval=20, ws_ping_timeout=20,
                             # Room states are a few kB: compressing every one cost a third of the event
                             # loop under load (benchmarks/web_latency.py) for bytes no link here misses.

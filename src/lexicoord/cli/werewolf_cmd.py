@@ -190,7 +190,7 @@ def play(
     lineup = [AgentSpec(name=p, kind="human") if p == you else AgentSpec(name=p, model=model) for p in names]
     person = HumanSeat(you, timeout=timeout)
     runner = Runner(Store(db), WerewolfGame(), models=ModelPool(cache=cache_setting(no_cache)), concurrency=1,
-                    seed=base_seed, progress=False, people={you: person})
+                    seed=base_seed, people={you: person})
     [episode] = grid(game_items(1, base_seed), [lineup], settings=[settings.model_dump()])
     console.print(f"You are {you}, among {player_count - 1} model players on {model} ({condition}).")
     record, events = play_at_keyboard(runner, f"play-werewolf-{dt.datetime.now():%Y%m%d-%H%M%S}", episode,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import sqlite3
 import threading
 import time
@@ -22,6 +23,7 @@ from lexicoord.errors import ConfigError
 from lexicoord.models.types import ChatMessage, GenerateConfig, ProviderResponse
 
 CACHE_FORMAT = 1
+log = logging.getLogger(__name__)
 
 
 def cache_key(identity: str, messages: Sequence[ChatMessage], config: GenerateConfig) -> str:
@@ -58,18 +60,28 @@ class ResponseCache:
             ) from None
 
     def get(self, key: str) -> ProviderResponse | None:
-        with self._lock:
-            row = self._conn.execute("SELECT output FROM responses WHERE key = ?", (key,)).fetchone()
+        """The cached response, or ``None``; a cache that cannot be read now (locked by another process past
+        the wait, damaged) is a miss with a warning: the cache saves calls, it never fails one."""
+        try:
+            with self._lock:
+                row = self._conn.execute("SELECT output FROM responses WHERE key = ?", (key,)).fetchone()
+        except sqlite3.Error as exc:
+            log.warning("response cache %s not read (%s); the model is asked instead", self.path, exc)
+            return None
         if row is None:
             return None
         return ProviderResponse.model_validate_json(row[0])
 
     def put(self, key: str, spec: str, response: ProviderResponse) -> None:
-        with self._lock:
-            self._conn.execute(
-                "INSERT OR REPLACE INTO responses (key, model, created, output) VALUES (?, ?, ?, ?)",
-                (key, spec, time.time(), response.model_dump_json()),
-            )
+        """Keep ``response``; one that cannot be written now is not kept, with a warning (the call stands)."""
+        try:
+            with self._lock:
+                self._conn.execute(
+                    "INSERT OR REPLACE INTO responses (key, model, created, output) VALUES (?, ?, ?, ?)",
+                    (key, spec, time.time(), response.model_dump_json()),
+                )
+        except sqlite3.Error as exc:
+            log.warning("response cache %s not written (%s); the reply is used, not kept", self.path, exc)
 
     def __len__(self) -> int:
         with self._lock:

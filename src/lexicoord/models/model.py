@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from lexicoord.errors import (
+    ConfigError,
     LexicoordError,
     ModelError,
     ModelTimeoutError,
@@ -38,6 +39,14 @@ DEFAULT_MAX_RETRIES = 3
 DEFAULT_TIMEOUT_RETRIES = 1
 DEFAULT_BACKOFF_MAX = 10.0
 MAX_RETRY_AFTER = 120.0
+#: The most characters any reply may hold, whatever the provider. A model or server that ignores the token
+#: limit (a scripted echo, a broken server) would otherwise feed ever longer replies into every later prompt
+#: and every stored event, until memory or the store gives out. 100,000 characters is far above what any
+#: protocol asks for (8,192 tokens are about 40,000 characters of English).
+MAX_REPLY_CHARS = 100_000
+#: With a token limit set, a reply may also hold at most this many characters per token: a real tokenizer's
+#: tokens are a few characters long, so only a reply that ignored the limit reaches it.
+MAX_CHARS_PER_TOKEN = 32
 
 _FINAL_ERRORS: dict[str, type[ModelError]] = {
     "timeout": ModelTimeoutError,
@@ -70,6 +79,7 @@ class Model:
         backoff_initial: float = 1.0,
         backoff_max: float = DEFAULT_BACKOFF_MAX,
         max_concurrency: int | None = None,
+        max_reply_chars: int = MAX_REPLY_CHARS,
     ) -> None:
         self.provider = provider
         self.config = config or GenerateConfig()
@@ -80,6 +90,9 @@ class Model:
         self.backoff_initial = backoff_initial
         self.backoff_max = backoff_max
         self.max_concurrency = max_concurrency or provider.default_concurrency
+        if max_reply_chars < 1:
+            raise ConfigError(f"max_reply_chars must be at least 1, not {max_reply_chars}.")
+        self.max_reply_chars = int(max_reply_chars)
 
     @property
     def spec(self) -> str:
@@ -118,8 +131,10 @@ class Model:
                     )
                 )
                 raise
+            response = self._bounded(response, cfg)  # before the cache, which keeps only what callers get
             if self.cache is not None and key is not None:
                 self.cache.put(key, self.spec, response)
+        response = self._bounded(response, cfg)  # a reply cached before the bound (or under a larger one) too
         parsed, choice, parse_error = parse_reply(response.text, cfg)
         output = ModelOutput(
             model=response.model or self.spec,
@@ -141,6 +156,21 @@ class Model:
             )
         )
         return output
+
+    def reply_bound(self, cfg: GenerateConfig) -> int:
+        """The most characters a reply to a call with ``cfg`` may hold (see :data:`MAX_REPLY_CHARS`)."""
+        if cfg.max_tokens:
+            return min(self.max_reply_chars, cfg.max_tokens * MAX_CHARS_PER_TOKEN)
+        return self.max_reply_chars
+
+    def _bounded(self, response: ProviderResponse, cfg: GenerateConfig) -> ProviderResponse:
+        """A reply over the bound is cut there and marked as a backend marks a reply cut at its token limit
+        (``finish_reason="length"``), so protocols count it as cut; the call's record keeps only the cut text."""
+        bound = self.reply_bound(cfg)
+        if len(response.text) <= bound:
+            return response
+        log.warning("%s: a reply of %d characters was cut to %d (the reply bound)", self.spec, len(response.text), bound)
+        return response.model_copy(update={"text": response.text[:bound], "finish_reason": "length"})
 
     def _backoff(self, failures: int, exc: TransientError) -> float:
         """At least the server's ``Retry-After``, else exponential backoff; jitter on top of either

@@ -32,7 +32,8 @@ ProviderFactory = Callable[..., Provider]
 log = logging.getLogger(__name__)
 
 ENTRY_POINT_GROUP = "lexicoord.providers"
-_MODEL_OPTIONS = {"timeout", "max_retries", "timeout_retries", "backoff_initial", "backoff_max", "max_concurrency"}
+_MODEL_OPTIONS = {"timeout", "max_retries", "timeout_retries", "backoff_initial", "backoff_max", "max_concurrency",
+                  "max_reply_chars"}
 
 
 @dataclass
@@ -130,7 +131,7 @@ def _model_options(options: dict[str, Any]) -> dict[str, Any]:
     """Model options checked and typed, with a sentence naming the one that is wrong."""
     out: dict[str, Any] = {}
     for key, value in options.items():
-        kind = int if key in ("max_retries", "max_concurrency", "timeout_retries") else float
+        kind = int if key in ("max_retries", "max_concurrency", "timeout_retries", "max_reply_chars") else float
         try:
             out[key] = kind(value)
         except (TypeError, ValueError):
@@ -166,8 +167,8 @@ def get_model(
 
     ``cache``: ``None`` follows ``$LEXICOORD_CACHE`` (on unless set to 0/false/off),
     ``True``/``False`` force it, or pass a :class:`ResponseCache`. Options named
-    ``timeout``, ``max_retries``, ``backoff_initial``, ``backoff_max`` and
-    ``max_concurrency`` configure the Model; the rest go to the provider.
+    ``timeout``, ``max_retries``, ``backoff_initial``, ``backoff_max``,
+    ``max_concurrency`` and ``max_reply_chars`` configure the Model; the rest go to the provider.
     """
     model_opts = _model_options({k: v for k, v in options.items() if k in _MODEL_OPTIONS})
     provider_opts = {k: v for k, v in options.items() if k not in _MODEL_OPTIONS}

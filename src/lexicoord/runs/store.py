@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import quote
@@ -28,6 +28,7 @@ from lexicoord.errors import ConfigError, LexicoordError
 from lexicoord.runs.names import check_run_name
 from lexicoord.runs.records import EpisodeRecord, RunInfo
 from lexicoord.runs.schema import ClaimRow, EpisodeMoveRow, EpisodeRow, EventRow, RoomRow, RunRow
+from lexicoord.runs.store_errors import StoreError, explain, lock_wait, reason_of, store_name, watch
 
 #: The key of a run's config holding how it was executed (values may change on a resume; all are kept).
 RUNTIME = "runtime"
@@ -40,18 +41,25 @@ def _hide_password(url: str) -> str:
         return url
 
 
-def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
-    cur = dbapi_conn.cursor()
-    cur.execute("PRAGMA busy_timeout=30000")  # first: switching to WAL may itself wait for a lock
-    cur.execute("PRAGMA journal_mode=WAL")
-    cur.execute("PRAGMA synchronous=NORMAL")
-    cur.execute("PRAGMA foreign_keys=ON")
-    cur.close()
+def _sqlite_pragmas(wait: float) -> Callable[[Any, Any], None]:
+    """Every new SQLite connection's settings; ``wait``: seconds to wait on another process's lock."""
+
+    def on_connect(dbapi_conn: Any, _record: Any) -> None:
+        cur = dbapi_conn.cursor()
+        cur.execute(f"PRAGMA busy_timeout={int(wait * 1000)}")  # first: switching to WAL may itself wait for a lock
+        cur.execute("PRAGMA journal_mode=WAL")
+        cur.execute("PRAGMA synchronous=NORMAL")
+        cur.execute("PRAGMA foreign_keys=ON")
+        cur.close()
+
+    return on_connect
 
 
 class Store:
     def __init__(self, url: str | None = None) -> None:
         raw_url = paths.db_url(url) if url else paths.default_db_url()
+        #: Seconds to wait for a store another process holds locked (``LEXICOORD_DB_WAIT``).
+        self.wait = lock_wait()
         try:
             self.engine: Engine = create_engine(raw_url)
         except (ArgumentError, ImportError) as exc:
@@ -61,12 +69,18 @@ class Store:
             raise ConfigError(f"Cannot open the store at '{_hide_password(raw_url)}': {exc}{hint}.") from None
         #: The URL with any password masked: safe to print.
         self.url = self.engine.url.render_as_string(hide_password=True)
-        if self.engine.dialect.name == "sqlite":
-            event.listen(self.engine, "connect", _sqlite_pragmas)
+        sqlite = self.engine.dialect.name == "sqlite"
+        #: How sentences about this store name it: a SQLite store by its file.
+        self.where = store_name(self.url, self.engine.url.database, sqlite)
+        if sqlite:
+            event.listen(self.engine, "connect", _sqlite_pragmas(self.wait))
+        watch(self.engine, self.where, self.wait)
         try:
             self._migrate()
         except DBAPIError as exc:
-            reason = " ".join(str(exc.orig).split())  # drivers' messages span lines
+            reason = reason_of(exc)
+            if sqlite:  # a damaged, read-only or locked file: say which, and what to do
+                raise StoreError(explain(reason, self.where, self.wait)) from None
             raise ConfigError(f"Cannot open the store at '{self.url}': {reason}.") from None
 
     def _migrate(self) -> None:
@@ -74,9 +88,12 @@ class Store:
 
         Two processes opening a new file at once both try to create the tables; the
         one that loses finds them made and, on its second look, nothing left to do.
+        A store another process keeps locked is retried only within the lock wait: each
+        attempt already waited that long, so the person hears of the lock after one wait.
         """
         config = AlembicConfig()
         config.set_main_option("script_location", str(Path(__file__).parent / "migrations"))
+        started = time.monotonic()
         for attempt in range(5):
             try:
                 with self.engine.begin() as connection:
@@ -85,7 +102,8 @@ class Store:
                 return
             except (OperationalError, IntegrityError) as exc:
                 transient = ("already exists", "UNIQUE", "duplicate key", "database is locked")
-                if attempt == 4 or not any(t in str(exc.orig) for t in transient):
+                waited_out = "locked" in str(exc.orig) and time.monotonic() - started >= self.wait
+                if attempt == 4 or waited_out or not any(t in str(exc.orig) for t in transient):
                     raise
                 time.sleep(0.05 * (attempt + 1))
 
@@ -322,7 +340,9 @@ class Store:
         reader = object.__new__(Store)
         reader.engine = create_engine(url, connect_args=connect_args)
         reader.url = self.url
-        event.listen(reader.engine, "connect", _read_only_session)
+        reader.where, reader.wait = self.where, self.wait
+        watch(reader.engine, self.where, self.wait)
+        event.listen(reader.engine, "connect", _read_only_session(self.wait))
         return reader
 
     def run_page(self, limit: int, before: tuple[float, str] | None = None) -> list[RunInfo]:
@@ -401,16 +421,20 @@ class Store:
         return int(n), -1 if first is None else int(first), -1 if last is None else int(last)
 
 
-def _read_only_session(dbapi_conn: Any, _record: Any) -> None:
+def _read_only_session(wait: float) -> Callable[[Any, Any], None]:
     """Every connection of a read-only handle refuses writes itself, whatever the URL allowed."""
-    cur = dbapi_conn.cursor()
-    if type(dbapi_conn).__module__.startswith("sqlite3"):
-        cur.execute("PRAGMA busy_timeout=30000")
-        cur.execute("PRAGMA query_only=ON")
-    else:
-        cur.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
-        dbapi_conn.commit()  # kept: a SET in a transaction the pool rolls back would be lost
-    cur.close()
+
+    def on_connect(dbapi_conn: Any, _record: Any) -> None:
+        cur = dbapi_conn.cursor()
+        if type(dbapi_conn).__module__.startswith("sqlite3"):
+            cur.execute(f"PRAGMA busy_timeout={int(wait * 1000)}")
+            cur.execute("PRAGMA query_only=ON")
+        else:
+            cur.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+            dbapi_conn.commit()  # kept: a SET in a transaction the pool rolls back would be lost
+        cur.close()
+
+    return on_connect
 
 
 #: A value an episode filter compares with (a JSON scalar).

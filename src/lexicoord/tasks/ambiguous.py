@@ -8,7 +8,7 @@ Files load through :mod:`lexicoord.tasks.jsonl`: every bad line is reported.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -126,13 +126,24 @@ class AmbiguousWords(Task[AmbiguityItem, AgreedMeaning]):
     item_model = AmbiguityItem
 
     def load(self, source: str) -> list[AmbiguityItem]:
+        own = self._own(source)
+        return own if own is not None else super().load(source)
+
+    def index(self, source: str, keep: Callable[[AmbiguityItem], bool] | None = None) -> Sequence[AmbiguityItem]:
+        own = self._own(source)
+        if own is not None:
+            return [i for i in own if keep is None or keep(i)]
+        return super().index(source, keep)
+
+    def _own(self, source: str) -> list[AmbiguityItem] | None:
+        """The task's own named sources (``builtin``, ``coarsewsd:FOLDER``), or ``None`` for a file or the hub."""
         if source == "builtin":
             return builtin_items()
         if source.startswith("coarsewsd:"):
             from lexicoord.tasks.coarsewsd import load_coarsewsd
 
             return load_coarsewsd(Path(source.removeprefix("coarsewsd:")))
-        return super().load(source)
+        return None
 
     def score(self, item: dict[str, Any], outcome: AgreedMeaning) -> bool | None:
         if not item.get("intended"):

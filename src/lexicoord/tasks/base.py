@@ -11,13 +11,14 @@ tests and the default path read local files only.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from lexicoord.errors import ConfigError
 from lexicoord.tasks import jsonl
+from lexicoord.tasks.indexed import index_jsonl
 from lexicoord.tasks.jsonl import DatasetError, LineError
 
 ItemT = TypeVar("ItemT", bound=BaseModel)
@@ -49,6 +50,14 @@ class Task(ABC, Generic[ItemT, OutcomeT]):
 
     def load_file(self, path: str) -> list[ItemT]:
         return self.parse(jsonl.read_lines(path), path)
+
+    def index(self, source: str, keep: Callable[[ItemT], bool] | None = None) -> Sequence[ItemT]:
+        """The items of ``source`` that ``keep`` accepts, checked as :meth:`load` checks them; a local file's
+        are held as an index into it (:mod:`lexicoord.tasks.indexed`) and read when used, so that choosing a
+        few items of a large file does not hold all of them in memory."""
+        if source.startswith(HUB):
+            return [i for i in self.load(source) if keep is None or keep(i)]
+        return index_jsonl(source, self.parse_line, keep=keep)
 
     def parse(self, lines: Iterable[str], source: str) -> list[ItemT]:
         """Items from JSONL lines; any bad line stops the load with its number and reason."""

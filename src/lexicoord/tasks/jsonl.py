@@ -55,6 +55,26 @@ def validation_reason(exc: ValidationError) -> str:
     return f"{where}: {message}" if where else message
 
 
+def check_line(line: str, number: int, validate: Callable[[dict[str, Any]], M]) -> M | LineError | None:
+    """One line as an item, or why it is not one (``None`` for a blank line)."""
+    if not line.strip():
+        return None
+    try:
+        data = json.loads(line)
+    except json.JSONDecodeError as exc:
+        return LineError(line=number, reason=f"not valid JSON ({exc.msg})")
+    if not isinstance(data, dict):
+        return LineError(line=number, reason="not a JSON object")
+    try:
+        return validate(data)
+    except ValidationError as exc:
+        return LineError(line=number, reason=validation_reason(exc))
+
+
+def line_validator(model: type[M] | Callable[[dict[str, Any]], M]) -> Callable[[dict[str, Any]], M]:
+    return model.model_validate if _is_model_class(model) else model
+
+
 def parse_jsonl(
     lines: Iterable[str], source: str, model: type[M] | Callable[[dict[str, Any]], M], *, keep_going: bool = False
 ) -> tuple[list[M], list[LineError]]:
@@ -62,32 +82,23 @@ def parse_jsonl(
 
     ``model`` is a pydantic model, or a function that validates one line's object into one.
     """
-    validate = model.model_validate if _is_model_class(model) else model
+    validate = line_validator(model)
     items: list[M] = []
     errors: list[LineError] = []
     seen: dict[str, int] = {}
     for number, line in enumerate(lines, start=1):
-        if not line.strip():
+        checked = check_line(line, number, validate)
+        if checked is None:
             continue
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            errors.append(LineError(line=number, reason=f"not valid JSON ({exc.msg})"))
+        if isinstance(checked, LineError):
+            errors.append(checked)
             continue
-        if not isinstance(data, dict):
-            errors.append(LineError(line=number, reason="not a JSON object"))
-            continue
-        try:
-            item = validate(data)
-        except ValidationError as exc:
-            errors.append(LineError(line=number, reason=validation_reason(exc)))
-            continue
-        key = str(getattr(item, "id", number))
+        key = str(getattr(checked, "id", number))
         if key in seen:
             errors.append(LineError(line=number, reason=f"id {key!r} repeats line {seen[key]}"))
             continue
         seen[key] = number
-        items.append(item)
+        items.append(checked)
     if errors and not keep_going:
         raise DatasetError(source, errors)
     if not items and not errors:
@@ -134,6 +145,12 @@ def check_size(path: Path) -> None:
 def read_lines(path: str | Path) -> Iterator[str]:
     """The lines of a UTF-8 text file, read one at a time under two caps (the whole file, one line); a line
     over its cap, a file over its cap, or bytes that are not UTF-8 stop the read with the line's number."""
+    for _, _, text in numbered_lines(path):
+        yield text
+
+
+def numbered_lines(path: str | Path) -> Iterator[tuple[int, int, str]]:
+    """Each line of :func:`read_lines` with its number and the byte offset it starts at."""
     path = Path(path)
     check_size(path)
     total, per_line = dataset_caps()
@@ -144,6 +161,7 @@ def read_lines(path: str | Path) -> Iterator[str]:
     read = 0
     with fh:
         for number in itertools.count(1):
+            start = read
             try:
                 raw = fh.readline(per_line + 1)
             except OSError as exc:
@@ -158,6 +176,6 @@ def read_lines(path: str | Path) -> Iterator[str]:
                 raise ConfigError(f"The dataset {path} goes past the {total // 2**20} MB cap at line {number} "
                                   "(set LEXICOORD_MAX_DATASET_MB to raise it).")
             try:
-                yield raw.decode("utf-8").rstrip("\r\n")
+                yield number, start, raw.decode("utf-8").rstrip("\r\n")
             except UnicodeDecodeError as exc:
                 raise ConfigError(f"The dataset {path} is not UTF-8 text (line {number}: {exc.reason}).") from None

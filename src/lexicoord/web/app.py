@@ -24,7 +24,7 @@ from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from lexicoord.errors import LexicoordError
 from lexicoord.web.ratelimit import AddressLimiter
-from lexicoord.web.registry import Rooms, adapter_for
+from lexicoord.web.registry import ROOMS_PER_ADDRESS, Rooms, adapter_for
 from lexicoord.web.room import Room, RoomError
 from lexicoord.web.services import Services
 from lexicoord.web.socket import play
@@ -35,6 +35,8 @@ STATIC = Path(__file__).parent / "static"
 
 #: Seconds a room may stand with no page open (and no game under way) before it closes; 0 or None: never.
 IDLE_CLOSE = 3600.0
+#: The same for a room no game was ever started in (nobody joined, or nobody played): much shorter.
+UNUSED_CLOSE = 600.0
 #: Seconds between looks for rooms to close.
 SWEEP_EVERY = 30.0
 
@@ -63,27 +65,29 @@ class Refused(Exception):
         self.status, self.code, self.message = status, code, message
 
 
-async def _sweep_forever(rooms: Rooms, idle_close: float | None, every: float) -> None:
+async def _sweep_forever(rooms: Rooms, idle_close: float | None, unused_close: float | None, every: float) -> None:
     """Close, every ``every`` seconds, the rooms left empty too long and those the operator closed."""
     while True:
         await asyncio.sleep(every)
         try:
-            await rooms.sweep(idle_close)
+            await rooms.sweep(idle_close, unused_close)
         except Exception:  # the store is busy or gone: try again next time, keep serving
             log.exception("closing idle rooms failed")
 
 
 def create_app(services: Services, *, http_rate: float = 2.0, http_burst: float = 30.0,
                allowed_hosts: Sequence[str] | None = None, idle_close: float | None = IDLE_CLOSE,
+               unused_close: float | None = UNUSED_CLOSE, rooms_per_address: int = ROOMS_PER_ADDRESS,
                sweep_every: float = SWEEP_EVERY) -> FastAPI:
     """The app for ``services``.
 
     ``http_rate`` (per second, bursts of ``http_burst``) limits room look-ups, joins and WebSocket hellos
-    per client address. ``allowed_hosts`` are the only Host names answered, on HTTP and WebSocket alike
-    (``lexicoord serve`` always passes them; None leaves the check to whatever serves the app). A room no
-    one has open for ``idle_close`` seconds, with no game under way, closes.
+    per client (an IPv4 address, an IPv6 /64). ``allowed_hosts`` are the only Host names answered, on HTTP
+    and WebSocket alike (``lexicoord serve`` always passes them; None leaves the check to whatever serves
+    the app). A room no one has open for ``idle_close`` seconds, with no game under way, closes; one no game
+    was ever started in, after ``unused_close`` seconds. A client may have ``rooms_per_address`` open rooms.
     """
-    rooms = Rooms(services)
+    rooms = Rooms(services, per_address=rooms_per_address)
     limiter = AddressLimiter(http_rate, http_burst)
 
     @contextlib.asynccontextmanager
@@ -91,7 +95,7 @@ def create_app(services: Services, *, http_rate: float = 2.0, http_burst: float 
         count = await rooms.restore()
         if count:
             log.info("reopened %d rooms", count)
-        sweeper = asyncio.create_task(_sweep_forever(rooms, idle_close, sweep_every))
+        sweeper = asyncio.create_task(_sweep_forever(rooms, idle_close, unused_close, sweep_every))
         try:
             yield
         finally:
@@ -166,7 +170,7 @@ def create_app(services: Services, *, http_rate: float = 2.0, http_burst: float 
         if not limiter.allow(client(request)):
             return _error(429, "rate_limited", "Too many requests; wait a little.")
         try:
-            room = await rooms.create(body)
+            room = await rooms.create(body, creator=client(request))
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first.get("loc", ())) or "settings"
@@ -174,7 +178,7 @@ def create_app(services: Services, *, http_rate: float = 2.0, http_burst: float 
                                  "detail": exc.errors(include_url=False, include_context=False, include_input=False)},
                                 status_code=422)
         except RoomError as exc:
-            return _error(503, exc.code, str(exc))
+            return _error(429 if exc.code == "too_many_rooms" else 503, exc.code, str(exc))
         except LexicoordError as exc:
             return _error(400, "bad_settings", str(exc))
         return JSONResponse({"code": room.code, "path": f"/r/{room.code}", "run": room.run_id}, status_code=201)

@@ -37,6 +37,8 @@ class ProtocolOffer(BaseModel):
     """One protocol people may open rooms for, with the fields its room asks for."""
 
     name: str
+    #: What a person reads in the start page's list (``name`` is the id the server is sent back).
+    title: str
     summary: str
     fields: list[FormField]
 
@@ -88,4 +90,6 @@ class ServerOffer(BaseModel):
     models: list[str]
     #: Each protocol on offer with its room's own fields.
     protocols: list[ProtocolOffer]
+    #: The protocol the form starts on: the coordination game when it is offered, else the first.
+    default_protocol: str | None = None
     default_agents: int = 2

@@ -146,6 +146,9 @@ class RoomStore:
                 return
             if row.status != CLOSED:
                 row.status, row.updated_at = CLOSED, now
+            if (row.state or {}).get("creator") is not None:
+                # The creator's network counts against its share of rooms only while the room is open.
+                row.state = {**row.state, "creator": None}
             # Again when a server lets go of a room closed from the command line: a game it ended on the
             # way out has just marked the run open.
             run = s.get(RunRow, row.run_id)

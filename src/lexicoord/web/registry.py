@@ -2,7 +2,10 @@
 closed here when it has stood empty too long or the operator closed it (``lexicoord rooms close``).
 
 A closed room is gone from the server and never reopened; its run, with every game played in it, stays
-in the store. The cap on rooms counts open rooms only.
+in the store. The caps on rooms (the server's, and each client's share) count open rooms only.
+
+A room nobody has played in is cheap to open and worth nothing left empty, so it is let go much sooner
+than one with games: otherwise one client could fill the server with empty rooms and keep it full.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from pydantic import ValidationError
 from lexicoord.core.registry import get_protocol
 from lexicoord.errors import ConfigError
 from lexicoord.web.adapters.base import RoomAdapter
+from lexicoord.web.ratelimit import address_key
 from lexicoord.web.room import Room, RoomError
 from lexicoord.web.services import Services
 from lexicoord.web.settings import RoomSettings
@@ -28,6 +32,8 @@ log = logging.getLogger(__name__)
 
 #: Open rooms a server holds at most (each keeps its people and game in memory).
 MAX_ROOMS = 2000
+#: Open rooms one client (one IPv4 address, one IPv6 /64) may have created.
+ROOMS_PER_ADDRESS = 20
 #: Seconds a game under way is given to end and be stored when its room is closed.
 CLOSE_GRACE = 10.0
 
@@ -51,17 +57,23 @@ def room_settings(body: dict[str, Any], services: Services) -> tuple[RoomSetting
 
 
 class Rooms:
-    def __init__(self, services: Services) -> None:
+    def __init__(self, services: Services, per_address: int = ROOMS_PER_ADDRESS) -> None:
         self.services = services
+        self.per_address = per_address
         self.by_code: dict[str, Room] = {}
 
     def get(self, code: str) -> Room | None:
         return self.by_code.get(normalize_code(code))
 
-    async def create(self, body: dict[str, Any]) -> Room:
-        """A new room from a creation request; ``ValidationError`` or ``ConfigError`` say what is wrong."""
+    async def create(self, body: dict[str, Any], creator: str = "unknown") -> Room:
+        """A new room from a creation request by the client ``creator`` (:func:`address_key`);
+        ``ValidationError`` or ``ConfigError`` say what is wrong with it, ``RoomError`` why it cannot be now."""
         if len(self.by_code) >= MAX_ROOMS:
             raise RoomError("server_full", "This server has as many rooms as it can hold; try again later.")
+        creator = address_key(creator)
+        if sum(1 for r in self.by_code.values() if r.creator == creator) >= self.per_address:
+            raise RoomError("too_many_rooms", f"Rooms opened from your address are limited to {self.per_address} at "
+                                              "a time; use one of them, or wait until an empty one closes.")
         settings, adapter = room_settings(body, self.services)
         adapter.check(settings, self.services)
         code = new_room_code()
@@ -73,6 +85,7 @@ class Rooms:
         await self.services.rooms.call(self.services.store.open_run, run_id, adapter.protocol, config, 0)
         await self.services.rooms.call(self.services.store.set_run_status, run_id, "open")
         room = Room(self.services, room_id, code, run_id, settings, adapter)
+        room.creator = creator
         await self.services.rooms.create(room_id, code, run_id, config, room.saved_state())
         self.by_code[code] = room
         room.adapter.new_run()
@@ -113,18 +126,21 @@ class Rooms:
         await room.close_connections(code, message)
         log.info("room %s closed: %s", room.code, reason)
 
-    async def sweep(self, idle_after: float | None) -> list[str]:
-        """Close the rooms the store says are closed (the operator's command), and those no one has had open
-        for ``idle_after`` seconds with no game under way; returns their codes."""
+    async def sweep(self, idle_after: float | None, unused_after: float | None = None) -> list[str]:
+        """Close the rooms the store says are closed (the operator's command), and those no one has had open,
+        with no game under way, for ``idle_after`` seconds, or for ``unused_after`` seconds if no game was
+        ever started in them (the shorter of the two applies to those; None or 0: no such limit). Returns
+        the codes closed."""
         rooms = list(self.by_code.values())
         closed = await self.services.rooms.call(self.services.rooms.closed_among, [r.id for r in rooms])
         now = time.monotonic()
         gone = []
         for room in rooms:
+            limits = [t for t in (idle_after, None if room.played else unused_after) if t]
             if room.id in closed:
                 await self.close(room, "closed by the operator")
-            elif idle_after and room.idle_for(now) >= idle_after and not room.busy:
-                await self.close(room, f"no one in it for {idle_after:g} s")
+            elif limits and room.idle_for(now) >= min(limits) and not room.busy:
+                await self.close(room, f"no one in it for {min(limits):g} s")
             else:
                 continue
             gone.append(room.code)

@@ -84,6 +84,9 @@ class RoomState(BaseModel):
     people: list[SavedPerson] = Field(default_factory=list)
     leader: str | None = None
     game: dict[str, Any] = Field(default_factory=dict)
+    #: The network the room was created from (:func:`lexicoord.web.ratelimit.address_key`), so the cap on
+    #: rooms per client holds across a restart; cleared when the room closes.
+    creator: str | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -124,19 +127,23 @@ class Room:
         self.ctx: EpisodeContext | None = None
         #: Since when no one has had a page of the room open (monotonic seconds; None while someone has).
         self.empty_since: float | None = time.monotonic()
+        #: The client the room was created from (its network), counted against that client's share of rooms.
+        self.creator: str | None = None
         self.adapter = adapter(self)
 
     # ---------------------------------------------------------------------------------- saved state
     def saved_state(self) -> dict[str, Any]:
         people = [SavedPerson(name=p.name, token_hash=p.token_hash, joined_at=p.joined_at, absent=p.absent)
                   for p in self.people.values()]
-        return RoomState(people=people, leader=self.leader_name, game=self.adapter.saved()).model_dump(mode="json")
+        return RoomState(people=people, leader=self.leader_name, game=self.adapter.saved(),
+                         creator=self.creator).model_dump(mode="json")
 
     def restore(self, saved: dict[str, Any]) -> None:
         state = RoomState.model_validate(saved)
         for p in state.people:
             self.people[p.name] = Person(p.name, p.token_hash, p.joined_at, p.absent)
         self.leader_name = state.leader
+        self.creator = state.creator
         self.adapter.restore(state.game)
 
     async def save(self) -> None:
@@ -198,6 +205,11 @@ class Room:
     def idle_for(self, now: float) -> float:
         """Seconds no one has had a page of the room open (0 while someone has)."""
         return 0.0 if self.empty_since is None else now - self.empty_since
+
+    @property
+    def played(self) -> bool:
+        """A game has been started here (stored, under way, or cut short)."""
+        return self.adapter.state.games > 0
 
     @property
     def busy(self) -> bool:

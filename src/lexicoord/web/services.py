@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,8 +18,9 @@ from lexicoord.web.persistence import RoomStore
 class Services:
     store: Store
     models: ModelPool
-    #: Datasets people may choose from, by the name the operator gave them; loaded once, at start.
-    datasets: dict[str, list[AmbiguityItem]]
+    #: Datasets people may choose from, by the name the operator gave them; checked once, at start (a file's
+    #: items are read from it when a game needs one).
+    datasets: dict[str, Sequence[AmbiguityItem]]
     #: Models people may seat agents on: only these, so a browser can never point the server elsewhere.
     model_names: list[str]
     default_agents: int = 2
@@ -35,19 +37,42 @@ class Services:
         if not self.datasets:
             raise ConfigError("The server needs at least one dataset (--dataset).")
 
-    def dataset(self, name: str) -> list[AmbiguityItem]:
+    def dataset(self, name: str) -> Sequence[AmbiguityItem]:
         try:
             return self.datasets[name]
         except KeyError:
             raise ConfigError(f"No dataset '{name}' on this server; choose one of: {', '.join(self.datasets)}.") from None
 
     def offer(self) -> ServerOffer:
+        """The start page's offer: each protocol under a title a newcomer can read, the coordination game
+        (the project's first game) first and chosen; the others in the order the operator gave."""
         from lexicoord.core.registry import get_protocol
         from lexicoord.web.registry import adapter_for
 
         offers = []
-        for name in self.protocols:
+        for name in sorted(self.protocols, key=lambda n: n != FIRST_PROTOCOL):
             adapter = adapter_for(name, self)
-            offers.append(ProtocolOffer(name=name, summary=get_protocol(name).summary,
+            summary = get_protocol(name).summary
+            offers.append(ProtocolOffer(name=name, title=protocol_title(name, summary), summary=summary,
                                         fields=protocol_fields(adapter.settings_model, adapter.choices(self))))
-        return ServerOffer(models=self.model_names, protocols=offers, default_agents=self.default_agents)
+        return ServerOffer(models=self.model_names, protocols=offers, default_agents=self.default_agents,
+                           default_protocol=offers[0].name if offers else None)
+
+
+#: The protocol a newcomer meets first on the start page.
+FIRST_PROTOCOL = "coordination"
+#: The built-in protocols under the names people know them by (their ids are the registry's).
+TITLES = {
+    "coordination": "Coordination game: agree on what a word means",
+    "ambiguity": "Ambiguous robot instructions: a leader and a follower",
+    "cogent": "COGENT: a two-agent debate with coined terms",
+    "werewolf": "Werewolf: hidden roles and a wolves' channel",
+}
+
+
+def protocol_title(name: str, summary: str) -> str:
+    """A protocol's title: the built-ins' own, else the summary's head (before its colon), else the id."""
+    if name in TITLES:
+        return TITLES[name]
+    head = summary.split(":", 1)[0].strip()
+    return head if head and len(head) <= 60 else name

@@ -14,11 +14,15 @@ handshake reaches a browser only as close code 1006, with no reason):
 - ``4403`` the page is from another site;
 - ``4410`` the room has closed (its games stay in the store);
 - ``4429`` too many requests from this address;
-- ``1009`` a message was too large; ``1008`` the connection kept flooding.
+- ``1009`` a message was too large; ``1008`` the connection kept flooding, or said no hello in time.
+
+A connection must say hello within :data:`HELLO_TIMEOUT` seconds of opening (a page does at once);
+otherwise it would hold its place (:mod:`lexicoord.web.guard`) for ever while learning nothing.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -39,6 +43,8 @@ if TYPE_CHECKING:
 WS_RATE, WS_BURST = 10.0, 30.0
 #: A connection that keeps flooding after this many refusals is closed.
 WS_STRIKES = 50
+#: Seconds a connection has to say a valid hello.
+HELLO_TIMEOUT = 10.0
 
 BAD_TOKEN = (4401, "This token belongs to no one in this room; join again.")
 FOREIGN_ORIGIN = (4403, "This page is from another site; open the room from this server's own address.")
@@ -46,6 +52,7 @@ ROOM_CLOSED = (4410, "This room has closed; its games are kept.")
 TOO_MANY = (4429, "Too many requests from this address; wait a little.")
 TOO_LARGE = (1009, f"Messages are limited to {m.MAX_MESSAGE} characters.")
 FLOODING = (1008, "Too many messages; the connection was closed.")
+NO_HELLO = (1008, "No hello in time; the connection was closed.")
 
 
 def error_text(code: str, message: str) -> str:
@@ -75,9 +82,17 @@ async def serve_connection(websocket: WebSocket, find: Callable[[], Room | None]
     person: Person | None = None
     strikes = 0
     close: tuple[int, str] | None = None
+    hello_by = asyncio.get_running_loop().time() + HELLO_TIMEOUT
     try:
         while True:
-            frame = await websocket.receive()
+            if room is None:
+                try:
+                    frame = await asyncio.wait_for(websocket.receive(), hello_by - asyncio.get_running_loop().time())
+                except TimeoutError:
+                    close = NO_HELLO
+                    break
+            else:
+                frame = await websocket.receive()
             if frame["type"] == "websocket.disconnect":
                 break
             text = frame.get("text")

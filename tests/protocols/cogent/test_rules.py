@@ -52,7 +52,7 @@ async def play(tmp_path, variant: str, answers: dict[str, str], **settings: Any)
     pool.add(Model(ScriptedProvider("c", script(answers))), "scripted/c")
     seats = ["A"] if variant == "single" else ["A", "B"]
     lineup = [AgentSpec(name=n, model="scripted/c") for n in seats]
-    runner = Runner(Store(str(tmp_path / "c.db")), CogentStudy(), models=pool, progress=False)
+    runner = Runner(Store(str(tmp_path / "c.db")), CogentStudy(), models=pool)
     await runner.run("c", grid([ITEM], [lineup], settings=[{"variant": variant, "task": "gsm8k", **settings}]))
     [(episode, events)] = list(runner.store.iter_run_events("c"))
     assert episode.status == "done", episode.error
@@ -174,7 +174,7 @@ async def test_each_variant_runs_on_the_embedded_model(tmp_path, variant: str) -
     """The embedded model scores near zero on GSM8K; this checks the protocol runs for real, not its accuracy."""
     seats = ["A"] if variant == "single" else ["A", "B"]
     lineup = [AgentSpec(name=n, model="local/smollm2-135m") for n in seats]
-    runner = Runner(Store(str(tmp_path / "e.db")), CogentStudy(), progress=False)
+    runner = Runner(Store(str(tmp_path / "e.db")), CogentStudy())
     settings = {"variant": variant, "task": "gsm8k", "rounds": 1, "passes": 1, "coin_rounds": 1, "max_tokens": 96}
     await runner.run("e", grid([ITEM], [lineup], settings=[settings]))
     [(episode, events)] = list(runner.store.iter_run_events("e"))
@@ -209,7 +209,7 @@ async def test_cogent_and_vanilla_prompts_of_a_round_differ_by_the_lexicon_block
         pool = ModelPool(cache=False)
         pool.add(Model(ScriptedProvider("same", lambda messages, config: SAME)), "scripted/same")
         lineup = [AgentSpec(name=n, model="scripted/same") for n in ("A", "B")]
-        runner = Runner(Store(str(tmp_path / f"{variant}.db")), CogentStudy(), models=pool, progress=False)
+        runner = Runner(Store(str(tmp_path / f"{variant}.db")), CogentStudy(), models=pool)
         await runner.run("s", grid([ITEM], [lineup], settings=[{"variant": variant, "task": "gsm8k", "rounds": 3,
                                                                 "passes": 1, "coin_rounds": 2}]))
         [(_, events)] = list(runner.store.iter_run_events("s"))
@@ -242,7 +242,7 @@ async def play_use(tmp_path, declare: dict[str, str], **settings: Any):
     pool = ModelPool(cache=False)
     pool.add(Model(ScriptedProvider("u", use_turns(declare))), "scripted/u")
     lineup = [AgentSpec(name=n, model="scripted/u") for n in ("A", "B")]
-    runner = Runner(Store(str(tmp_path / "u.db")), CogentStudy(), models=pool, progress=False)
+    runner = Runner(Store(str(tmp_path / "u.db")), CogentStudy(), models=pool)
     await runner.run("u", grid([ITEM], [lineup], settings=[{"task": "gsm8k", "rounds": 1, "passes": 0, **settings}]))
     [(episode, events)] = list(runner.store.iter_run_events("u"))
     assert episode.status == "done", episode.error

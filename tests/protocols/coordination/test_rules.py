@@ -34,7 +34,7 @@ async def play(tmp_path, script, *, settings=None, n=3, game=None, item=ITEM, li
     pool = ModelPool(cache=False)
     pool.add(Model(ScriptedProvider("game", script)), "scripted/game")
     lineup = lineup or [AgentSpec(name=f"a{i + 1}", model="scripted/game") for i in range(n)]
-    runner = Runner(Store(str(tmp_path / "g.db")), game or CoordinationGame(), models=pool, progress=False,
+    runner = Runner(Store(str(tmp_path / "g.db")), game or CoordinationGame(), models=pool,
                     people=people)
     await runner.run("g", grid([item], [lineup], settings=[settings or {}]))
     [(episode, events)] = list(runner.store.iter_run_events("g"))
@@ -116,7 +116,7 @@ async def test_a_model_that_gives_no_reply_fails_the_episode_and_names_its_seat(
     pool = ModelPool(cache=False)
     pool.add(Model(ScriptedProvider("game", script)), "scripted/game")
     lineup = [AgentSpec(name=f"a{i + 1}", model="scripted/game") for i in range(3)]
-    runner = Runner(Store(str(tmp_path / "g.db")), CoordinationGame(), models=pool, progress=False)
+    runner = Runner(Store(str(tmp_path / "g.db")), CoordinationGame(), models=pool)
     summary = await runner.run("g", grid([ITEM], [lineup]))
     [(episode, events)] = list(runner.store.iter_run_events("g"))
     assert episode.status == "failed" and episode.error == "seat a2: server returned 500 after 3 attempts"
@@ -130,7 +130,7 @@ async def test_an_unparseable_reply_stays_a_failed_move_and_the_summary_counts_i
     pool.add(Model(ScriptedProvider("game", {"a1": [says(RIVER), says(RIVER)], "a2": ["junk", "junk"],
                                               "a3": [says(RIVER)]})), "scripted/game")
     lineup = [AgentSpec(name=f"a{i + 1}", model="scripted/game") for i in range(3)]
-    runner = Runner(Store(str(tmp_path / "g.db")), CoordinationGame(), models=pool, progress=False)
+    runner = Runner(Store(str(tmp_path / "g.db")), CoordinationGame(), models=pool)
     summary = await runner.run("g", grid([ITEM], [lineup], settings=[{"clarification_bound": 0}]))
     assert summary.done == 1 and summary.failed_moves == {"a2": 1} and summary.failed_by_seat == {}
 
@@ -305,7 +305,7 @@ async def test_a_game_on_the_embedded_model_is_recorded_with_private_model_calls
     lineup = [AgentSpec(name="a1", model="local/smollm2-135m", options={"temperature": 0.7}),
               AgentSpec(name="a2", model="local/smollm2-135m", options={"temperature": 0.7}),
               AgentSpec(name="s", kind="simulated", options={"policy": "follow-leader"})]
-    runner = Runner(Store(str(tmp_path / "e.db")), CoordinationGame(), models=ModelPool(cache=False), progress=False)
+    runner = Runner(Store(str(tmp_path / "e.db")), CoordinationGame(), models=ModelPool(cache=False))
     await runner.run("e", grid([ITEM], [lineup], settings=[{"clarification_bound": 1}]))
     [(episode, events)] = list(runner.store.iter_run_events("e"))
     assert episode.status == "done", episode.error

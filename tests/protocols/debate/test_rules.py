@@ -38,7 +38,7 @@ async def play(tmp_path, script, *, settings=None, lineup=DEBATE, item=AMBIGUOUS
     provider = ScriptedProvider("debate", script)
     pool = ModelPool(cache=False)
     pool.add(Model(provider), "scripted/debate")
-    runner = Runner(Store(str(tmp_path / "d.db")), AmbiguityStudy(), models=pool, progress=False)
+    runner = Runner(Store(str(tmp_path / "d.db")), AmbiguityStudy(), models=pool)
     await runner.run("d", grid([item], [lineup], settings=[settings or {"condition": "debate"}]))
     [(episode, events)] = list(runner.store.iter_run_events("d"))
     assert episode.status == "done", episode.error

@@ -88,8 +88,31 @@ def resolve_path(model_name: str) -> Path:
             "such as local//models/llama.gguf."
         )
     if not path.is_file():
+        if path.exists():  # a folder, a device (/dev/zero), a pipe: there, but not a model file
+            kind = "a folder" if path.is_dir() else "not a regular file"
+            raise ModelNotFoundError(f"{path} is not a GGUF file ({kind}); give the path of a .gguf model file, "
+                                     "such as local//models/llama.gguf.")
         raise ModelNotFoundError(f"GGUF file not found: {path}.")
+    _check_magic(path)
     return path.resolve()
+
+
+#: The first four bytes of every GGUF file.
+GGUF_MAGIC = b"GGUF"
+
+
+def _check_magic(path: Path) -> None:
+    """Refuse a file that is not a GGUF before llama.cpp is asked to load it (its own error says only that it
+    failed), naming what was found instead."""
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(len(GGUF_MAGIC))
+    except OSError as exc:
+        raise ModelNotFoundError(f"Cannot read the GGUF file {path}: {exc.strerror}.") from None
+    if head != GGUF_MAGIC:
+        found = "it is empty" if not head else f"it starts with {head!r}, not {GGUF_MAGIC!r}"
+        raise ModelNotFoundError(f"{path} is not a GGUF file ({found}); give the path of a .gguf model file, "
+                                 "such as local//models/llama.gguf.")
 
 
 @dataclass

@@ -65,7 +65,8 @@ function fieldValue(f, form) {
 
 async function load() {
   offer = await (await fetch("/api/offer")).json();
-  for (const p of offer.protocols) $("#protocol").append(el("option", { value: p.name }, p.name));
+  for (const p of offer.protocols) $("#protocol").append(el("option", { value: p.name }, p.title || p.name));
+  if (offer.default_protocol) $("#protocol").value = offer.default_protocol;
   $("#protocol").addEventListener("change", showProtocol);
   showProtocol();
   for (let i = 0; i < offer.default_agents; i++) addAgent();

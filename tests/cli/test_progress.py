@@ -1,0 +1,41 @@
+"""The terminal's view of a run: the progress bar's columns, then the run's summary."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+
+from lexicoord.cli.progress import ProgressBar
+from lexicoord.models.pool import ModelPool
+from lexicoord.runs.grid import grid
+from lexicoord.runs.runner import Runner
+from lexicoord.runs.store import Store
+from tests.cli.test_cli import lexicoord
+from tests.runs.toy import Toy, lineup
+
+
+async def test_the_bar_counts_done_and_failed_episodes_then_the_summary_is_printed(tmp_path) -> None:
+    buf = io.StringIO()
+    console = Console(file=buf, width=200, force_terminal=False)
+    runner = Runner(Store(str(tmp_path / "p.db")), Toy(), models=ModelPool(cache=False))
+    items = [{"id": "a"}, {"id": "b", "fail": True}, {"id": "c"}]
+    summary = await runner.run("prog", grid(items, [lineup()]), observer=ProgressBar(console))
+    shown = buf.getvalue()
+    bar = next(line for line in shown.splitlines() if line.startswith("prog"))
+    for column in ("3/3", "failed 1", "/min", "eta", "tok"):
+        assert column in bar, (column, bar)
+    text = "\n".join(summary.lines())
+    assert "2 done, 1 failed, 0 already done (of 3)" in text and "model calls: 4" in text
+    assert "b (rep 0): RuntimeError: item b is set to fail" in text
+    assert shown.index(bar) < shown.index("2 done, 1 failed"), "the summary is printed at the end, below the bar"
+
+
+def test_a_campaign_command_shows_the_bar_and_the_summary(tmp_path) -> None:
+    db = str(tmp_path / "c.db")
+    result = lexicoord("coord", "run", "-a", "lead=sim:intended", "-a", "p=sim:first", "--items", "3", "--run",
+                       "barred", "--db", db)
+    bar = next(line for line in result.stderr.splitlines() if line.startswith("barred"))
+    for column in ("3/3", "failed 0", "/min", "eta", "tok"):
+        assert column in bar, (column, bar)
+    assert "run barred: 3 done, 0 failed, 0 already done (of 3)" in result.stderr

@@ -1,0 +1,143 @@
+"""The scheduler: which episode each worker plays next, claimed through a real store ahead of need."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Collection
+
+from lexicoord.runs.claims import Claims, Remaining
+from lexicoord.runs.scheduler import Scheduler
+from lexicoord.runs.store import Store
+from tests.runs.test_store import record
+
+
+class Slow(Claims):
+    """Claims whose every take waits ``delay`` seconds first, as one waits behind a save on SQLite; counted."""
+
+    def __init__(self, store: Store, run_id: str, delay: float = 0.0) -> None:
+        super().__init__(store, run_id)
+        self.delay = delay
+        self.takes: list[int] = []
+        self.counts = 0
+
+    def take(self, exclude: Collection[str] = (), n: int = 1) -> list[str]:
+        time.sleep(self.delay)
+        taken = super().take(exclude, n)
+        self.takes.append(len(taken))
+        return taken
+
+    def remaining(self, exclude: Collection[str] = ()) -> Remaining:
+        self.counts += 1
+        return super().remaining(exclude)
+
+
+def opened(tmp_path, keys: list[str]) -> Store:
+    store = Store(str(tmp_path / "s.db"))
+    store.open_run("r", "toy", {}, len(keys))
+    return store
+
+
+async def test_episodes_that_end_together_start_the_next_without_waiting_for_a_claim(tmp_path) -> None:
+    """Four workers whose episodes all last 0.5 s end together; a claim takes 0.1 s. After the first
+    episodes no worker waits for one, and the process never holds more than twice its concurrency."""
+    keys = [f"k{i:02d}" for i in range(16)]
+    store = opened(tmp_path, keys)
+    claims = Slow(store, "r", delay=0.1)
+    scheduler = Scheduler(claims, set(keys), concurrency=4)
+    todo = [(k, i) for i, k in enumerate(keys)]
+    ended: dict[object, float] = {}
+    gaps: list[float] = []
+    held: list[int] = []
+    played: list[str] = []
+
+    async def play(key: str) -> None:
+        worker = asyncio.current_task()
+        if worker in ended:
+            gaps.append(time.perf_counter() - ended[worker])
+        played.append(key)
+        held.append(await asyncio.to_thread(owned, store, claims))
+        await asyncio.sleep(0.5)
+        await asyncio.to_thread(store.save_episodes, [(record("r", key), [])])
+        scheduler.saved(key)
+        ended[worker] = time.perf_counter()
+
+    await scheduler.play(todo, play, workers=4)
+    assert sorted(played) == keys, "every episode played once"
+    assert len(gaps) == 12 and max(gaps) < 0.08, f"a worker waited for a claim: {sorted(gaps)[-4:]}"
+    assert max(held) <= 8, f"claims held at once: {max(held)}"
+
+
+def owned(store: Store, claims: Claims) -> int:
+    from sqlalchemy import func, select
+
+    from lexicoord.runs.schema import ClaimRow
+
+    with store.session() as s:
+        return int(s.scalar(select(func.count()).where(ClaimRow.owner == claims.owner, ClaimRow.expires_at > 0)) or 0)
+
+
+async def test_workers_that_run_out_together_ask_what_is_left_once_and_take_nothing_more(tmp_path) -> None:
+    keys = [f"k{i}" for i in range(8)]
+    store = opened(tmp_path, keys)
+    claims = Slow(store, "r")
+    scheduler = Scheduler(claims, set(keys), concurrency=8)
+    todo = [(k, i) for i, k in enumerate(keys)]
+    played: list[str] = []
+    everyone = asyncio.Event()
+
+    async def play(key: str) -> None:
+        played.append(key)
+        if len(played) == len(keys):
+            everyone.set()
+        await everyone.wait()  # all eight end in the same instant
+
+    await asyncio.wait_for(scheduler.play(todo, play, workers=8), 30)
+    assert sorted(played) == keys
+    assert claims.counts == 1, f"eight idle workers asked the database {claims.counts} times what is left"
+    assert claims.takes == [8], "once a take came back short, nobody asks for claims again before looking"
+
+
+async def test_an_episode_another_process_offered_outside_this_grid_is_handed_back_unplayed(tmp_path) -> None:
+    keys = ["k0", "k1", "k2"]
+    store = opened(tmp_path, keys)
+    other = Claims(store, "r")
+    other.offer([("theirs", 0)])  # first in grid order: the first claim this process takes
+    claims = Claims(store, "r")
+    scheduler = Scheduler(claims, set(keys), concurrency=1)
+    todo = [(k, i + 1) for i, k in enumerate(keys)]
+    played: list[str] = []
+
+    async def play(key: str) -> None:
+        played.append(key)
+        await asyncio.to_thread(store.save_episodes, [(record("r", key), [])])
+        scheduler.saved(key)
+
+    await asyncio.wait_for(scheduler.play(todo, play, workers=1), 30)
+    assert played == keys
+    assert other.take() == ["theirs"], "given back at once, free for the process whose grid has it"
+
+
+async def test_claims_left_when_playing_stops_go_back_and_others_still_playing_are_seen(tmp_path) -> None:
+    keys = [f"k{i}" for i in range(6)]
+    store = opened(tmp_path, keys)
+    claims = Claims(store, "r")
+    scheduler = Scheduler(claims, set(keys), concurrency=2)
+    todo = [(k, i) for i, k in enumerate(keys)]
+    started = asyncio.Event()
+
+    async def play(key: str) -> None:
+        started.set()
+        await asyncio.sleep(30)
+
+    playing = asyncio.create_task(scheduler.play(todo, play, workers=2))
+    await asyncio.wait_for(started.wait(), 10)
+    playing.cancel()
+    await asyncio.gather(playing, return_exceptions=True)
+    assert not await scheduler.others_hold()
+    assert await asyncio.to_thread(owned, store, claims) >= 2
+    await scheduler.release()
+    assert await asyncio.to_thread(owned, store, claims) == 0
+    other = Claims(store, "r")
+    assert other.take(n=10) == keys, "every claim went back at once, in play or taken ahead"
+    assert await scheduler.others_hold(), "now another process holds the run"
