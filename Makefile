@@ -56,10 +56,11 @@ postgres:
 	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq postgresql >/dev/null; }
 
-# Lint and types first (seconds), then every test.
+# Lint, types and the documentation site (a broken link fails it) first, in seconds; then every test.
 test: install-test browser postgres
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/mypy
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
 	$(BIN)/python -m pytest
 
 bench: $(BIN)/python postgres

@@ -139,7 +139,7 @@ def test_campaign_generation_settings_and_a_model_leader_that_may_end(tmp_path) 
     reasons = {e["outcome"]["reason"] for e in episodes}
     assert "leader_ended" in reasons, reasons
     calls = model_calls(db, "free")
-    # What the README states `coord run` sends: temperature 0.7 on every call, 160 tokens for a choice or the
+    # What the coordination page states `coord run` sends: temperature 0.7 on every call, 160 tokens for a choice or the
     # announcement, 120 for the leader's clarification (which, here, also offers the end).
     assert calls and all(c["config"]["temperature"] == 0.7 for c in calls)
     moves = [c for c in calls if "choice" in c["config"]["json_schema"]["properties"]]

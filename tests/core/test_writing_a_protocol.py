@@ -1,10 +1,9 @@
-"""The README's "Writing a protocol" example, run as written: a new protocol is one module and one registration."""
+"""The "Writing a protocol" page's example, run as written: a new protocol is one module and one registration."""
 
 from __future__ import annotations
 
 import re
 import types
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,19 +18,16 @@ from lexicoord.models.providers.scripted import ScriptedProvider
 from lexicoord.runs.grid import grid
 from lexicoord.runs.runner import Runner
 from lexicoord.runs.store import Store
-
-README = Path(__file__).parents[2] / "README.md"
+from tests.docs_pages import page
 
 
 def example_blocks() -> list[str]:
-    text = README.read_text(encoding="utf-8")
-    section = text[text.index("## Writing a protocol"):text.index("## Tests")]
-    return re.findall(r"```python\n(.*?)```", section, re.S)
+    return re.findall(r"```python\n(.*?)```", page("writing-a-protocol.md"), re.S)
 
 
 def load_example() -> types.ModuleType:
     module = types.ModuleType("my_game")
-    exec(compile(example_blocks()[0], "README:my_game", "exec"), module.__dict__)
+    exec(compile(example_blocks()[0], "writing-a-protocol.md:my_game", "exec"), module.__dict__)
     return module
 
 
@@ -70,7 +66,7 @@ def test_the_example_runs_as_written_on_the_embedded_model(tmp_path, monkeypatch
     monkeypatch.chdir(tmp_path)
     namespace: dict[str, Any] = {}
     for block in example_blocks():
-        exec(compile(block, "README", "exec"), namespace)
+        exec(compile(block, "writing-a-protocol.md", "exec"), namespace)
     store = Store()
     [(episode, _)] = list(store.iter_run_events("same-word-1"))
     assert episode.status == "done", episode.error

@@ -160,11 +160,12 @@ def test_a_campaign_on_a_crashing_build_leaves_no_run_running(tmp_path: Path) ->
         assert [r.status for r in Store(f"sqlite:///{db}").runs() if r.status == "running"] == []
 
 
-def test_the_sentence_names_the_makefile_flags_and_the_readme_uses_them() -> None:
+@pytest.mark.parametrize("where", ["README.md", "docs/getting-started.md"])
+def test_the_sentence_names_the_makefile_flags_and_the_by_hand_commands_use_them(where: str) -> None:
     flags = portable_flags_in_makefile()
     assert flags == llama_check.PORTABLE_CMAKE_ARGS_X86
-    readme = (ROOT / "README.md").read_text()
-    [by_hand] = [b for b in re.findall(r"```bash\n(.*?)```", readme, flags=re.S) if "python3 -m venv" in b][:1]
+    text = (ROOT / where).read_text(encoding="utf-8")
+    [by_hand] = [b for b in re.findall(r"```bash\n(.*?)```", text, flags=re.S) if "python3 -m venv" in b][:1]
     assert f'export CMAKE_ARGS="{flags}"' in by_hand
     installs = [line for line in by_hand.splitlines() if "pip install" in line]
     assert installs and all("--no-cache-dir" in line for line in installs), installs

@@ -12,7 +12,7 @@ from lexicoord.tasks.answers import format_number, read_label, read_letter, read
 COT = "Janet's ducks lay 16 eggs a day. She eats 3 and bakes with 4, so 16 - 3 - 4 = 9 are left.\n"
 
 GSM8K_REPLIES = [
-    # the formats this project's prompts and README name
+    # the formats this project's prompts and documentation name
     pytest.param(COT + "She sells them at $2 each: 9 * 2 = 18.\n#### 18", "18", id="hashes-after-cot"),
     pytest.param("Janet has 16 - 3 - 4 = 9 eggs, 9 * 2 = 18.\n#### 18", "18", id="hashes-after-working"),
     pytest.param("So the change is \\boxed{-3}", "-3", id="boxed-negative"),
@@ -116,7 +116,7 @@ def test_gsm8k_numbers(reply: str, expected: str | None) -> None:
 
 
 MMLU_REPLIES = [
-    # the formats this project's prompts and README name
+    # the formats this project's prompts and documentation name
     pytest.param("ANSWER: C", "C", id="inspect-style"),
     pytest.param("The answer is (C).", "C", id="clause-paren"),
     pytest.param("Answer: B) Paris", "B", id="letter-paren-text"),
@@ -208,7 +208,7 @@ def test_mmlu_letters(reply: str, expected: str | None) -> None:
 
 
 FOLIO_REPLIES = [
-    # the formats this project's prompts and README name
+    # the formats this project's prompts and documentation name
     pytest.param("Final answer: Uncertain", "Uncertain", id="final-answer"),
     pytest.param("The premises do not settle it. The answer is unknown.", "Uncertain", id="clause-unknown"),
     pytest.param("The conclusion looked false at first.\nAnswer: True", "True", id="reasoning-then-answer"),

@@ -23,6 +23,7 @@ from websockets.sync.client import connect as ws_connect
 from lexicoord.runs.store import Store
 from lexicoord.web.app import create_app
 from lexicoord.web.persistence import RoomStore
+from tests.docs_pages import page
 from tests.web.conftest import Browser, create_room, join, make_services, serving
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -147,9 +148,8 @@ def close_codes_sent() -> set[int]:
             and isinstance(v[0], int) and isinstance(v[1], str)}
 
 
-def test_the_readme_lists_exactly_the_close_codes_the_server_sends() -> None:
-    readme = (ROOT / "README.md").read_text()
-    listed = " ".join(readme.split()).split("Close codes", 1)[1].split(". ", 1)[0]
+def test_the_live_rooms_page_lists_exactly_the_close_codes_the_server_sends() -> None:
+    listed = " ".join(page("live-rooms.md").split()).split("Close codes", 1)[1].split(". ", 1)[0]
     documented = {int(c) for c in re.findall(r"\b(4\d{3}|100[0-9])\b", listed)}
     sent = close_codes_sent()
     assert sent and documented == sent
