@@ -199,7 +199,7 @@ def test_the_start_page_opens_on_the_coordination_game_under_titles_people_read(
     base, _ = server
     page = browser.new_context().new_page()
     page.goto(base + "/")
-    page.wait_for_function("document.querySelectorAll('#protocol option').length > 0")
+    playwright.expect(page.locator("#protocol option")).not_to_have_count(0)  # no eval: the page's CSP forbids it
     select = page.locator("#protocol")
     assert select.input_value() == "coordination"
     shown = page.eval_on_selector("#protocol", "s => s.options[s.selectedIndex].textContent")
