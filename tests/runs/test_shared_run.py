@@ -40,7 +40,9 @@ def plays_by_key(plays: Path) -> dict[str, list[int]]:
 def wait_until(url: str, plays: Path, procs: list[subprocess.Popen[str]], done: int) -> None:
     """Until every process has started an episode and ``done`` episodes are saved."""
     engine = create_engine(url)
-    deadline = time.time() + 90
+    deadline = time.time() + 180  # three interpreters and a database starting on a busy two-core machine
+    started: set[int] = set()
+    saved = 0
     try:
         while time.time() < deadline:
             time.sleep(0.1)
@@ -54,7 +56,10 @@ def wait_until(url: str, plays: Path, procs: list[subprocess.Popen[str]], done: 
                 return
     finally:
         engine.dispose()
-    raise AssertionError("the processes did not all start playing in time")
+    ended = {p.pid: (p.returncode, (p.stderr.read() if p.stderr else "")[-1500:]) for p in procs
+             if p.poll() is not None}
+    raise AssertionError(f"the processes did not all start playing in time: {saved} saved; started "
+                         f"{sorted(started)} of {sorted(p.pid for p in procs)}; ended early: {ended}")
 
 
 def finish(proc: subprocess.Popen[str]) -> dict:
