@@ -6,9 +6,9 @@ A JSONL file of --mb megabytes (220 by default) of valid ambiguity items is writ
 
 - ``baseline``: the process with lexicoord imported, nothing loaded;
 - ``load``: every item as an object (``TASK.load``: what a caller that wants them all pays);
-- ``one item``: the item ``coord run --items 1`` plays (``dataset_from(path, 1, None, None)``);
+- ``one item``: the item ``coordination run --items 1`` plays (``dataset_from(path, 1, None, None)``);
 - ``one sampled item``: the same after a seeded shuffle (``--sample 7 --items 1``);
-- ``coord run``: the whole command, ``lexicoord coord run --dataset FILE --items 1`` with a scripted model.
+- ``coordination run``: the whole command, ``lexicoord coordination run --dataset FILE --items 1`` with a scripted model.
 
 Before the index (``lexicoord.tasks.indexed``) playing one item of a 220 MB file held every item: 1.25 GB.
 """

@@ -1,4 +1,4 @@
-"""Ambiguity debates on the embedded model: wall time with and without prompt-prefix reuse, and throughput.
+"""Leader-follower debates on the embedded model: wall time with and without prompt-prefix reuse, and throughput.
 
 Each phase runs the same debates (leader + two followers on ``local/smollm2-135m``, the paper's settings:
 temperature 0.5, 350 max tokens, at most 5 rounds) through the real runner into a fresh store, with the
@@ -35,7 +35,7 @@ from typing import Any
 from lexicoord.core.spec import AgentSpec
 from lexicoord.models.pool import ModelPool
 from lexicoord.models.providers import local
-from lexicoord.protocols.debate import AmbiguityStudy, rotations, rules
+from lexicoord.protocols.debate import DebateStudy, rotations, rules
 from lexicoord.runs.grid import grid
 from lexicoord.runs.runner import Runner
 from lexicoord.runs.store import Store
@@ -53,7 +53,7 @@ async def phase(name: str, mode: str, concurrency: int, tasks: list[dict[str, An
     episodes = grid(tasks, rotations(seats), settings=[settings])
     pool = ModelPool(cache=False, prompt_cache=mode)
     store = Store(str(home / f"{name}.db"))
-    runner = Runner(store, AmbiguityStudy(), models=pool, concurrency=concurrency, seed=args.seed)
+    runner = Runner(store, DebateStudy(), models=pool, concurrency=concurrency, seed=args.seed)
     started = time.perf_counter()
     summary = await runner.run(name, episodes, {"benchmark": name})
     wall = time.perf_counter() - started
@@ -118,7 +118,7 @@ def main() -> None:
     base = next((r for r in rows if r["phase"] == "off"), None)
     for r in rows:
         if base and r is not base and r["debate_s"]:
-            print(f"{r['phase']}: mean debate {r['debate_s']:.1f} s vs {base['debate_s']:.1f} s without reuse "
+            print(f"{r['phase']}: mea debate {r['debate_s']:.1f} s vs {base['debate_s']:.1f} s without reuse "
                   f"({base['debate_s'] / r['debate_s']:.2f}x); per call {base['call_s'] / r['call_s']:.2f}x")
     one = next((r for r in rows if r["phase"] == "ram"), None)
     four = next((r for r in rows if r["phase"] == "ram-x4"), None)

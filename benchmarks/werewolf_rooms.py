@@ -250,8 +250,8 @@ def projection_cost(repeat: int) -> str:
     from lexicoord.core.spec import AgentSpec, EpisodeSpec
     from lexicoord.models.pool import ModelPool
     from lexicoord.protocols.werewolf import WerewolfGame, WerewolfSettings
+    from lexicoord.protocols.werewolf.room_view import SPECTATOR, WerewolfView
     from lexicoord.seats.factory import SeatFactory
-    from lexicoord.web.adapters.werewolf_view import SPECTATOR, WerewolfView
 
     names = [f"Player {i}" for i in range(1, 9)]
     longest: EpisodeContext | None = None

@@ -38,22 +38,51 @@ def test_runs_never_import_protocols(path: Path) -> None:
     assert not {m for m in imports_of(path) if m.startswith("lexicoord.protocols")}
 
 
-#: Every module of the web package outside the protocol adapters, new ones included as they are added.
-GENERIC_WEB = sorted(p.name for p in (SRC / "web").glob("*.py")) + ["adapters/base.py"]
+@pytest.mark.parametrize("path", files("web"), ids=lambda p: p.name)
+def test_the_generic_web_imports_no_protocol(path: Path) -> None:
+    """Rooms, pages, the viewer and the shared turn rooms know protocols only through the registry."""
+    bad = {m for m in imports_of(path) if m.startswith("lexicoord.protocols")}
+    assert not bad, f"{path.relative_to(SRC)} imports {sorted(bad)}"
 
 
-@pytest.mark.parametrize("name", GENERIC_WEB)
-def test_the_generic_room_imports_no_protocol(name: str) -> None:
-    path = SRC / "web" / name
-    bad = {m for m in imports_of(path) if m.startswith(("lexicoord.protocols", "lexicoord.web.adapters.coordination"))}
-    assert not bad, f"web/{name} imports {sorted(bad)}"
+#: A protocol package's modules that mount it on the layers above: its statistics and report (on the store and
+#: the shared analysis helpers), its live room (on the web's rooms) and its commands (on the command line's).
+MOUNTS = {"statistics": ("runs", "analysis"), "figures": ("analysis",), "report": ("runs", "analysis"),
+          "room": ("runs", "analysis", "web"), "cli": ("runs", "analysis", "web", "cli"),
+          "terminal": ("runs", "cli")}
+ABOVE = ("runs", "web", "cli", "analysis")
+
+
+def mount_of(path: Path) -> str | None:
+    stem = path.stem
+    return next((m for m in MOUNTS if stem == m or stem.startswith(f"{m}_")), None)
 
 
 @pytest.mark.parametrize("path", files("protocols"), ids=lambda p: f"{p.parent.name}/{p.name}")
-def test_protocols_never_import_the_layers_above_them(path: Path) -> None:
-    above = {m for m in imports_of(path) if m.startswith(("lexicoord.runs", "lexicoord.web", "lexicoord.cli",
-                                                           "lexicoord.analysis"))}
-    assert not above, f"{path} imports {sorted(above)}"
+def test_a_protocols_rules_never_import_the_layers_above_them(path: Path) -> None:
+    """Rules, events, settings and prompts import only the core and the shared lower layers; only the mounting
+    modules reach up, and each only as far as it mounts (a report never draws a page, a room runs no command)."""
+    mount = mount_of(path)
+    allowed = {f"lexicoord.{layer}" for layer in MOUNTS.get(mount or "", ())}
+    above = {m for m in imports_of(path) if m.split(".")[1] in ABOVE and ".".join(m.split(".")[:2]) not in allowed}
+    assert not above, f"{path.relative_to(SRC)} ({mount or 'rules'}) imports {sorted(above)}"
+
+
+@pytest.mark.parametrize("path", files("protocols"), ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_a_protocol_imports_no_other_protocol(path: Path) -> None:
+    """One package per protocol: a fix to one never reaches into another (shared code lives in a shared layer)."""
+    own = f"lexicoord.protocols.{path.relative_to(SRC / 'protocols').parts[0]}" if path.parent != SRC / "protocols" else ""
+    other = {m for m in imports_of(path) if m.startswith("lexicoord.protocols.") and not m.startswith(own)}
+    assert not other, f"{path.relative_to(SRC)} imports {sorted(other)}"
+
+
+def test_no_protocol_lives_outside_its_package() -> None:
+    """Statistics, reports, rooms, commands and prompts of a protocol sit in protocols/<name>/ and nowhere else."""
+    names = [p.name for p in (SRC / "protocols").iterdir() if p.is_dir() and not p.name.startswith("_")]
+    prefixes = {*names, "coord"}
+    strays = [p.relative_to(SRC) for folder in ("analysis", "cli", "web", "prompts") for p in (SRC / folder).rglob("*")
+              if p.is_file() and any(p.stem.startswith(f"{n}_") or p.stem == n for n in prefixes)]
+    assert not strays, f"protocol files outside their package: {strays}"
 
 
 @pytest.mark.parametrize("path", files("lexicon"), ids=lambda p: p.name)

@@ -27,31 +27,38 @@ def fence(text: str, label: str = "DATA") -> str:
     return f"{FENCE_OPEN}{label}\n{clean}\n{label}{FENCE_CLOSE}"
 
 
-def prompt_dirs() -> list[Path]:
-    """User prompt folder (``$LEXICOORD_PROMPTS``) first, then the packaged prompts."""
-    dirs = []
-    if os.environ.get("LEXICOORD_PROMPTS"):
-        dirs.append(Path(os.environ["LEXICOORD_PROMPTS"]).expanduser())
-    dirs.append(Path(str(resources.files("lexicoord") / "prompts")))
-    return dirs
+class Prompts:
+    """The prompts of one package: a protocol's sit in its own ``prompts/`` folder, beside its rules.
+
+    A file of the same name in ``$LEXICOORD_PROMPTS`` is read first, so a user edits any protocol's
+    prompts in one folder without touching the installed package."""
+
+    def __init__(self, package: str) -> None:
+        self.package = package
+
+    def dirs(self) -> list[Path]:
+        """User prompt folder (``$LEXICOORD_PROMPTS``) first, then the package's."""
+        dirs = []
+        if os.environ.get("LEXICOORD_PROMPTS"):
+            dirs.append(Path(os.environ["LEXICOORD_PROMPTS"]).expanduser())
+        dirs.append(Path(str(resources.files(self.package) / "prompts")))
+        return dirs
+
+    def load(self, name: str) -> str:
+        for folder in self.dirs():
+            path = folder / f"{name}.txt"
+            if path.is_file():
+                return _read(path, path.stat().st_mtime)
+        raise ConfigError(f"Prompt '{name}.txt' not found in {', '.join(map(str, self.dirs()))}.")
+
+    def render(self, name: str, **values: str) -> str:
+        """Fill ``$placeholders`` of prompt ``name``; a missing value is an error, not a blank."""
+        try:
+            return Template(self.load(name)).substitute(**values)
+        except KeyError as exc:
+            raise ConfigError(f"Prompt '{name}' needs a value for ${exc.args[0]}.") from None
 
 
 @lru_cache(maxsize=64)
 def _read(path: Path, mtime: float) -> str:
     return path.read_text(encoding="utf-8")
-
-
-def load_prompt(name: str) -> str:
-    for folder in prompt_dirs():
-        path = folder / f"{name}.txt"
-        if path.is_file():
-            return _read(path, path.stat().st_mtime)
-    raise ConfigError(f"Prompt '{name}.txt' not found in {', '.join(map(str, prompt_dirs()))}.")
-
-
-def render_prompt(name: str, **values: str) -> str:
-    """Fill ``$placeholders`` of prompt ``name``; a missing value is an error, not a blank."""
-    try:
-        return Template(load_prompt(name)).substitute(**values)
-    except KeyError as exc:
-        raise ConfigError(f"Prompt '{name}' needs a value for ${exc.args[0]}.") from None

@@ -62,7 +62,7 @@ def test_every_file_option_refuses_bad_paths_with_one_sentence(tmp_path, stored,
         (["runs", "export", run, "-o", str(a_folder)], "is a folder"),
         (["runs", "export", run, "-o", str(missing)], "does not exist"),
         (["report", run, "--out", str(a_file)], "is a file"),
-        (["coord", "report", run, "--out", str(a_file)], "is a file"),
+        (["coordination", "report", run, "--out", str(a_file)], "is a file"),
         (["debate", "report", run, "--out", str(a_file)], "is a file"),
         (["cogent", "report", run, "--out", str(a_file)], "is a file"),
         (["werewolf", "report", run, "--out", str(a_file)], "is a file"),
@@ -88,7 +88,7 @@ def test_a_bad_provider_option_is_one_sentence(capsys, monkeypatch) -> None:
 @pytest.mark.parametrize("name", ["../../../x", "/tmp/anywhere", "two\nlines", "x" * 300, ".", "..", "a/b", ""])
 def test_run_names_are_checked_before_anything_is_opened(tmp_path, capsys, monkeypatch, name) -> None:
     db = tmp_path / "never.db"
-    code, printed = run_cli(capsys, monkeypatch, "coord", "run", "--run", name, "--model", "scripted/first",
+    code, printed = run_cli(capsys, monkeypatch, "coordination", "run", "--run", name, "--model", "scripted/first",
                             "--items", "1", "--db", str(db), "--no-cache")
     assert code == 2 and "is not allowed" in printed and "Traceback" not in printed
     assert not db.exists(), "a refused name leaves no store behind"
@@ -108,7 +108,7 @@ def test_the_store_refuses_a_new_run_with_an_unsafe_name(tmp_path) -> None:
 def test_a_dataset_without_line_ends_is_refused_and_leaves_no_store(tmp_path, capsys, monkeypatch) -> None:
     monkeypatch.setenv("LEXICOORD_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("LEXICOORD_MAX_LINE_KB", "64")
-    code, printed = run_cli(capsys, monkeypatch, "coord", "run", "--dataset", "/dev/zero", "--model",
+    code, printed = run_cli(capsys, monkeypatch, "coordination", "run", "--dataset", "/dev/zero", "--model",
                             "scripted/first", "--db", str(tmp_path / "x.db"))
     assert code == 1 and "Line 1" in printed and "64 KB" in printed and "LEXICOORD_MAX_LINE_KB" in printed
     assert not (tmp_path / "x.db").exists()

@@ -33,7 +33,7 @@ async def test_the_bar_counts_done_and_failed_episodes_then_the_summary_is_print
 
 def test_a_campaign_command_shows_the_bar_and_the_summary(tmp_path) -> None:
     db = str(tmp_path / "c.db")
-    result = lexicoord("coord", "run", "-a", "lead=sim:intended", "-a", "p=sim:first", "--items", "3", "--run",
+    result = lexicoord("coordination", "run", "-a", "lead=sim:intended", "-a", "p=sim:first", "--items", "3", "--run",
                        "barred", "--db", db)
     bar = next(line for line in result.stderr.splitlines() if line.startswith("barred"))
     for column in ("3/3", "failed 0", "/min", "eta", "tok"):

@@ -37,7 +37,7 @@ COMMANDS = [
     ["runs", "list"],
     ["runs", "show", "done", "--transcript"],
     ["report", "done"],
-    ["coord", "run", "--model", "scripted/first", "--items", "1", "--run", "new", "--no-cache"],
+    ["coordination", "run", "--model", "scripted/first", "--items", "1", "--run", "new", "--no-cache"],
 ]
 
 
@@ -66,7 +66,7 @@ def one_sentence(result: subprocess.CompletedProcess[str], *needles: str) -> Non
     assert result.returncode == 1, (result.returncode, result.stdout[-500:], result.stderr[-2000:])
     assert "Traceback" not in result.stderr + result.stdout, result.stderr[-2000:]
     lines = result.stderr.strip().splitlines()
-    campaign = "run" in result.args and "coord" in result.args
+    campaign = "run" in result.args and "coordination" in result.args
     assert len(lines) == 1 or campaign, result.stderr
     assert lines[-1].startswith("error: "), result.stderr
     for needle in needles:

@@ -6,35 +6,35 @@ from lexicoord.core.protocol import Protocol
 from lexicoord.core.registry import ProtocolEntry, get_protocol, protocols, register_protocol
 from lexicoord.errors import ConfigError
 from lexicoord.protocols.coordination import CoordinationGame, CoordinationOutcome, CoordinationSettings
-from lexicoord.protocols.debate import AmbiguityOutcome, AmbiguityStudy
+from lexicoord.protocols.debate import DebateOutcome, DebateStudy
 
 
 def test_the_built_in_protocols_are_registered() -> None:
     known = protocols()
-    assert {"coordination", "ambiguity"} <= set(known)
-    coord, study = known["coordination"], known["ambiguity"]
-    assert coord.protocol is CoordinationGame and study.protocol is AmbiguityStudy
+    assert {"coordination", "debate"} <= set(known)
+    coord, study = known["coordination"], known["debate"]
+    assert coord.protocol is CoordinationGame and study.protocol is DebateStudy
     assert coord.protocol.settings_model is CoordinationSettings and coord.protocol.outcome_model is CoordinationOutcome
-    assert study.protocol.outcome_model is AmbiguityOutcome
+    assert study.protocol.outcome_model is DebateOutcome
     assert all(issubclass(e.protocol, Protocol) and e.summary for e in known.values())
     assert get_protocol("coordination") == coord
 
 
 def test_a_protocol_nobody_installed_is_refused_naming_the_known_ones() -> None:
-    with pytest.raises(ConfigError, match=r"No protocol 'nope' is installed; known: ambiguity, cogent, coordination, werewolf"):
+    with pytest.raises(ConfigError, match=r"No protocol 'nope' is installed; known: cogent, coordination, debate, werewolf"):
         get_protocol("nope")
 
 
 def test_each_built_in_report_can_be_found() -> None:
-    for name in ("coordination", "ambiguity", "cogent", "werewolf"):
+    for name in ("coordination", "debate", "cogent", "werewolf"):
         assert callable(get_protocol(name).load("report")) and callable(get_protocol(name).load("statistics"))
     from lexicoord.web.adapters.base import RoomAdapter
 
-    for name in ("coordination", "ambiguity", "cogent"):
+    for name in ("coordination", "debate", "cogent"):
         room = get_protocol(name).load("room")
         assert issubclass(room, RoomAdapter) and room.protocol == name
-    bare = get_protocol("ambiguity").model_copy(update={"room": None})
-    with pytest.raises(ConfigError, match="'ambiguity' has no room"):
+    bare = get_protocol("debate").model_copy(update={"room": None})
+    with pytest.raises(ConfigError, match="'debate' has no room"):
         bare.load("room")
 
 
@@ -72,7 +72,7 @@ async def test_each_protocol_s_statistics_are_computed_from_stored_events(tmp_pa
     stats = coord.load("statistics")(store.iter_run_events("c"))
     assert stats.games == 3 and stats.converged == 3, "two first-option players agree at once"
 
-    study = get_protocol("ambiguity")
+    study = get_protocol("debate")
     solo = [AgentSpec(name="s", model="scripted/first", role="single")]
     await Runner(store, study.protocol()).run(
         "a", grid([i.as_task() for i in generated_instructions(1)[:2]], [solo], settings=[{"condition": "single"}]))

@@ -23,7 +23,7 @@ from lexicoord.models import Model
 from lexicoord.models.observe import ModelCallEvent, current_agent
 from lexicoord.models.pool import ModelPool
 from lexicoord.models.providers.scripted import ScriptedProvider
-from lexicoord.protocols.debate import AmbiguityStudy
+from lexicoord.protocols.debate import DebateStudy
 from lexicoord.protocols.debate.replies import FeedbackEvent
 from lexicoord.runs.grid import grid
 from lexicoord.runs.runner import Runner
@@ -83,7 +83,7 @@ async def test_feedback_never_reaches_a_seat_outside_its_audience(tmp_path, seed
     lineup = [AgentSpec(name=n, model="scripted/marks") for n in ["lead", *followers]]
     pool = ModelPool(cache=False)
     pool.add(Model(ScriptedProvider("marks", debate_script(rng))), "scripted/marks")
-    runner = Runner(Store(str(tmp_path / "v.db")), AmbiguityStudy(), models=pool)
+    runner = Runner(Store(str(tmp_path / "v.db")), DebateStudy(), models=pool)
     recording = runner.seats = Recording(runner.seats)  # type: ignore[assignment]
     settings = {"condition": "debate", "rounds": rng.randint(1, 4)}
     await runner.run("v", grid([ITEM], [lineup], settings=[settings]))

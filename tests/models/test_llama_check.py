@@ -152,7 +152,7 @@ def test_a_campaign_on_a_crashing_build_leaves_no_run_running(tmp_path: Path) ->
     stand_in_library(tmp_path / "lib", "SIGSEGV")
     db = tmp_path / "c.db"
     env = {"LLAMA_CPP_LIB_PATH": str(tmp_path / "lib")}
-    result = lexicoord("coord", "run", "--agents", "2", "--items", "2", "--bound", "1", "--run", "crash", "--db", str(db),
+    result = lexicoord("coordination", "run", "--agents", "2", "--items", "2", "--bound", "1", "--run", "crash", "--db", str(db),
                        "--no-cache", check=False, env=env)
     assert result.returncode == 1, f"exit {result.returncode}: {result.stderr}"
     assert "CPU instructions this machine cannot run" in result.stderr

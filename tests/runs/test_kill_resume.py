@@ -82,3 +82,51 @@ def test_ctrl_c_saves_what_ended_and_marks_the_run(store_url) -> None:
     episodes = store.episodes("killme")
     assert len(episodes) == run.done and all(e.status == "done" for e in episodes)
     assert all(len(store.events(e.id)) == 5 for e in episodes), "every saved episode has all its events"
+
+
+def test_a_run_whose_process_died_by_a_signal_reads_interrupted_then_resumes(store_url) -> None:
+    """A segmentation fault (a native library's crash) gives the process no chance to mark its run: once its
+    claims expire, the run reads ``interrupted``, in the store and in ``runs list``, and the same command resumes."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "LEXICOORD_CLAIM_SECONDS": "1"}
+    store = Store(store_url)
+    proc = start_and_signal(store_url, env, signal.SIGSEGV)
+    assert proc.returncode == -signal.SIGSEGV
+    time.sleep(1.5)  # the dead process's claims run out
+    os.environ["LEXICOORD_CLAIM_SECONDS"] = "1"
+    try:
+        run = store.run("killme")
+        assert run.status == "interrupted" and 6 <= run.done < N
+        listed = subprocess.run([sys.executable, "-c", "from lexicoord.cli.app import main; main()", "runs", "list", "--db", store_url],
+                                cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+        assert "interrupted" in listed.stdout and "running" not in listed.stdout, listed.stdout + listed.stderr
+    finally:
+        del os.environ["LEXICOORD_CLAIM_SECONDS"]
+    subprocess.run([sys.executable, "-m", "tests.runs.kill_target", store_url, str(N), "0.01"], cwd=ROOT, env=env,
+                   capture_output=True, text=True, timeout=120, check=True)
+    assert store.run("killme").status == "finished" and store.run("killme").done == N
+
+
+def test_a_run_being_played_reads_running_while_its_process_lives(store_url) -> None:
+    """The other side: a live process whose run was opened long ago still holds unexpired claims."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "LEXICOORD_CLAIM_SECONDS": "2"}
+    proc = subprocess.Popen([sys.executable, "-m", "tests.runs.kill_target", store_url, str(N), "0.3"], cwd=ROOT,
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        store = Store(store_url)
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            try:
+                if store.run("killme").done >= 2:
+                    break
+            except Exception:  # the run is not opened yet
+                pass
+            time.sleep(0.1)
+        time.sleep(2.5)  # longer than a lease since the run was opened: only live claims keep it running
+        os.environ["LEXICOORD_CLAIM_SECONDS"] = "2"
+        try:
+            assert proc.poll() is None and store.run("killme").status == "running"
+        finally:
+            del os.environ["LEXICOORD_CLAIM_SECONDS"]
+    finally:
+        proc.kill()
+        proc.wait(30)

@@ -49,7 +49,7 @@ def play(db: Path, log: Path) -> subprocess.Popen[bytes]:
 def moves(db: Path) -> int:
     try:
         with sqlite3.connect(db) as con:
-            return con.execute("select count(*) from episode_moves").fetchone()[0]
+            return con.execute("select count(*) from moves").fetchone()[0]
     except sqlite3.Error:
         return 0
 

@@ -1,5 +1,6 @@
 """The migrations build exactly the schema the code expects, and reopening is idempotent."""
 
+import json
 import sqlite3
 
 from alembic.autogenerate import compare_metadata
@@ -7,9 +8,9 @@ from alembic.migration import MigrationContext
 from sqlalchemy import text
 
 from lexicoord.runs.schema import Base
-from lexicoord.runs.store import Store
+from lexicoord.runs.store import LiveGame, LiveWrite, Store
 
-HEAD = "0004_episode_claims"
+HEAD = "0006_one_journal"
 
 
 def test_migrated_database_matches_the_models(store_url) -> None:
@@ -68,4 +69,129 @@ def test_a_database_from_before_rooms_is_upgraded_in_place(tmp_path) -> None:
     with sqlite3.connect(path) as conn:
         assert conn.execute("SELECT version_num FROM alembic_version").fetchone() == (HEAD,)
         assert conn.execute("SELECT COUNT(*) FROM rooms").fetchone()[0] == 0
-        assert conn.execute("SELECT COUNT(*) FROM episode_moves").fetchone()[0] == 0
+        assert conn.execute("SELECT COUNT(*) FROM moves").fetchone()[0] == 0
+
+
+def _alembic(url: str, action: str, revision: str) -> None:
+    from pathlib import Path
+
+    from alembic import command
+    from alembic.config import Config
+    from sqlalchemy import create_engine
+
+    import lexicoord.runs.store as store_module
+
+    config = Config()
+    config.set_main_option("script_location", str(Path(store_module.__file__).parent / "migrations"))
+    engine = create_engine(url)
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        getattr(command, action)(config, revision)
+    engine.dispose()
+
+
+def test_both_journals_become_one_and_back(store_url) -> None:
+    """A store at 0005 with entries in both journals: every entry lands in ``moves`` under its run and episode
+    key (a room's under the key its game is stored under), the old tables go, and a downgrade puts them back."""
+    import sqlalchemy as sa
+
+    from lexicoord.core.spec import AgentSpec, EpisodeSpec
+
+    _alembic(store_url, "upgrade", "0005_debate_name")
+    current = EpisodeSpec(item_id="game-3", item={"seed": 77}, lineup=[AgentSpec(name="Ann", kind="human")], repetition=3)
+    older = EpisodeSpec(item_id="game-2", item={"seed": 78}, lineup=[AgentSpec(name="Ann", kind="human")], repetition=2)
+    first_layout = EpisodeSpec(item_id="x", repetition=5)
+    state = {"version": 1, "people": [], "leader": "Ann",
+             "game": {"phase": "playing", "games": 3, "current": {"number": 3, "spec": current.model_dump(mode="json"),
+                                                                   "seed": 9}}}
+    old_state = {"people": [], "phase": "playing", "games": 5,
+                 "current": {"number": 5, "spec": {"item_id": "x", "repetition": 5}, "seed": 1}}
+    engine = sa.create_engine(store_url)
+    md = sa.MetaData()
+    t = {name: sa.Table(name, md, autoload_with=engine)
+         for name in ("runs", "rooms", "room_moves", "episode_moves", "episodes")}
+    with engine.begin() as conn:
+        for run in ("camp", "room-a", "room-b"):
+            conn.execute(t["runs"].insert().values(id=run, protocol="toy", status="open", created_at=1.0, updated_at=1.0,
+                                              config={}, total_episodes=0))
+        for room, run, saved in (("a", "room-a", state), ("b", "room-b", old_state), ("c", "room-gone", state)):
+            conn.execute(t["rooms"].insert().values(id=room, code=f"code-{room}", run_id=run, status="open",
+                                                    created_at=1.0, updated_at=1.0, config={}, state=saved))
+        conn.execute(t["episodes"].insert().values(
+            run_id="room-a", key=older.key, position=2, item_id="game-2", repetition=2, seed=0, spec={},
+            status="failed", started_at=1.0, finished_at=2.0, attempt=1, model_calls=0, prompt_tokens=0,
+            completion_tokens=0))
+        room_rows = [("a", 3, "Ann", 0, {"kind": "vote", "answer": 1}), ("a", 3, "#control", 0, {"end": False}),
+                     ("a", 2, "Ann", 0, {"kind": "vote", "answer": 2}), ("a", 1, "Ann", 0, {"answer": 3}),
+                     ("b", 5, "Ann", 0, {"answer": 4}), ("c", 3, "Ann", 0, {"answer": 5})]
+        conn.execute(t["room_moves"].insert(), [dict(zip(("room_id", "game", "player", "idx", "data"), r))
+                                                for r in room_rows])
+        conn.execute(t["episode_moves"].insert(), [{"run_id": "camp", "key": "k1", "player": "A", "idx": i,
+                                                    "data": {"answer": i}} for i in range(2)])
+
+    def j(data: object) -> str:
+        return json.dumps(json.loads(data) if isinstance(data, str) else data, sort_keys=True)
+
+    def rows(table: str, *cols: str) -> set[tuple]:
+        """The table's rows, its JSON ``data`` as text (SQLite gives it as text, PostgreSQL as a dict)."""
+        with engine.connect() as conn:
+            return {tuple(j(v) if c == "data" else v for c, v in zip(cols, r))
+                    for r in conn.execute(sa.text(f"SELECT {', '.join(cols)} FROM {table}"))}
+
+    Store(store_url)  # opening the store brings it to the head
+    assert rows("alembic_version", "version_num") == {(HEAD,)}
+    assert rows("moves", "run_id", "key", "player", "idx", "data") == {
+        ("room-a", current.key, "Ann", 0, j({"kind": "vote", "answer": 1})),
+        ("room-a", current.key, "#control", 0, j({"end": False})),
+        ("room-a", older.key, "Ann", 0, j({"kind": "vote", "answer": 2})),  # stored (failed) at position 2
+        ("room-a", "room-game-1", "Ann", 0, j({"answer": 3})),  # a game nothing names: kept, never replayed
+        ("room-b", first_layout.key, "Ann", 0, j({"answer": 4})),  # a state saved before states were versioned
+        ("camp", "k1", "A", 0, j({"answer": 0})), ("camp", "k1", "A", 1, j({"answer": 1})),
+    }, "every entry whose run exists, under its episode key"
+    assert not {"room_moves", "episode_moves"} & set(sa.inspect(engine).get_table_names())
+    assert Store(store_url).episode_moves("room-a", current.key) == {"#control": [{"end": False}],
+                                                                     "Ann": [{"kind": "vote", "answer": 1}]}
+    # A game in progress the older code does not know goes with the downgrade (its journal replays it).
+    Store(store_url).keep_live([LiveWrite(LiveGame.of("room-a", current, 3), [], start=True)])
+    assert rows("episodes", "status") == {("failed",), ("playing",)}
+    _alembic(store_url, "downgrade", "0005_debate_name")
+    assert "moves" not in sa.inspect(engine).get_table_names()
+    assert rows("episodes", "status") == {("failed",)}
+    assert rows("room_moves", "room_id", "game", "player", "idx", "data") == {
+        (room, game, player, idx, j(data)) for room, game, player, idx, data in room_rows if room != "c"}
+    assert rows("episode_moves", "run_id", "key", "player", "idx", "data") == {
+        ("camp", "k1", "A", i, j({"answer": i})) for i in range(2)}
+    engine.dispose()
+
+
+def test_the_debate_keeps_one_name_in_stored_runs_and_rooms(store_url) -> None:
+    """Runs and rooms stored under the debate's old name "ambiguity" read as "debate" after the upgrade (and the
+    report, the viewer and the rooms find the protocol by that name); others are left alone; downgrade restores."""
+    import sqlalchemy as sa
+
+    _alembic(store_url, "upgrade", "0004_episode_claims")
+    engine = sa.create_engine(store_url)
+    md = sa.MetaData()
+    runs, rooms = (sa.Table(name, md, autoload_with=engine) for name in ("runs", "rooms"))
+    with engine.begin() as conn:
+        for run, protocol in (("old-debate", "ambiguity"), ("coord", "coordination")):
+            conn.execute(runs.insert().values(id=run, protocol=protocol, status="finished", created_at=1.0,
+                                              updated_at=1.0, config={}, total_episodes=0))
+        for room, protocol in (("r1", "ambiguity"), ("r2", "cogent")):
+            conn.execute(rooms.insert().values(id=room, code=f"c-{room}", run_id="old-debate", status="open",
+                                               created_at=1.0, updated_at=1.0, config={"protocol": protocol, "rounds": 2},
+                                               state={}))
+    _alembic(store_url, "upgrade", "0005_debate_name")
+
+    def read() -> tuple[dict[str, str], dict[str, dict]]:
+        with engine.connect() as conn:
+            return (dict(conn.execute(sa.select(runs.c.id, runs.c.protocol)).all()),
+                    dict(conn.execute(sa.select(rooms.c.id, rooms.c.config)).all()))
+
+    protocols, configs = read()
+    assert protocols == {"old-debate": "debate", "coord": "coordination"}
+    assert configs == {"r1": {"protocol": "debate", "rounds": 2}, "r2": {"protocol": "cogent", "rounds": 2}}
+    _alembic(store_url, "downgrade", "0004_episode_claims")
+    protocols, configs = read()
+    assert protocols["old-debate"] == "ambiguity" and configs["r1"]["protocol"] == "ambiguity"
+    engine.dispose()

@@ -6,7 +6,7 @@ import pytest
 
 from lexicoord.errors import ConfigError
 from lexicoord.protocols.coordination import CoordinationOutcome
-from lexicoord.protocols.debate import AmbiguityOutcome
+from lexicoord.protocols.debate import DebateOutcome
 from lexicoord.tasks.ambiguous import TASK as WORDS
 from lexicoord.tasks.base import parse_hub_ref
 from lexicoord.tasks.instructions import TASK as INSTRUCTIONS
@@ -38,8 +38,8 @@ def game(converged: bool, interpretation: str | None) -> CoordinationOutcome:
                                interpretation=interpretation, rounds=1)
 
 
-def answer(verdict: str, question: str = "", termination: str = "consensus") -> AmbiguityOutcome:
-    return AmbiguityOutcome(condition="debate", termination=termination, rounds=1, verdict=verdict, question=question)
+def answer(verdict: str, question: str = "", termination: str = "consensus") -> DebateOutcome:
+    return DebateOutcome(condition="debate", termination=termination, rounds=1, verdict=verdict, question=question)
 
 
 def test_scoring_is_the_task_s_on_the_protocol_s_typed_outcome() -> None:

@@ -159,7 +159,7 @@ def test_two_people_and_embedded_agents_play_in_automatic_mode(server, browser) 
 
     [run] = [r.id for r in Store(str(db)).runs() if r.id.startswith("room-")]
     report = subprocess.run(
-        [str(Path(sys.executable).with_name("lexicoord")), "coord", "report", run, "--db", str(db),
+        [str(Path(sys.executable).with_name("lexicoord")), "coordination", "report", run, "--db", str(db),
          "--out", str(db.parent / "report")],
         capture_output=True, text=True, timeout=120,
     )
@@ -206,7 +206,7 @@ def test_the_start_page_opens_on_the_coordination_game_under_titles_people_read(
     assert shown == "Coordination game: agree on what a word means"
     ids = page.eval_on_selector_all("#protocol option", "os => os.map(o => o.value)")
     titles = page.eval_on_selector_all("#protocol option", "os => os.map(o => o.textContent)")
-    assert ids[0] == "coordination" and {"ambiguity", "cogent", "werewolf"} <= set(ids)
+    assert ids[0] == "coordination" and {"debate", "cogent", "werewolf"} <= set(ids)
     assert not set(titles) & set(ids), f"a raw protocol id is shown: {titles}"
     assert all(" " in t for t in titles), titles
     # The form below is the coordination game's own (its dataset and mode), not another game's.

@@ -50,14 +50,14 @@ def test_the_offer_puts_the_coordination_game_first_under_a_title(tmp_path) -> N
     from tests.web.conftest import make_services
 
     services = make_services(tmp_path / "rooms.db")
-    services.protocols = ["ambiguity", "cogent", "coordination", "werewolf"]  # the registry's order: debate first
+    services.protocols = ["debate", "cogent", "coordination", "werewolf"]  # the registry's order: debate first
     with TestClient(create_app(services, allowed_hosts=["testserver"])) as client:
         offer = client.get("/api/offer").json()
     assert offer["default_protocol"] == "coordination" == offer["protocols"][0]["name"]
-    assert [p["name"] for p in offer["protocols"]][1:] == ["ambiguity", "cogent", "werewolf"]
+    assert [p["name"] for p in offer["protocols"]][1:] == ["debate", "cogent", "werewolf"]
     titles = {p["name"]: p["title"] for p in offer["protocols"]}
     assert titles["coordination"] == "Coordination game: agree on what a word means"
-    assert titles["ambiguity"].startswith("Ambiguous robot instructions") and titles["werewolf"].startswith("Werewolf")
+    assert titles["debate"].startswith("Ambiguous robot instructions") and titles["werewolf"].startswith("Werewolf")
     assert all(title != name and " " in title for name, title in titles.items())
 
 

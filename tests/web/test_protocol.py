@@ -7,7 +7,7 @@ import json
 import pytest
 from starlette.websockets import WebSocketDisconnect
 
-from lexicoord.web.adapters.coordination import CoordinationRoom
+from lexicoord.protocols.coordination.room import CoordinationRoom
 from lexicoord.web.messages import MAX_MESSAGE, BadMessage
 from lexicoord.web.messages import parse as parse_any
 from lexicoord.web.tokens import ALPHABET, new_room_code, normalize_code
@@ -258,5 +258,5 @@ def test_each_protocols_page_part_is_served_from_its_adapter_only(client) -> Non
     r = client.get("/adapters/coordination.js")
     assert r.status_code == 200 and r.headers["content-type"].startswith("text/javascript")
     assert "adapters.coordination" in r.text
-    for name in ("ambiguity", "nope", "..%2F..%2Fetc%2Fpasswd"):  # no room adapter, unknown, a path
+    for name in ("debate", "nope", "..%2F..%2Fetc%2Fpasswd"):  # no room adapter, unknown, a path
         assert client.get(f"/adapters/{name}.js").status_code == 404, name

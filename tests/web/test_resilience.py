@@ -49,7 +49,7 @@ def test_server_restart_mid_game_resumes_without_losing_or_repeating_moves(store
             bob.until(lambda s: game_of(s)["status"].get("bot", {}).get("state") == "chosen" and game_of(s)["round"] == 2)
     # The server is gone with Bob's round-2 move outstanding; a new one opens the same store.
     with create_engine(store_url).connect() as conn:
-        assert conn.execute(text("SELECT COUNT(*) FROM room_moves")).scalar_one() >= 6
+        assert conn.execute(text("SELECT COUNT(*) FROM moves")).scalar_one() >= 6
     with TestClient(create_app(make_services(store_url), http_rate=1000, http_burst=1000)) as second:
         with second.websocket_connect(f"/ws/{code}") as wb:
             bob = Browser(wb).hello(bob_token)
@@ -70,4 +70,4 @@ def test_server_restart_mid_game_resumes_without_losing_or_repeating_moves(store
     assert choices == [("Ann", 0), ("Ann", 1), ("Bob", 1), ("bot", 1), ("Ann", 2), ("Bob", 2), ("bot", 2)]
     assert sum(1 for e in events if e.type == "model_call") == episode.model_calls == 2  # the bot, once a round
     with create_engine(store_url).connect() as conn:
-        assert conn.execute(text("SELECT COUNT(*) FROM room_moves")).scalar_one() == 0
+        assert conn.execute(text("SELECT COUNT(*) FROM moves")).scalar_one() == 0

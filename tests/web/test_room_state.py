@@ -1,6 +1,6 @@
 """A room's saved state is a versioned model; rooms saved before it was versioned read and upgrade in place."""
 
-from lexicoord.web.adapters.coordination import CoordinationState
+from lexicoord.protocols.coordination.room import CoordinationState
 from lexicoord.web.room import RoomState
 
 OLD = {"people": [{"name": "Ann", "token_hash": "ab" * 32, "joined_at": 1.0, "absent": False}], "phase": "playing",

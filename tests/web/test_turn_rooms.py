@@ -1,4 +1,4 @@
-"""The ambiguity debate and COGENT in live rooms, over the WebSocket protocol, with scripted agents (rules and
+"""The leader-follower debate and COGENT in live rooms, over the WebSocket protocol, with scripted agents (rules and
 visibility, not model behaviour). Each person's frames carry only what their seat may read."""
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def turns(tmp_path: Path) -> Iterator[TestClient]:
     pool = ModelPool(cache=False)
     pool.add(Model(ScriptedProvider("agent", agent_reply)), "scripted/agent")
     services = Services(store=Store(str(tmp_path / "t.db")), models=pool, datasets={"builtin": builtin_items()[:2]},
-                        model_names=["scripted/agent"], protocols=["coordination", "ambiguity", "cogent"],
+                        model_names=["scripted/agent"], protocols=["coordination", "debate", "cogent"],
                         benchmarks={"gsm8k": GSM})
     with TestClient(create_app(services, http_rate=1000, http_burst=1000, allowed_hosts=["testserver"])) as c:
         c.db = tmp_path / "t.db"  # type: ignore[attr-defined]
@@ -71,8 +71,8 @@ def lines_of(state: dict[str, Any]) -> str:
 
 def test_the_offer_lists_the_debate_and_cogent_with_their_fields(turns) -> None:
     offer = {p["name"]: {f["name"]: f for f in p["fields"]} for p in turns.get("/api/offer").json()["protocols"]}
-    assert {"coordination", "ambiguity", "cogent"} <= set(offer)
-    assert offer["ambiguity"]["people_lead"]["kind"] == "bool" and offer["ambiguity"]["rounds"]["max"] == 10
+    assert {"coordination", "debate", "cogent"} <= set(offer)
+    assert offer["debate"]["people_lead"]["kind"] == "bool" and offer["debate"]["rounds"]["max"] == 10
     assert offer["cogent"]["source"]["choices"] == ["gsm8k", "typed"], "only what the operator served, or typed"
     bad = turns.post("/api/rooms", json={"protocol": "cogent", "source": "mmlu"})
     assert bad.status_code == 400 and "serves no 'mmlu'" in bad.json()["message"]
@@ -81,7 +81,7 @@ def test_the_offer_lists_the_debate_and_cogent_with_their_fields(turns) -> None:
 
 
 def test_a_person_leads_a_debate_and_a_follower_person_sees_only_their_own_feedback(turns) -> None:
-    code = room(turns, protocol="ambiguity", rounds=2, agents=[{"name": "bot", "model": "scripted/agent"}])
+    code = room(turns, protocol="debate", rounds=2, agents=[{"name": "bot", "model": "scripted/agent"}])
     tokens = {n: join(turns, code, n) for n in ("Ann", "Bob")}
     with turns.websocket_connect(f"/ws/{code}") as wa, turns.websocket_connect(f"/ws/{code}") as wb:
         ann, bob = Browser(wa).hello(tokens["Ann"]), Browser(wb).hello(tokens["Bob"])
@@ -112,7 +112,7 @@ def test_a_person_leads_a_debate_and_a_follower_person_sees_only_their_own_feedb
         assert over["room"]["game"]["number"] == 1
         stats = ann.until(lambda s: ann.stats is not None and ann.stats["games"] == 1) and ann.stats
         assert "round" in stats["history"][0]["outcome"]
-    [run] = [r for r in Store(str(turns.db)).runs() if r.protocol == "ambiguity"]
+    [run] = [r for r in Store(str(turns.db)).runs() if r.protocol == "debate"]
     report = subprocess.run([str(Path(sys.executable).with_name("lexicoord")), "report", run.id, "--db", str(turns.db),
                              "--out", str(turns.db.parent / "rep")], capture_output=True, text=True, timeout=300)
     assert report.returncode == 0, report.stderr
@@ -168,11 +168,11 @@ def services_for(db: Path) -> Services:
     pool = ModelPool(cache=False)
     pool.add(Model(ScriptedProvider("agent", agent_reply)), "scripted/agent")
     return Services(store=Store(str(db)), models=pool, datasets={"builtin": builtin_items()[:2]},
-                    model_names=["scripted/agent"], protocols=["ambiguity", "cogent"], benchmarks={"gsm8k": GSM})
+                    model_names=["scripted/agent"], protocols=["debate", "cogent"], benchmarks={"gsm8k": GSM})
 
 
 def test_a_reconnecting_page_gets_its_seat_and_request_back(turns) -> None:
-    code = room(turns, protocol="ambiguity", rounds=1)
+    code = room(turns, protocol="debate", rounds=1)
     token = join(turns, code, "Ann")
     with turns.websocket_connect(f"/ws/{code}") as ws:
         ann = Browser(ws).hello(token)
@@ -190,7 +190,7 @@ def test_a_reconnecting_page_gets_its_seat_and_request_back(turns) -> None:
 def test_a_server_restart_resumes_a_debate_without_asking_twice(tmp_path) -> None:
     db = tmp_path / "r.db"
     with TestClient(create_app(services_for(db), http_rate=1000, http_burst=1000)) as first:
-        code = room(first, protocol="ambiguity", rounds=2)
+        code = room(first, protocol="debate", rounds=2)
         tokens = {n: join(first, code, n) for n in ("Ann", "Bob")}
         with first.websocket_connect(f"/ws/{code}") as wa, first.websocket_connect(f"/ws/{code}") as wb:
             ann, bob = Browser(wa).hello(tokens["Ann"]), Browser(wb).hello(tokens["Bob"])

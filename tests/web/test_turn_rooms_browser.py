@@ -1,4 +1,4 @@
-"""The ambiguity debate and COGENT played for real: ``lexicoord serve`` on the embedded model, a person in headless
+"""The leader-follower debate and COGENT played for real: ``lexicoord serve`` on the embedded model, a person in headless
 Chromium (Debian's), agents on SmolLM2. Screenshots are kept under ``test-artifacts/browser/``."""
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def answer_until_over(page, replies: dict[str, dict[str, str]], name: str, limit
 def test_a_person_leads_a_debate_with_two_embedded_followers(server, browser) -> None:  # noqa: F811
     base, _ = server
     ann = browser.new_context().new_page()
-    create(ann, base, "ambiguity", {"rounds": "1"})
+    create(ann, base, "debate", {"rounds": "1"})
     ann.click("#start")
     playwright.expect(ann.locator("#game-box")).to_contain_text("instruction")
     hostile = "<img src=x onerror=window.pwned=1>"

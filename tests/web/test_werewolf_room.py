@@ -25,10 +25,10 @@ from lexicoord.models.model import Model
 from lexicoord.models.observe import current_agent
 from lexicoord.models.pool import ModelPool
 from lexicoord.models.providers.scripted import ScriptedProvider
+from lexicoord.protocols.werewolf.room import WerewolfRoomSettings, room_game_item
 from lexicoord.protocols.werewolf.state import deal
 from lexicoord.runs.store import Store
 from lexicoord.tasks.ambiguous import builtin_items
-from lexicoord.web.adapters.werewolf import WerewolfRoomSettings, room_game_item
 from lexicoord.web.app import create_app
 from lexicoord.web.services import Services
 
@@ -272,10 +272,10 @@ def test_each_browser_receives_only_what_its_seat_may_see(client: TestClient) ->
 def test_the_check_above_fails_when_the_projection_sends_everything(client: TestClient,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """The leak check is not vacuous: a projection that gives every page the whole record is caught."""
-    from lexicoord.web.adapters.werewolf_view import EVERYTHING
+    from lexicoord.protocols.werewolf.room_view import EVERYTHING
     from lexicoord.web.room import Room
 
-    monkeypatch.setattr("lexicoord.web.adapters.werewolf.SPECTATOR", EVERYTHING)
+    monkeypatch.setattr("lexicoord.protocols.werewolf.room.SPECTATOR", EVERYTHING)
     monkeypatch.setattr(Room, "visible_to", lambda self, person: list(self.ctx.recorder.events))
     with pytest.raises(AssertionError, match="leak to Bob"):
         test_each_browser_receives_only_what_its_seat_may_see(client)

@@ -15,19 +15,19 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from lexicoord.cli.werewolf_cmd import game_items
 from lexicoord.core.spec import AgentSpec
 from lexicoord.models.model import Model
 from lexicoord.models.observe import current_agent
 from lexicoord.models.pool import ModelPool
 from lexicoord.models.providers.scripted import ScriptedProvider
 from lexicoord.protocols.werewolf import WerewolfGame
+from lexicoord.protocols.werewolf.cli import game_items
+from lexicoord.protocols.werewolf.room import WerewolfRoomSettings, room_game_item
 from lexicoord.protocols.werewolf.state import deal
 from lexicoord.runs.grid import grid
 from lexicoord.runs.runner import Runner
 from lexicoord.runs.store import Store
 from lexicoord.tasks.ambiguous import builtin_items
-from lexicoord.web.adapters.werewolf import WerewolfRoomSettings, room_game_item
 from lexicoord.web.app import create_app
 from lexicoord.web.services import Services
 from tests.web.test_werewolf_room import Page
@@ -107,8 +107,9 @@ def test_a_game_in_progress_is_served_to_nobody_with_its_deal_or_seed(client: Te
         seen["export"] = client.get(f"/api/rooms/{code}/export.json").text
         seen["csv"] = client.get(f"/api/rooms/{code}/export.csv").text
         run = room.run_id
-        seen["viewer"] = "".join(client.get(url).text for url in (
-            "/runs/api/runs", f"/runs/api/runs/{run}", f"/runs/api/runs/{run}/episodes"))
+        pages = [client.get(url) for url in ("/api/runs", f"/api/runs/{run}", f"/api/runs/{run}/episodes")]
+        assert [p.status_code for p in pages] == [200, 200, 200], "the viewer's pages must be read, not their 404s"
+        seen["viewer"] = "".join(p.text for p in pages)
         seen["frames"] = "\n".join(bob.snapshot())
 
     game = one_game(client, code, peek=peek)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from lexicoord.analysis.coordination import CoordinationStats
+from lexicoord.protocols.coordination.statistics import CoordinationStats
 
 
 def _pyplot() -> Any:

@@ -18,7 +18,9 @@ from lexicoord.analysis.term_functions import Codebook, TermLabel, read_labels, 
 from lexicoord.errors import ModelError
 from lexicoord.models.model import Model
 from lexicoord.models.types import GenerateConfig
-from lexicoord.prompting import fence, render_prompt
+from lexicoord.prompting import Prompts, fence
+
+PROMPTS = Prompts("lexicoord")
 
 STEPS = (0, 0.25, 0.5, 0.75, 1)
 
@@ -53,7 +55,7 @@ async def annotate(labels: list[TermLabel], contexts: dict[int | None, str], mod
     config = GenerateConfig(json_schema=schema(codebook), temperature=0.0, max_tokens=40 + 12 * len(codebook.categories))
 
     async def one(label: TermLabel) -> None:
-        prompt = render_prompt("term_annotate", codebook=listed, reply=reply,
+        prompt = PROMPTS.render("term_annotate", codebook=listed, reply=reply,
                                task=fence(contexts.get(label.episode, ""), "TASK"),
                                term=fence(f"{label.term} = {label.definition}", "TERM"))
         async with gate:

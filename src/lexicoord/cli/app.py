@@ -12,20 +12,8 @@ from rich.markup import escape
 from sqlalchemy.exc import DBAPIError
 
 from lexicoord import __version__
-from lexicoord.cli import (
-    ask_cmd,
-    cogent_cmd,
-    coord_cmd,
-    debate_cmd,
-    demo_cmd,
-    models_cmd,
-    protocols_cmd,
-    report_cmd,
-    rooms_cmd,
-    runs_cmd,
-    serve_cmd,
-    werewolf_cmd,
-)
+from lexicoord.cli import ask_cmd, demo_cmd, models_cmd, protocols_cmd, report_cmd, rooms_cmd, runs_cmd, serve_cmd
+from lexicoord.core.registry import protocols
 from lexicoord.errors import LexicoordError
 from lexicoord.runs import store_errors
 
@@ -39,15 +27,24 @@ app = typer.Typer(
 app.add_typer(models_cmd.app, name="models")
 app.add_typer(runs_cmd.app, name="runs")
 app.add_typer(rooms_cmd.app, name="rooms")
-app.add_typer(coord_cmd.app, name="coord")
-app.add_typer(debate_cmd.app, name="debate")
-app.add_typer(cogent_cmd.app, name="cogent")
-app.add_typer(werewolf_cmd.app, name="werewolf")
 app.command("ask")(ask_cmd.ask)
 app.command("report")(report_cmd.report)
 app.command("protocols")(protocols_cmd.protocols)
 app.command("demo")(demo_cmd.demo)
 app.command("serve")(serve_cmd.serve)
+
+
+def mount_protocols(target: typer.Typer) -> None:
+    """Every installed protocol's command group, built-in or from another distribution, under its name."""
+    for name, entry in sorted(protocols().items()):
+        if entry.cli:
+            group = entry.load("cli")
+            target.add_typer(group, name=name)
+            for alias in entry.aliases:
+                target.add_typer(group, name=alias, hidden=True)
+
+
+mount_protocols(app)
 
 
 def _version(value: bool) -> None:

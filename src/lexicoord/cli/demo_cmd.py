@@ -9,14 +9,13 @@ from typing import Annotated
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from lexicoord.cli.lineup import lineup_from
 from lexicoord.cli.options import DbOption, NoCacheOption, cache_setting, run_async, run_name_option
-from lexicoord.core.events import ChoiceEvent, Event
 from lexicoord.errors import ConfigError
 from lexicoord.models.pool import ModelPool
 from lexicoord.protocols.coordination import CoordinationGame, CoordinationOutcome
+from lexicoord.protocols.coordination.terminal import print_game
 from lexicoord.runs.grid import grid
 from lexicoord.runs.runner import Runner
 from lexicoord.runs.store import Store
@@ -24,52 +23,6 @@ from lexicoord.tasks.ambiguous import builtin_items
 
 console = Console()
 DEFAULT_ITEM = "release-01"
-
-
-def announced(e: ChoiceEvent) -> str:
-    """The leader's announcement: the meaning chosen and, in quotes, the reason the leader gave in its own
-    words (whatever they are); a failed announcement says why it failed instead."""
-    if not e.choice:
-        return f"announces [yellow]no valid meaning[/yellow] ({escape(e.failure or 'no answer')})"
-    why = f"“{escape(e.justification.strip())}”" if e.justification.strip() else "[dim](no reason given)[/dim]"
-    return f"announces: [bold]{escape(e.choice)}[/bold], because {why}"
-
-
-def clarified(e: Event) -> str:
-    content = str(getattr(e, "content", "") or "").strip()
-    if content:
-        return f"clarifies: {escape(content)}"
-    failure = str(getattr(e, "failure", "") or "nothing said").split(" (raw: ")[0]  # the raw reply is in the transcript
-    return f"gives no valid clarification ({escape(failure)})"
-
-
-def print_game(events: list[Event], outcome: CoordinationOutcome) -> None:
-    """Round by round, in the order things happened: who chose what and why, then the outcome."""
-    this_round: list[ChoiceEvent] = []
-    for e in events:
-        if isinstance(e, ChoiceEvent) and e.round == 0:
-            console.print(f"[bold]{escape(e.agent or '')}[/bold] (leader) {announced(e)}")
-        elif isinstance(e, ChoiceEvent):
-            this_round.append(e)
-        elif e.type == "clarification":
-            console.print(f"  [italic]{escape(e.agent or '')} {clarified(e)}[/italic]")
-        elif e.type == "round_closed":
-            table = Table(title=f"round {e.round}", title_justify="left")
-            for col in ("agent", "choice", "justification"):
-                table.add_column(col)
-            for c in this_round:
-                choice = escape(c.choice) if c.choice else f"[yellow]no valid choice[/yellow] ({escape(c.failure or '')})"
-                table.add_row(escape(c.agent or ""), choice, escape(c.justification))
-            console.print(table)
-            this_round = []
-    if outcome.converged:
-        verdict = (f"[green]Converged[/green] on '{escape(outcome.interpretation or '')}' at clarification depth "
-                   f"{outcome.depth}")
-        if outcome.intended:
-            verdict += " (the intended meaning)" if outcome.correct else f" (intended: '{escape(outcome.intended)}')"
-        console.print(verdict + ".")
-    else:
-        console.print(f"[yellow]Failed[/yellow] ({outcome.reason}) after {outcome.rounds} rounds.")
 
 
 def demo(

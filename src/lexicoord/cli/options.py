@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 from rich.console import Console
 
-from lexicoord.collector import tune_for_long_runs
 from lexicoord.errors import ConfigError
 from lexicoord.paths import output_file, output_folder
 from lexicoord.runs.names import RULE, check_run_name
@@ -63,11 +62,8 @@ ModelOptions = Annotated[
 
 T = TypeVar("T")
 if TYPE_CHECKING:
-    from lexicoord.core.spec import EpisodeSpec
     from lexicoord.runs.records import RunInfo
-    from lexicoord.runs.runner import Runner
     from lexicoord.runs.store import Store
-    from lexicoord.runs.summary import RunSummary
 
 
 def run_async(coro: Coroutine[Any, Any, T]) -> T:
@@ -77,19 +73,6 @@ def run_async(coro: Coroutine[Any, Any, T]) -> T:
     except KeyboardInterrupt:
         Console(stderr=True).print("interrupted; finished episodes are saved, and re-running the same command resumes.")
         raise typer.Exit(130) from None
-
-
-def run_campaign(runner: Runner, run_id: str, episodes: list[EpisodeSpec], config: dict[str, Any]) -> RunSummary:
-    """A campaign command's run, shown with a progress bar and its summary: a long-running process, so the
-    collector is tuned for one first. Exits 1 when any episode failed (the summary above says which and why;
-    re-running the command plays them again)."""
-    from lexicoord.cli.progress import ProgressBar
-
-    tune_for_long_runs()
-    summary = run_async(runner.run(run_id, episodes, config, observer=ProgressBar()))
-    if summary.failed:  # a run with failed episodes is not a success, whatever it did finish
-        raise typer.Exit(1)
-    return summary
 
 
 def protocol_run(store: Store, run_id: str, protocol: str) -> RunInfo:

@@ -5,8 +5,10 @@ group that names a ``register()`` function; the built-in protocols register
 exactly that way. An entry says what a command, the report and the web need to
 know: the protocol's rules, its settings and outcome models (on the protocol
 class), the task it plays, and where its report and its live-room adapter are.
-Report and room are ``module:attribute`` strings, imported only when used, so
-a protocol package never imports the layers above it.
+Statistics, report, room and commands are ``module:attribute`` strings, imported
+only when used: the registry mounts them (``lexicoord NAME ...``, ``lexicoord report
+RUN``, the start page's offer and ``/adapters/NAME.js``), so a protocol installed
+from another distribution gets all of them with no line of lexicoord changed.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ class ProtocolEntry(BaseModel):
 
     name: str
     summary: str
+    #: What people call it (the start page's title); by default the summary's head.
+    title: str | None = None
     protocol: type[Protocol]
     #: ``module:attribute`` of the :class:`~lexicoord.tasks.base.Task` the protocol plays.
     task: str | None = None
@@ -41,9 +45,13 @@ class ProtocolEntry(BaseModel):
     report: str | None = None
     #: ``module:class`` of the live-room adapter, when people can play it in a browser.
     room: str | None = None
+    #: ``module:attribute`` of the protocol's command group (a ``typer.Typer``), mounted as ``lexicoord NAME``.
+    cli: str | None = None
+    #: Other names the command group answers to (hidden from ``--help``), such as a short form.
+    aliases: tuple[str, ...] = ()
 
     def load(self, what: str) -> Any:
-        """The object named by the ``task``, ``statistics``, ``report`` or ``room`` field."""
+        """The object named by the ``task``, ``statistics``, ``report``, ``room`` or ``cli`` field."""
         target = getattr(self, what)
         if not target:
             raise ConfigError(f"Protocol '{self.name}' has no {what}.")

@@ -15,6 +15,8 @@ from pydantic import BaseModel
 
 from lexicoord.lexicon.board import Entry, normal
 
+#: COGENT's use-turn requirement when terms exist (the paper's debate prompt), in every protocol that coins them.
+REUSE_LINE = "Consider or reuse at least one of the known terms."
 
 class Use(BaseModel):
     term: str

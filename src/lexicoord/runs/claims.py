@@ -22,28 +22,9 @@ from dataclasses import dataclass
 from sqlalchemy import ColumnElement, delete, func, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
+from lexicoord.runs.lease import DEFAULT_LEASE
 from lexicoord.runs.schema import ClaimRow, EpisodeRow
 from lexicoord.runs.store import Store
-
-#: How long a claim lasts without renewal: how long a killed process's episodes wait before another
-#: process plays them again. Renewal runs at a quarter of it.
-DEFAULT_LEASE = 60.0
-
-
-def lease_from_env() -> float:
-    """``LEXICOORD_CLAIM_SECONDS``, else :data:`DEFAULT_LEASE`."""
-    raw = os.environ.get("LEXICOORD_CLAIM_SECONDS")
-    if not raw:
-        return DEFAULT_LEASE
-    try:
-        value = float(raw)
-    except ValueError:
-        value = -1.0
-    if value <= 0:
-        from lexicoord.errors import ConfigError
-
-        raise ConfigError(f"LEXICOORD_CLAIM_SECONDS must be a positive number of seconds, not {raw!r}.")
-    return value
 
 
 @dataclass(frozen=True)

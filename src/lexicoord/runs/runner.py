@@ -25,8 +25,9 @@ from lexicoord.core.protocol import Protocol
 from lexicoord.core.spec import EpisodeSpec
 from lexicoord.errors import LexicoordError
 from lexicoord.models.pool import ModelPool
-from lexicoord.runs.claims import Claims, lease_from_env
+from lexicoord.runs.claims import Claims
 from lexicoord.runs.episode import play_episode
+from lexicoord.runs.lease import lease_from_env
 from lexicoord.runs.progress import RunObserver
 from lexicoord.runs.records import EpisodeRecord
 from lexicoord.runs.scheduler import Scheduler

@@ -2,6 +2,16 @@
 
 The database itself is created and changed by the migrations in ``migrations/versions``;
 a change here needs a new migration there.
+
+One journal (``moves``) keeps the answered requests of every game still in play, a campaign's episode
+and a live room's game alike. It is keyed ``(run_id, key, player, idx)``: a room's game is an episode of
+the room's run (``rooms.run_id``), stored under its spec's key when it ends, so the key of the episode a
+move belongs to is known to both from the start, and the journal is read, settled and cleared per
+episode in the same way; the room itself is not a column because the room's run already names it.
+
+An episode's row is normally written once, when it ends (``done`` or ``failed``). A live room's game in
+progress also has one, with status ``playing``, holding what a spectator of the room may see of it so far
+(see :meth:`lexicoord.runs.store.Store.keep_live`); the same row becomes the ended episode when it is saved.
 """
 
 from __future__ import annotations
@@ -76,24 +86,15 @@ class RoomRow(Base):
     state: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
 
 
-class RoomMoveRow(Base):
-    """One answered request of the game in progress, so a restarted server replays it instead of losing it."""
+class MoveRow(Base):
+    """One answered request of a game still in play (a campaign's episode or a room's game; see above).
 
-    __tablename__ = "room_moves"
-    __table_args__ = (UniqueConstraint("room_id", "game", "player", "idx"),)
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    room_id: Mapped[str] = mapped_column(ForeignKey("rooms.id", ondelete="CASCADE"), index=True)
-    game: Mapped[int] = mapped_column(Integer)
-    player: Mapped[str] = mapped_column(String(128))
-    idx: Mapped[int] = mapped_column(Integer)
-    data: Mapped[dict[str, Any]] = mapped_column(JSON)
+    ``player`` is a seat's name, or a room's ``#control`` and ``#left:<seat>`` entries. The unique
+    constraint's index also serves reading and clearing one episode's journal (its leading columns).
+    """
 
-
-class EpisodeMoveRow(Base):
-    """One answer of a campaign episode still in play (protocols that journal), so a kill loses nothing."""
-
-    __tablename__ = "episode_moves"
-    __table_args__ = (UniqueConstraint("run_id", "key", "player", "idx"), Index("ix_episode_moves_run_key", "run_id", "key"))
+    __tablename__ = "moves"
+    __table_args__ = (UniqueConstraint("run_id", "key", "player", "idx"),)
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
     key: Mapped[str] = mapped_column(String(64))

@@ -3,7 +3,13 @@
 An episode is written once, when it ends, together with all its events, in a
 single transaction: a crash leaves either the whole episode or nothing of it.
 A failed episode that is retried is replaced by the new attempt in that same
-transaction.
+transaction. A live room's game is also kept while it is played, as a spectator
+sees it (:meth:`Store.keep_live`): that row becomes the ended episode when it is
+saved, with every event, exactly as an episode written only at its end.
+
+The answers of a game still in play are journaled in one table for campaigns
+and rooms alike (:meth:`Store.add_episode_moves`, :meth:`Store.episode_moves`),
+so a crash or a restart replays them; saving the episode settles its journal.
 """
 
 from __future__ import annotations
@@ -12,26 +18,61 @@ import json
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, NamedTuple, TextIO
 from urllib.parse import quote
 
 from alembic import command
 from alembic.config import Config as AlembicConfig
-from sqlalchemy import ColumnElement, and_, case, create_engine, delete, event, func, insert, select, tuple_
+from sqlalchemy import ColumnElement, and_, case, create_engine, delete, event, func, insert, select, tuple_, update
 from sqlalchemy.engine import URL, Engine, make_url
-from sqlalchemy.exc import ArgumentError, DBAPIError, IntegrityError, OperationalError
+from sqlalchemy.exc import ArgumentError, DBAPIError, IntegrityError, OperationalError, ProgrammingError
 from sqlalchemy.orm import Session
 
 from lexicoord import paths
 from lexicoord.core.events import Event, event_from_dict
+from lexicoord.core.spec import EpisodeSpec
 from lexicoord.errors import ConfigError, LexicoordError
+from lexicoord.runs.lease import lease_from_env
 from lexicoord.runs.names import check_run_name
 from lexicoord.runs.records import EpisodeRecord, RunInfo
-from lexicoord.runs.schema import ClaimRow, EpisodeMoveRow, EpisodeRow, EventRow, RoomRow, RunRow
+from lexicoord.runs.schema import ClaimRow, EpisodeRow, EventRow, MoveRow, RoomRow, RunRow
 from lexicoord.runs.store_errors import StoreError, explain, lock_wait, reason_of, store_name, watch
 
 #: The key of a run's config holding how it was executed (values may change on a resume; all are kept).
 RUNTIME = "runtime"
+#: The status of a live room's game still being played (an ended episode is ``done`` or ``failed``).
+PLAYING = "playing"
+
+
+class Move(NamedTuple):
+    """One journal entry: seat ``player``'s answer to its request ``idx`` in episode ``key`` of run ``run_id``."""
+
+    run_id: str
+    key: str
+    player: str
+    idx: int
+    data: dict[str, Any]
+
+
+class LiveGame(NamedTuple):
+    """A live game in progress: its run, its spec as played and its place in the run."""
+
+    run_id: str
+    key: str
+    spec: EpisodeSpec
+    position: int
+
+    @classmethod
+    def of(cls, run_id: str, spec: EpisodeSpec, position: int) -> LiveGame:
+        return cls(run_id, spec.key, spec, position)
+
+
+class LiveWrite(NamedTuple):
+    """Events of a live game as they happen; ``start``: the game (re)starts, so its row is made anew."""
+
+    game: LiveGame
+    events: Sequence[Event]
+    start: bool = False
 
 
 def _hide_password(url: str) -> str:
@@ -100,7 +141,8 @@ class Store:
                     config.attributes["connection"] = connection
                     command.upgrade(config, "head")
                 return
-            except (OperationalError, IntegrityError) as exc:
+            except (OperationalError, IntegrityError, ProgrammingError) as exc:
+                # PostgreSQL says a table the other process just made "already exists" as a ProgrammingError.
                 transient = ("already exists", "UNIQUE", "duplicate key", "database is locked")
                 waited_out = "locked" in str(exc.orig) and time.monotonic() - started >= self.wait
                 if attempt == 4 or waited_out or not any(t in str(exc.orig) for t in transient):
@@ -187,18 +229,38 @@ class Store:
         )
         return {(r, st): n for r, st, n in rows}
 
-    def _info(self, row: RunRow, counts: dict[tuple[str, str], int]) -> RunInfo:
+    def _alive(self, s: Session, rows: Sequence[RunRow]) -> set[str]:
+        """Of the ``running`` rows, those some process may still be playing.
+
+        A process killed outright (a signal, a segmentation fault in a native library, a power cut) cannot
+        say it stopped, so ``running`` is read as ``interrupted`` once nothing of the run is alive: no claim
+        unexpired (a playing process renews its claims, see runs/claims.py), no change to the run within a
+        lease, and no live room on it (rooms play without claims)."""
+        running = [r.id for r in rows if r.status == "running"]
+        if not running:
+            return set()
+        now, lease = time.time(), lease_from_env()
+        held = set(s.scalars(select(ClaimRow.run_id).where(ClaimRow.run_id.in_(running), ClaimRow.expires_at >= now)
+                             .distinct()))
+        rooms = set(s.scalars(select(RoomRow.run_id).where(RoomRow.run_id.in_(running))))
+        recent = {r.id for r in rows if r.status == "running" and now - r.updated_at < lease}
+        return held | rooms | recent
+
+    def _infos(self, s: Session, rows: Sequence[RunRow]) -> list[RunInfo]:
+        counts, alive = self._counts(s, [r.id for r in rows]), self._alive(s, rows)
+        return [self._info(r, counts, alive) for r in rows]
+
+    def _info(self, row: RunRow, counts: dict[tuple[str, str], int], alive: set[str]) -> RunInfo:
+        status = "interrupted" if row.status == "running" and row.id not in alive else row.status
         return RunInfo(
-            id=row.id, protocol=row.protocol, status=row.status, created_at=row.created_at,
+            id=row.id, protocol=row.protocol, status=status, created_at=row.created_at,
             updated_at=row.updated_at, config=row.config or {}, total_episodes=row.total_episodes,
             done=counts.get((row.id, "done"), 0), failed=counts.get((row.id, "failed"), 0),
         )
 
     def runs(self) -> list[RunInfo]:
         with self.session() as s:
-            rows = list(s.scalars(select(RunRow).order_by(RunRow.created_at.desc())))
-            counts = self._counts(s, [r.id for r in rows])
-            return [self._info(r, counts) for r in rows]
+            return self._infos(s, list(s.scalars(select(RunRow).order_by(RunRow.created_at.desc()))))
 
     def run(self, run_id: str) -> RunInfo:
         """The run named ``run_id`` or by a unique prefix of it."""
@@ -210,7 +272,7 @@ class Store:
                     hint = "several runs start with it" if like else "run 'lexicoord runs list' to see the runs"
                     raise LexicoordError(f"No run '{run_id}' in {self.url} ({hint}).")
                 row = like[0]
-            return self._info(row, self._counts(s, [row.id]))
+            return self._infos(s, [row])[0]
 
     # episodes -----------------------------------------------------------------------------------
     def finished_keys(self, run_id: str, include_failed: bool = False) -> set[str]:
@@ -235,22 +297,35 @@ class Store:
     def _write_episode(self, s: Session, record: EpisodeRecord, events: Sequence[Event]) -> int:
         # The episode's claim (see runs/claims.py) goes with the save, whoever saves it.
         s.execute(delete(ClaimRow).where(ClaimRow.run_id == record.run_id, ClaimRow.key == record.key))
-        prior = s.scalars(
-            select(EpisodeRow).where(EpisodeRow.run_id == record.run_id, EpisodeRow.key == record.key)
-        ).first()
+        where = (EpisodeRow.run_id == record.run_id, EpisodeRow.key == record.key)
+        prior = s.scalars(select(EpisodeRow).where(*where)).first()
+        if prior is not None and prior.status == PLAYING:
+            # Locked, so that a write of the game's live events (keep_live) either ends before this save,
+            # and its events are replaced below, or waits and then finds the game ended.
+            prior = s.scalars(select(EpisodeRow).where(*where).with_for_update()
+                              .execution_options(populate_existing=True)).first()
         attempt = 1
+        kept: EpisodeRow | None = None
         if prior is not None:
             if prior.status == "done":
                 return prior.id  # done meanwhile (another process on the same run): the first result stands
-            attempt = prior.attempt + 1
             s.execute(delete(EventRow).where(EventRow.episode_id == prior.id))
-            s.delete(prior)
-            s.flush()
+            if prior.status == PLAYING:
+                kept, attempt = prior, prior.attempt  # the game as it was shown becomes the ended episode
+            else:
+                attempt = prior.attempt + 1
+                s.delete(prior)
+                s.flush()
         self._settle_moves(s, record)
         data = record.model_dump(exclude={"id", "version"})
         data["attempt"] = attempt
-        row = EpisodeRow(**data)
-        s.add(row)
+        if kept is not None:
+            for name, value in data.items():
+                setattr(kept, name, value)
+            row = kept
+        else:
+            row = EpisodeRow(**data)
+            s.add(row)
         s.flush()
         if events:
             s.execute(
@@ -263,34 +338,109 @@ class Store:
             )
         return row.id
 
+    # the journal of games still in play (campaign episodes and room games alike) -----------------
     def _settle_moves(self, s: Session, record: EpisodeRecord) -> None:
         """A saved episode's journal: cleared when it is done; when it failed, only the failed moves go, so
         a retry replays what was answered and asks the rest again."""
-        where = (EpisodeMoveRow.run_id == record.run_id, EpisodeMoveRow.key == record.key)
+        where = (MoveRow.run_id == record.run_id, MoveRow.key == record.key)
         if record.status == "done":
-            s.execute(delete(EpisodeMoveRow).where(*where))
+            s.execute(delete(MoveRow).where(*where))
             return
-        failed = [row.id for row in s.scalars(select(EpisodeMoveRow).where(*where)) if "error" in row.data]
+        failed = [row.id for row in s.scalars(select(MoveRow).where(*where)) if "error" in row.data]
         if failed:
-            s.execute(delete(EpisodeMoveRow).where(EpisodeMoveRow.id.in_(failed)))
+            s.execute(delete(MoveRow).where(MoveRow.id.in_(failed)))
 
     def add_episode_move(self, run_id: str, key: str, player: str, idx: int, data: dict[str, Any]) -> None:
+        """Journal one answer of an unfinished episode; returns once it is committed."""
+        self.add_episode_moves([Move(run_id, key, player, idx, data)])
+
+    def add_episode_moves(self, moves: Sequence[Move]) -> None:
+        """Journal several answers, of any episodes, in one transaction (all or none): a server's moves that
+        arrive while a commit is under way share the next one."""
+        if not moves:
+            return
         with self.session() as s, s.begin():
-            s.add(EpisodeMoveRow(run_id=run_id, key=key, player=player, idx=idx, data=data))
+            s.execute(insert(MoveRow), [m._asdict() for m in moves])
 
     def episode_moves(self, run_id: str, key: str) -> dict[str, list[dict[str, Any]]]:
-        """An unfinished episode's journal, each seat's answers in order (empty when there is none)."""
+        """An unfinished episode's journal, each player's answers in order (empty when there is none)."""
         out: dict[str, list[dict[str, Any]]] = {}
         with self.session() as s:
-            rows = s.scalars(select(EpisodeMoveRow).where(EpisodeMoveRow.run_id == run_id, EpisodeMoveRow.key == key)
-                             .order_by(EpisodeMoveRow.player, EpisodeMoveRow.idx))
-            for row in rows:
-                out.setdefault(row.player, []).append(row.data)
+            rows = s.execute(select(MoveRow.player, MoveRow.data).where(MoveRow.run_id == run_id, MoveRow.key == key)
+                             .order_by(MoveRow.player, MoveRow.idx))
+            for player, data in rows:
+                out.setdefault(player, []).append(data)
         return out
 
+    def clear_episode_moves(self, run_id: str, key: str) -> None:
+        """Forget an episode's journal (a live room does once the game is stored, whatever its end)."""
+        with self.session() as s, s.begin():
+            s.execute(delete(MoveRow).where(MoveRow.run_id == run_id, MoveRow.key == key))
+
+    # live games, kept as they are played ---------------------------------------------------------
+    def keep_live(self, writes: Sequence[LiveWrite]) -> None:
+        """Keep what a spectator may see of live games in progress, in one transaction, so the run viewer
+        shows a game while it is played.
+
+        A game in progress is an episode row with status ``playing`` whose spec has no item and whose seed
+        is not kept (a task's answer, a Werewolf deal are in the item and the seed), holding only its public
+        events (those everyone at the table sees; a role, a wolves' channel and a model's prompt are not).
+        A ``start`` write makes the row, or makes it anew when a restarted game is played again from its
+        start. Writes for a game that has ended meanwhile are dropped: the saved episode stands.
+        :meth:`save_episode` turns the row into the ended episode, same id, with every event.
+        """
+        if not writes:
+            return
+        now = time.time()
+        with self.session() as s, s.begin():
+            ids: dict[tuple[str, str], int | None] = {}
+            rows: list[dict[str, Any]] = []
+            for w in writes:
+                at = (w.game.run_id, w.game.key)
+                if w.start or at not in ids:
+                    if w.start and rows:  # a game played again from its start clears what came before
+                        s.execute(insert(EventRow), rows)
+                        rows = []
+                    ids[at] = self._live_row(s, w.game, w.start, now)
+                episode_id = ids[at]
+                if episode_id is not None:
+                    rows += [{"episode_id": episode_id, "seq": e.seq, "type": e.type, "agent": e.agent,
+                              "round": e.round, "ts": e.ts, "data": e.model_dump(mode="json")}
+                             for e in w.events if e.audience.public]
+            if rows:
+                s.execute(insert(EventRow), rows)
+
+    def _live_row(self, s: Session, game: LiveGame, start: bool, now: float) -> int | None:
+        """The id of ``game``'s ``playing`` row (made or made anew on ``start``); None once the game ended."""
+        where = (EpisodeRow.run_id == game.run_id, EpisodeRow.key == game.key)
+        # An update first: it locks the row (and, on SQLite, the store) before anything is read, so the save
+        # that ends the game is either wholly before this write or wholly after it.
+        head = _live_head(game, now) if start else {"finished_at": now}
+        s.execute(update(EpisodeRow).where(*where, EpisodeRow.status == PLAYING).values(**head))
+        found = s.execute(select(EpisodeRow.id, EpisodeRow.status).where(*where)).first()
+        if found is not None and found.status == PLAYING:
+            if start:
+                s.execute(delete(EventRow).where(EventRow.episode_id == found.id))
+            return int(found.id)
+        if not start or found is not None:
+            return None
+        row = EpisodeRow(run_id=game.run_id, key=game.key, **head)
+        s.add(row)
+        s.flush()
+        return row.id
+
+    def drop_live(self, run_id: str) -> None:
+        """Forget a run's games in progress (a room that closes with its game cut short never ends it)."""
+        with self.session() as s, s.begin():
+            playing = select(EpisodeRow.id).where(EpisodeRow.run_id == run_id, EpisodeRow.status == PLAYING)
+            s.execute(delete(EventRow).where(EventRow.episode_id.in_(playing)))
+            s.execute(delete(EpisodeRow).where(EpisodeRow.run_id == run_id, EpisodeRow.status == PLAYING))
+
     def episodes(self, run_id: str) -> list[EpisodeRecord]:
+        """The run's ended episodes (a live game in progress is the run viewer's to show, not a result)."""
         with self.session() as s:
-            rows = s.scalars(select(EpisodeRow).where(EpisodeRow.run_id == run_id).order_by(EpisodeRow.position))
+            rows = s.scalars(select(EpisodeRow).where(EpisodeRow.run_id == run_id, EpisodeRow.status != PLAYING)
+                             .order_by(EpisodeRow.position))
             return [
                 EpisodeRecord.model_validate({c.name: getattr(r, c.name) for c in EpisodeRow.__table__.columns})
                 for r in rows
@@ -351,9 +501,7 @@ class Store:
             query = select(RunRow).order_by(RunRow.created_at.desc(), RunRow.id.desc()).limit(limit)
             if before is not None:
                 query = query.where(tuple_(RunRow.created_at, RunRow.id) < tuple_(*before))
-            rows = list(s.scalars(query))
-            counts = self._counts(s, [r.id for r in rows])
-            return [self._info(r, counts) for r in rows]
+            return self._infos(s, list(s.scalars(query)))
 
     def room_run_ids(self, run_ids: Sequence[str]) -> set[str]:
         """Which of ``run_ids`` are live rooms' runs (the others are campaigns)."""
@@ -472,6 +620,14 @@ def _episode_filters(run_id: str, status: str | None, outcome: Mapping[str, Scal
     where += [_json_equals(EpisodeRow.outcome[k], v, dialect) for k, v in outcome.items()]
     where += [_json_equals(EpisodeRow.spec[("settings", k)], v, dialect) for k, v in settings.items()]
     return where
+
+
+def _live_head(game: LiveGame, now: float) -> dict[str, Any]:
+    """A game in progress as its episode row shows it: no item and no seed (see :meth:`Store.keep_live`)."""
+    spec = {**game.spec.model_dump(mode="json"), "item": {}}
+    return {"position": game.position, "item_id": game.spec.item_id, "repetition": game.spec.repetition, "seed": 0,
+            "spec": spec, "status": PLAYING, "error": None, "outcome": None, "started_at": now, "finished_at": now,
+            "attempt": 1, "model_calls": 0, "prompt_tokens": 0, "completion_tokens": 0}
 
 
 def _record(row: EpisodeRow) -> EpisodeRecord:

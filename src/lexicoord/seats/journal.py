@@ -4,8 +4,10 @@ The protocol is played again from its start after a crash or a restart; each sea
 requests from the journal of the earlier attempt (with the model calls they cost, reported again so the
 record is whole), then asks live, journaling each answer before the game goes on. A protocol is a
 deterministic function of its answers and its seed, so the replayed part of the game is the game as it
-was, and it goes on exactly where it stopped. A live room and a campaign runner journal the same way;
-the room adds its timeouts, interrupts and page updates around the live ask.
+was, and it goes on exactly where it stopped. A live room and a campaign runner journal the same way,
+into the store's one journal under the episode's run and key (``Store.add_episode_moves``; a room's
+game is an episode of the room's run), read back with ``Store.episode_moves`` and settled when the
+episode is saved; the room adds its timeouts, interrupts and page updates around the live ask.
 """
 
 from __future__ import annotations

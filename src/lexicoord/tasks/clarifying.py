@@ -1,4 +1,4 @@
-"""Which slot a clarifying question asks about: the scoring rule of the ambiguity study.
+"""Which slot a clarifying question asks about: the scoring rule of the debate study.
 
 The rule reads a question the way a person grading it would, slot by slot:
 

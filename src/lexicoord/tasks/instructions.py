@@ -117,7 +117,7 @@ def rule_success(item: dict[str, Any], verdict: str | None, question: str) -> bo
 
 
 class FinalAnswer(Protocol):
-    """What the task scores of an episode's outcome (the ambiguity study's outcome has it)."""
+    """What the task scores of an episode's outcome (the debate study's outcome has it)."""
 
     @property
     def termination(self) -> str: ...
@@ -128,7 +128,7 @@ class FinalAnswer(Protocol):
 
 
 class RobotInstructions(Task[Instruction, FinalAnswer]):
-    """Robot instructions on a scene, for the ambiguity study.
+    """Robot instructions on a scene, for the debate study.
 
     Sources: a JSONL file of generated pairs (both twins, unless
     ``unambiguous=False``) and/or single instructions, or ``hf:...``. Score: the

@@ -16,6 +16,12 @@ needs around every request, whatever the protocol:
 
 :class:`LiveControl` journals the game's "should it end now?" checks the same
 way, so a replayed game ends exactly where it ended before.
+
+:class:`LiveRecorder` passes every event to the room as it happens, and to the
+store, which keeps what a spectator may see of the game in progress (its public
+events; :meth:`~lexicoord.runs.store.Store.keep_live`), so the run viewer shows
+the game while it is played. When the game ends the room stores it whole, as
+before, in that same episode row.
 """
 
 from __future__ import annotations
@@ -23,15 +29,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from lexicoord.core.context import Control, EpisodeContext, SeatMaker
 from lexicoord.core.events import Event
 from lexicoord.core.recorder import Recorder
 from lexicoord.core.seat import Answer, Request, Seat
 from lexicoord.core.spec import AgentSpec
+from lexicoord.runs.store import LiveGame, LiveWrite
 from lexicoord.seats.human import HumanSeat
 from lexicoord.seats.journal import JournaledSeat
+
+if TYPE_CHECKING:
+    from lexicoord.web.services import Services
 
 #: The journal's name for the game's end checks (seat names cannot start with '#').
 CONTROL = "#control"
@@ -47,6 +57,19 @@ class RoomHooks(Protocol):
     def on_event(self, event: Event) -> None: ...
     def end_requested(self) -> bool: ...
     async def record_move(self, name: str, idx: int, entry: dict[str, Any]) -> None: ...
+
+
+class LiveRoom(RoomHooks, Protocol):
+    """A room as its game's recorder reads it: the run and the game being played, and the store's writer."""
+
+    @property
+    def run_id(self) -> str: ...
+    @property
+    def number(self) -> int | None: ...
+    @property
+    def ctx(self) -> EpisodeContext | None: ...
+    @property
+    def services(self) -> Services: ...
 
 
 class LiveSeat(JournaledSeat):
@@ -169,13 +192,26 @@ class LiveSeats:
 
 
 class LiveRecorder(Recorder):
-    """Records as usual and passes every event on to the room as it happens."""
+    """Records as usual, passes every event on to the room as it happens, and queues it for the store (never
+    waited for: the store keeps the public ones, and the game's end stores them all)."""
 
-    def __init__(self, hooks: RoomHooks) -> None:
+    def __init__(self, hooks: LiveRoom) -> None:
         super().__init__()
         self.hooks = hooks
+        self.game: LiveGame | None = None
 
     def emit(self, event: Event) -> Event:
         super().emit(event)
         self.hooks.on_event(event)
+        self._keep(event)
         return event
+
+    def _keep(self, event: Event) -> None:
+        start = self.game is None
+        if self.game is None:
+            ctx, number = self.hooks.ctx, self.hooks.number
+            if ctx is None or ctx.recorder is not self or number is None:
+                return  # not the room's game in play
+            # The first event of a game played (or played again after a restart) from its start.
+            self.game = LiveGame.of(self.hooks.run_id, ctx.spec, number)
+        self.hooks.services.rooms.keep_live(LiveWrite(self.game, (event,), start))

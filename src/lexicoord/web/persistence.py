@@ -1,26 +1,37 @@
 """Rooms in the store: enough to reopen every open room, and replay its game in progress, after a restart.
 
-Moves are written by one worker thread with group commit: the moves of every
-room that arrive while a commit is under way go into the next transaction
-together, so under load the cost of a commit is shared and no move waits
-behind more than one. Slow work (saving a finished game, computing statistics)
-runs on a second thread, so it never holds up the moves of other rooms.
+A room's game is an episode of the room's run, so its moves go to the store's one journal
+(:meth:`Store.add_episode_moves`) under that episode's key: the key of the spec the room saved as its
+current game, the key the finished game is stored under. The events of a game in progress go to the
+store as they happen (:meth:`Store.keep_live`, as a spectator sees them), so the run viewer shows it.
+
+Moves and live events are written by one worker thread with group commit: whatever every room sends
+while a commit is under way goes into the next transaction together, so under load the cost of a commit
+is shared and no move waits behind more than one. Slow work (saving a finished game, computing
+statistics) runs on a second thread, so it never holds up the moves of other rooms; a slow call starts
+only once everything queued before it is written, so the save that ends a game comes after its live
+events.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, Field
-from sqlalchemy import delete, func, select
+from pydantic import BaseModel, Field, ValidationError
+from sqlalchemy import select
 
-from lexicoord.runs.schema import RoomMoveRow, RoomRow, RunRow
-from lexicoord.runs.store import Store
+from lexicoord.core.spec import EpisodeSpec
+from lexicoord.runs.schema import RoomRow, RunRow
+from lexicoord.runs.store import LiveWrite, Move, Store
+from lexicoord.web.room import RoomState
 
+log = logging.getLogger(__name__)
 T = TypeVar("T")
 #: The status of a room that has closed (an open room's is "open").
 CLOSED = "closed"
@@ -59,13 +70,60 @@ def _summary(row: RoomRow) -> RoomSummary:
 _CHUNK = 500
 
 
+def game_key(state: dict[str, Any], game: int) -> str:
+    """The episode key of a room's game ``game``, from the room's saved state: its current game's spec key.
+
+    A room saves its current game (number, spec, seed) before playing it, and stores it, once ended, under
+    that spec's key. A game that is not the current one is never played again; its moves (should any be
+    written) are kept under ``room-game-<number>``, which no spec's key (24 hex digits) can be.
+    """
+    current = _current(state)
+    if current is not None and current["number"] == game:
+        return EpisodeSpec.model_validate(current["spec"]).key
+    return f"room-game-{game}"
+
+
+def _current(state: dict[str, Any]) -> dict[str, Any] | None:
+    """The game a room's saved state names current (number, spec, seed), if any."""
+    try:
+        current = RoomState.model_validate(state).game.get("current")
+    except ValidationError:
+        return None
+    return current if isinstance(current, dict) and isinstance(current.get("number"), int) else None
+
+
+@dataclass
+class _MoveJob:
+    """A journal entry to write, and who awaits its commit."""
+
+    room_id: str
+    game: int
+    player: str
+    idx: int
+    data: dict[str, Any]
+    done: asyncio.Future[None]
+
+
+@dataclass
+class _Barrier:
+    """A place in the write queue: resolved once everything queued before it is written."""
+
+    done: asyncio.Future[None]
+
+
+#: What waits in the write queue, in order: moves, a live game's events, barriers.
+_Job = _MoveJob | LiveWrite | _Barrier
+
+
 class RoomStore:
     def __init__(self, store: Store) -> None:
         self.store = store
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lexicoord-rooms")
         self._slow = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lexicoord-rooms-slow")
-        self._moves: list[tuple[RoomMoveRow, asyncio.Future[None]]] = []
+        self._queue: list[_Job] = []
         self._writing = False
+        #: Each room game's episode: ``(room id, game)`` to ``(run id, key)``, read once from the room's state.
+        self._games: dict[tuple[str, int], tuple[str, str]] = {}
 
     async def _do(self, fn: Callable[..., T], *args: Any) -> T:
         return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
@@ -95,45 +153,93 @@ class RoomStore:
     async def save_state(self, room_id: str, state: dict[str, Any], status: str | None = None) -> None:
         await self._do(self._save_state, room_id, state, status)
 
-    def _add_moves(self, rows: list[RoomMoveRow]) -> None:
-        with self.store.session() as s, s.begin():
-            s.add_all(rows)
+    def _episode(self, room_id: str, game: int) -> tuple[str, str]:
+        """The run and episode key of a room's game (the room saved the game as current before playing it)."""
+        found = self._games.get((room_id, game))
+        if found is None:
+            with self.store.session() as s:
+                row = s.get(RoomRow, room_id)
+            if row is None:
+                raise LookupError(f"No room {room_id} in the store.")
+            found = self._games[(room_id, game)] = (row.run_id, game_key(row.state or {}, game))
+        return found
+
+    def _add_moves(self, jobs: list[_MoveJob]) -> None:
+        self.store.add_episode_moves([Move(*self._episode(j.room_id, j.game), j.player, j.idx, j.data) for j in jobs])
 
     async def add_move(self, room_id: str, game: int, player: str, idx: int, data: dict[str, Any]) -> None:
         """Returns once the move is committed (with whatever other moves were waiting)."""
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._moves.append((RoomMoveRow(room_id=room_id, game=game, player=player, idx=idx, data=data), done))
-        if not self._writing:
-            self._writing = True
-            asyncio.create_task(self._write_moves())
+        self._enqueue(_MoveJob(room_id, game, player, idx, data, done))
         await done
 
-    async def _write_moves(self) -> None:
+    def keep_live(self, write: LiveWrite) -> None:
+        """Queue events of a game in progress for the store (never awaited: the game does not wait for them)."""
+        self._enqueue(write)
+
+    def _enqueue(self, job: _Job) -> None:
+        self._queue.append(job)
+        if not self._writing:
+            self._writing = True
+            asyncio.create_task(self._write())
+
+    async def _write(self) -> None:
+        """Write the queue in order, each run of moves (or of live events) in one transaction."""
         try:
-            while self._moves:
-                batch, self._moves = self._moves, []
-                try:
-                    await self._do(self._add_moves, [row for row, _ in batch])
-                except Exception as exc:  # every waiter of the batch hears why
-                    for _, done in batch:
-                        if not done.done():
-                            done.set_exception(exc)
-                else:
-                    for _, done in batch:
-                        if not done.done():
-                            done.set_result(None)
+            while self._queue:
+                batch, self._queue = self._queue, []
+                while batch:
+                    kind = type(batch[0])
+                    n = next((i for i, job in enumerate(batch) if type(job) is not kind), len(batch))
+                    run, batch = batch[:n], batch[n:]
+                    if kind is _MoveJob:
+                        await self._write_moves([j for j in run if isinstance(j, _MoveJob)])
+                    elif kind is LiveWrite:
+                        await self._write_live([j for j in run if isinstance(j, LiveWrite)])
+                    else:
+                        for j in run:
+                            if isinstance(j, _Barrier) and not j.done.done():
+                                j.done.set_result(None)
         finally:
             self._writing = False
 
+    async def _write_moves(self, batch: list[_MoveJob]) -> None:
+        try:
+            await self._do(self._add_moves, batch)
+        except Exception as exc:  # every waiter of the batch hears why
+            for job in batch:
+                if not job.done.done():
+                    job.done.set_exception(exc)
+        else:
+            for job in batch:
+                if not job.done.done():
+                    job.done.set_result(None)
+
+    async def _write_live(self, batch: list[LiveWrite]) -> None:
+        try:
+            await self._do(self.store.keep_live, batch)
+        except Exception:  # the game goes on: its journal replays it, and its end stores every event
+            log.exception("events of a game in progress could not be kept")
+
+    async def flushed(self) -> None:
+        """Returns once everything queued so far is written (or has failed)."""
+        if not self._queue and not self._writing:
+            return
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._enqueue(_Barrier(done))
+        await done
+
     def _clear_moves(self, room_id: str, game: int) -> None:
-        with self.store.session() as s, s.begin():
-            s.execute(delete(RoomMoveRow).where(RoomMoveRow.room_id == room_id, RoomMoveRow.game == game))
+        self.store.clear_episode_moves(*self._episode(room_id, game))
+        self._games.pop((room_id, game), None)
 
     async def clear_moves(self, room_id: str, game: int) -> None:
         await self._do(self._clear_moves, room_id, game)
 
     async def call(self, fn: Callable[..., T], *args: Any) -> T:
-        """Run a slow store call (saving a game, reading a run) off the moves' thread."""
+        """Run a slow store call (saving a game, reading a run) off the moves' thread, once everything queued
+        before it is written (so a game's end is stored after its live events)."""
+        await self.flushed()
         return await asyncio.get_running_loop().run_in_executor(self._slow, fn, *args)
 
     # closing ---------------------------------------------------------------------------------------
@@ -154,6 +260,8 @@ class RoomStore:
             run = s.get(RunRow, row.run_id)
             if run is not None and run.status != CLOSED:
                 run.status, run.updated_at = CLOSED, now
+        # A game cut short by the closing is never played again: the viewer stops showing it as under way.
+        self.store.drop_live(row.run_id)
 
     def close_codes(self, codes: list[str]) -> list[RoomSummary]:
         """Close the open rooms with these codes (for the operator's command); the rooms as they were."""
@@ -184,18 +292,12 @@ class RoomStore:
     def open_rooms(self) -> list[SavedRoom]:
         with self.store.session() as s:
             rows = list(s.scalars(select(RoomRow).where(RoomRow.status == "open").order_by(RoomRow.created_at)))
-            out = []
-            for r in rows:
-                saved = SavedRoom(id=r.id, code=r.code, run_id=r.run_id, status=r.status, config=r.config, state=r.state)
-                # The journal holds only the game in play (a stored game's moves are cleared), whatever
-                # the protocol: take the newest game's moves.
-                game = s.scalar(select(func.max(RoomMoveRow.game)).where(RoomMoveRow.room_id == r.id))
-                if game is not None:
-                    moves = s.scalars(
-                        select(RoomMoveRow).where(RoomMoveRow.room_id == r.id, RoomMoveRow.game == game)
-                        .order_by(RoomMoveRow.player, RoomMoveRow.idx)
-                    )
-                    for m in moves:
-                        saved.moves.setdefault(m.player, []).append(m.data)
-                out.append(saved)
-            return out
+        out = []
+        for r in rows:
+            saved = SavedRoom(id=r.id, code=r.code, run_id=r.run_id, status=r.status, config=r.config, state=r.state)
+            # The journal of the game in play, whatever the protocol: the one its saved state names current.
+            current = _current(r.state or {})
+            if current is not None:
+                saved.moves = self.store.episode_moves(r.run_id, game_key(r.state or {}, current["number"]))
+            out.append(saved)
+        return out

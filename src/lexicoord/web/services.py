@@ -52,8 +52,9 @@ class Services:
         offers = []
         for name in sorted(self.protocols, key=lambda n: n != FIRST_PROTOCOL):
             adapter = adapter_for(name, self)
-            summary = get_protocol(name).summary
-            offers.append(ProtocolOffer(name=name, title=protocol_title(name, summary), summary=summary,
+            entry = get_protocol(name)
+            summary = entry.summary
+            offers.append(ProtocolOffer(name=name, title=protocol_title(name, summary, entry.title), summary=summary,
                                         fields=protocol_fields(adapter.settings_model, adapter.choices(self))))
         return ServerOffer(models=self.model_names, protocols=offers, default_agents=self.default_agents,
                            default_protocol=offers[0].name if offers else None)
@@ -61,18 +62,9 @@ class Services:
 
 #: The protocol a newcomer meets first on the start page.
 FIRST_PROTOCOL = "coordination"
-#: The built-in protocols under the names people know them by (their ids are the registry's).
-TITLES = {
-    "coordination": "Coordination game: agree on what a word means",
-    "ambiguity": "Ambiguous robot instructions: a leader and a follower",
-    "cogent": "COGENT: a two-agent debate with coined terms",
-    "werewolf": "Werewolf: hidden roles and a wolves' channel",
-}
-
-
-def protocol_title(name: str, summary: str) -> str:
-    """A protocol's title: the built-ins' own, else the summary's head (before its colon), else the id."""
-    if name in TITLES:
-        return TITLES[name]
+def protocol_title(name: str, summary: str, title: str | None = None) -> str:
+    """A protocol's title: the one it registered, else its summary's head (before its colon), else its id."""
+    if title:
+        return title
     head = summary.split(":", 1)[0].strip()
     return head if head and len(head) <= 60 else name

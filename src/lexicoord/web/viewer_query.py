@@ -10,14 +10,15 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from lexicoord.runs.store import Scalar
+from lexicoord.runs.store import PLAYING, Scalar
 
 #: Episodes per page (default, most), and events per page.
 EPISODES_PAGE, EPISODES_MAX = 50, 200
 EVENTS_PAGE, EVENTS_MAX = 100, 500
 #: Runs per page of the run list.
 RUNS_PAGE, RUNS_MAX = 50, 200
-STATUSES = ("done", "failed")
+#: Episode statuses a page may filter on: ended episodes, and a live room's games still being played.
+STATUSES = ("done", "failed", PLAYING)
 
 
 class BadQuery(ValueError):

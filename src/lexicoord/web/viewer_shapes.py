@@ -14,6 +14,7 @@ from typing import Any
 
 from lexicoord.core.events import ChoiceEvent, ErrorEvent, Event, MessageEvent, OutcomeEvent
 from lexicoord.runs.records import EpisodeRecord, RunInfo
+from lexicoord.runs.store import PLAYING
 
 #: Characters of a string field shown on a page before it is cut (the whole is one click away).
 CLIP = 600
@@ -71,10 +72,14 @@ def episode_row(e: EpisodeRecord) -> dict[str, Any]:
 
 
 def episode_json(e: EpisodeRecord, span: tuple[int, int, int]) -> dict[str, Any]:
-    """An episode's head: the row, plus its whole item, outcome and settings, and how many events it has."""
+    """An episode's head: the row, plus its whole item, outcome and settings, and how many events it has.
+
+    A live room's game still being played is stored without its item and seed (see ``Store.keep_live``);
+    its key, a hash of the whole spec, is left out too until the game has ended."""
     item, _ = clip(e.spec.get("item") or {}, 4000)
+    playing = e.status == PLAYING
     return {**episode_row(e), "error": e.error, "outcome_full": e.outcome, "settings_full": e.spec.get("settings") or {},
-            "item": item, "seed": e.seed, "key": e.key,
+            "item": item, "seed": None if playing else e.seed, "key": None if playing else e.key,
             "events": {"count": span[0], "first": span[1], "last": span[2]}}
 
 

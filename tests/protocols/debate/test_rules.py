@@ -9,7 +9,7 @@ from lexicoord.models import Model
 from lexicoord.models.observe import ModelCallEvent
 from lexicoord.models.pool import ModelPool
 from lexicoord.models.providers.scripted import ScriptedProvider
-from lexicoord.protocols.debate import AmbiguityStudy, rotations
+from lexicoord.protocols.debate import DebateStudy, rotations
 from lexicoord.protocols.debate.replies import FeedbackEvent, ProposalEvent
 from lexicoord.runs.grid import grid
 from lexicoord.runs.runner import Runner
@@ -38,7 +38,7 @@ async def play(tmp_path, script, *, settings=None, lineup=DEBATE, item=AMBIGUOUS
     provider = ScriptedProvider("debate", script)
     pool = ModelPool(cache=False)
     pool.add(Model(provider), "scripted/debate")
-    runner = Runner(Store(str(tmp_path / "d.db")), AmbiguityStudy(), models=pool)
+    runner = Runner(Store(str(tmp_path / "d.db")), DebateStudy(), models=pool)
     await runner.run("d", grid([item], [lineup], settings=[settings or {"condition": "debate"}]))
     [(episode, events)] = list(runner.store.iter_run_events("d"))
     assert episode.status == "done", episode.error

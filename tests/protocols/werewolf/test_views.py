@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from lexicoord.lexicon.uses import REUSE_LINE
 from lexicoord.models.observe import ModelCallEvent
-from lexicoord.protocols.cogent.rules import REUSE_LINE
 from lexicoord.protocols.werewolf import WerewolfSettings
 from lexicoord.protocols.werewolf.events import DeathEvent, NightEvent, SpeechEvent
 from lexicoord.protocols.werewolf.views import rules_text

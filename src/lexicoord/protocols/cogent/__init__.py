@@ -16,9 +16,11 @@ def register() -> None:
     register_protocol(ProtocolEntry(
         name="cogent",
         summary="COGENT: coin, share and use named terms in a two-agent sequential debate (with SINGLE, VANILLA)",
+        title="COGENT: a two-agent debate with coined terms",
         protocol=CogentStudy,
         task="lexicoord.tasks.benchmarks:BENCHMARKS",
-        statistics="lexicoord.analysis.cogent:statistics",
-        report="lexicoord.analysis.cogent_report:report",
-        room="lexicoord.web.adapters.cogent:CogentRoom",
+        statistics="lexicoord.protocols.cogent.statistics:statistics",
+        report="lexicoord.protocols.cogent.report:report",
+        room="lexicoord.protocols.cogent.room:CogentRoom",
+        cli="lexicoord.protocols.cogent.cli:app",
     ))

@@ -49,8 +49,11 @@ from lexicoord.errors import ConfigError
 from lexicoord.lexicon import Board, Provenance, Turn, find_uses, judge_turn, read_declared_terms, read_turn
 from lexicoord.lexicon.coining import NEW_TERM
 from lexicoord.lexicon.events import candidate_events, use_events
-from lexicoord.prompting import fence, render_prompt
+from lexicoord.lexicon.uses import REUSE_LINE
+from lexicoord.prompting import Prompts, fence
 from lexicoord.tasks.benchmarks import BENCHMARKS, Benchmark
+
+PROMPTS = Prompts("lexicoord.protocols.cogent")
 
 Variant = Literal["single", "vanilla", "cogent", "vanilla_matched", "cogent_private", "cogent_free", "cogent_log"]
 MAIN_VARIANTS: tuple[Variant, ...] = ("single", "vanilla", "cogent")
@@ -153,21 +156,20 @@ def finalize(a: str | None, b: str | None, task: Benchmark, tie: str) -> tuple[s
     return None, "none"
 
 
-REUSE_LINE = "Consider or reuse at least one of the known terms."
 COIN_LINE = (f"You may also coin a new term: write it on its own line as \"{NEW_TERM}: term = brief definition\" "
              "and use it in your reasoning.")
 
 
 def debate_prompt(r: int, question: str, own: str, other: str, answer_format: str, lexicon: str = "") -> str:
     """The call of a debate round: VANILLA's as it is, COGENT's with its lexicon block, and nothing else apart."""
-    return render_prompt("cogent_debate", round=str(r), task=question, own=fence(own, "YOURS"),
+    return PROMPTS.render("cogent_debate", round=str(r), task=question, own=fence(own, "YOURS"),
                          other=fence(other, "OTHER"), lexicon=lexicon, answer_format=answer_format)
 
 
 def lexicon_block(known: str, reuse: bool, coin: bool) -> str:
     """The KNOWN_TERMS block of a use call with its optional lines; a line its placeholder left empty is dropped,
     so the block is exactly what differs from VANILLA's call."""
-    text = render_prompt("cogent_lexicon", known=known, reuse=REUSE_LINE if reuse else "",
+    text = PROMPTS.render("cogent_lexicon", known=known, reuse=REUSE_LINE if reuse else "",
                          coin=COIN_LINE if coin else "")
     return "".join(line + "\n" for line in text.splitlines() if line.strip())
 
@@ -192,13 +194,13 @@ class CogentStudy(Protocol):
         game = _Game(ctx, settings, task, question)
         if settings.variant == "single":
             ctx.recorder.round = 0
-            reply = await game.say(seats[0], "single", render_prompt("cogent_init", task=question,
+            reply = await game.say(seats[0], "single", PROMPTS.render("cogent_init", task=question,
                                                                       answer_format=task.answer_format))
             prediction = task.extract(reply)
             return game.outcome(prediction, {seats[0].name: prediction}, "single", 0)
         a, b = seats
         ctx.recorder.round, ctx.recorder.phase = 0, "init"
-        init = render_prompt("cogent_init", task=question, answer_format=task.answer_format)
+        init = PROMPTS.render("cogent_init", task=question, answer_format=task.answer_format)
         latest = {a.name: await game.say(a, "init", init), b.name: await game.say(b, "init", init)}
         if settings.variant in ("vanilla", "vanilla_matched"):
             extra = min(settings.coin_rounds, settings.rounds) * settings.passes
@@ -275,7 +277,7 @@ class _Game:
     async def coin(self, seat: Seat, latest: str, r: int, k: int, channel: Channel) -> str:
         viewer = self.ctx.viewer(seat.name)
         mine = [e for e in self.board.visible(viewer) if e.provenance.agent == seat.name]
-        prompt = render_prompt(
+        prompt = PROMPTS.render(
             "cogent_name", agent=seat.name, round=str(r), **{"pass": str(k)}, words=str(len(latest.split())),
             known=self.block(viewer, channel), proposed=str(self.proposed.get(seat.name, 0)),
             accepted=str(len(mine)), task=self.question, latest=fence(latest, "LATEST"),

@@ -17,9 +17,12 @@ def register() -> None:
     register_protocol(ProtocolEntry(
         name="coordination",
         summary="LexiCoord: agree on one meaning of an ambiguous word, with clarification rounds",
+        title="Coordination game: agree on what a word means",
         protocol=CoordinationGame,
         task="lexicoord.tasks.ambiguous:TASK",
-        statistics="lexicoord.analysis.coordination:statistics",
-        report="lexicoord.analysis.coordination_report:report",
-        room="lexicoord.web.adapters.coordination:CoordinationRoom",
+        statistics="lexicoord.protocols.coordination.statistics:statistics",
+        report="lexicoord.protocols.coordination.report:report",
+        room="lexicoord.protocols.coordination.room:CoordinationRoom",
+        cli="lexicoord.protocols.coordination.cli:app",
+        aliases=("coord",),
     ))

@@ -25,8 +25,10 @@ from pydantic import BaseModel, Field
 
 from lexicoord.core.seat import Request, Seat
 from lexicoord.errors import ConfigError, LexicoordError
-from lexicoord.prompting import fence, render_prompt
+from lexicoord.prompting import Prompts, fence
 from lexicoord.tasks.ambiguous import AmbiguityItem, word_span
+
+PROMPTS = Prompts("lexicoord.protocols.coordination")
 
 MAX_SENTENCE = 400
 MAX_WORD = 40
@@ -120,7 +122,7 @@ def merge_proposals(proposals: list[Proposal]) -> list[Option]:
 
 
 def propose_request(sentence: str, word: str) -> Request:
-    prompt = render_prompt("coord_propose", sentence=fence(sentence, "SENTENCE"), word=fence(word, "WORD"))
+    prompt = PROMPTS.render("coord_propose", sentence=fence(sentence, "SENTENCE"), word=fence(word, "WORD"))
     return Request(kind="propose", view={"sentence": sentence, "word": word}, prompt=prompt, schema=PROPOSAL_SCHEMA,
                    max_tokens=100)
 

@@ -15,8 +15,10 @@ from __future__ import annotations
 from typing import Any
 
 from lexicoord.core.seat import Answer, Request
-from lexicoord.prompting import fence, render_prompt
+from lexicoord.prompting import Prompts, fence
 from lexicoord.protocols.coordination.views import Decision, RoundView
+
+PROMPTS = Prompts("lexicoord.protocols.coordination")
 
 #: The longest justification and clarifying statement, for people and models alike.
 MAX_JUSTIFICATION = 160
@@ -76,7 +78,7 @@ def choose_request(view: RoundView, seat: str) -> Request:
     role_note = ""
     if view.leader == seat and view.announcement and view.announcement.choice:
         role_note = f" You are the leader; you announced the meaning \"{view.announcement.choice}\"."
-    prompt = render_prompt(
+    prompt = PROMPTS.render(
         "coord_choose", sentence=fence(view.sentence, "SENTENCE"), word=_word(view), options=_options(view),
         context=_context(view), round=str(view.round), role_note=role_note,
     )
@@ -85,7 +87,7 @@ def choose_request(view: RoundView, seat: str) -> Request:
 
 
 def announce_request(view: RoundView) -> Request:
-    prompt = render_prompt(
+    prompt = PROMPTS.render(
         "coord_announce", sentence=fence(view.sentence, "SENTENCE"), word=_word(view), options=_options(view)
     )
     return Request(kind="announce", round=0, view=view.model_dump(), prompt=prompt,
@@ -99,7 +101,7 @@ def clarify_request(view: RoundView, *, may_end: bool = False) -> Request:
     clarify and nothing else; with it, the prompt and schema offer the end as ``"end": true``.
     """
     said = view.announcement.choice if view.announcement and view.announcement.choice else "(nothing)"
-    prompt = render_prompt(
+    prompt = PROMPTS.render(
         "coord_clarify_or_end" if may_end else "coord_clarify", sentence=fence(view.sentence, "SENTENCE"),
         word=_word(view), options=_options(view), announcement=fence(said, "ANNOUNCEMENT"), context=_context(view),
     )

@@ -42,7 +42,7 @@ from lexicoord.core.events import ChoiceEvent, Event, MessageEvent, RoundClosedE
 from lexicoord.core.protocol import Protocol
 from lexicoord.core.seat import Seat, SeatInfo
 from lexicoord.errors import ConfigError
-from lexicoord.prompting import render_prompt
+from lexicoord.prompting import Prompts
 from lexicoord.protocols.coordination.moves import (
     announce_request,
     choose_request,
@@ -52,6 +52,8 @@ from lexicoord.protocols.coordination.moves import (
 )
 from lexicoord.protocols.coordination.simulated import simulated_seat
 from lexicoord.protocols.coordination.views import Decision, round_view
+
+PROMPTS = Prompts("lexicoord.protocols.coordination")
 
 
 @event_type
@@ -149,7 +151,7 @@ class CoordinationGame(Protocol):
         if len(ctx.spec.lineup) < 2:
             raise ConfigError("The coordination game needs at least two agents.")
         item = ctx.item
-        seats = [ctx.seat(spec, system_prompt=render_prompt("coord_system", agent=spec.name))
+        seats = [ctx.seat(spec, system_prompt=PROMPTS.render("coord_system", agent=spec.name))
                  for spec in ctx.spec.lineup]
         leader = seats[0]
 

@@ -16,8 +16,10 @@ from lexicoord.core.context import EpisodeContext
 from lexicoord.core.seat import Request, Seat
 from lexicoord.core.spec import AgentSpec
 from lexicoord.errors import LexicoordError
-from lexicoord.prompting import fence, render_prompt
+from lexicoord.prompting import Prompts, fence
 from lexicoord.protocols.debate.replies import JudgeEvent, ReplySettings
+
+PROMPTS = Prompts("lexicoord.protocols.debate")
 
 
 class DebateSettings(ReplySettings):
@@ -40,7 +42,7 @@ class FinalFeedback(BaseModel):
     alternative: str = ""
 
 
-class AmbiguityOutcome(BaseModel):
+class DebateOutcome(BaseModel):
     """One episode of the study: a single agent's answer or a debate's end, as every statistic reads it."""
 
     model_config = ConfigDict(extra="ignore")
@@ -72,7 +74,7 @@ class AmbiguityOutcome(BaseModel):
 
 
 def head(item: dict[str, Any]) -> str:
-    return render_prompt("debate_head", context=fence(item["context"], "SCENE"),
+    return PROMPTS.render("debate_head", context=fence(item["context"], "SCENE"),
                          instruction=fence(item["instruction"], "INSTRUCTION"))
 
 
@@ -82,7 +84,7 @@ def scene(item: dict[str, Any]) -> dict[str, Any]:
 
 
 def seat(ctx: EpisodeContext, spec: AgentSpec) -> Seat:
-    return ctx.seat(spec, system_prompt=render_prompt("debate_system"))
+    return ctx.seat(spec, system_prompt=PROMPTS.render("debate_system"))
 
 
 async def judge(ctx: EpisodeContext, settings: DebateSettings, question: str) -> JudgeVerdict | None:
@@ -92,8 +94,8 @@ async def judge(ctx: EpisodeContext, settings: DebateSettings, question: str) ->
     if not settings.judge or not item.get("ambiguous") or not question or not slot.get("ask_about"):
         return None
     judge_seat = ctx.seat(AgentSpec(name="judge", model=settings.judge),
-                          system_prompt=render_prompt("debate_judge_system"))
-    prompt = render_prompt("debate_judge", head=head(item), ask_about=fence(slot["ask_about"], "AMBIGUITY"),
+                          system_prompt=PROMPTS.render("debate_judge_system"))
+    prompt = PROMPTS.render("debate_judge", head=head(item), ask_about=fence(slot["ask_about"], "AMBIGUITY"),
                            question=fence(question, "QUESTION"))
     request = Request(kind="judge", view={**scene(item), "ask_about": slot["ask_about"], "question": question},
                       prompt=prompt, choices=("yes", "no"), temperature=0.0, max_tokens=4)

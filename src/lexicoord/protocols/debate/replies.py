@@ -1,4 +1,4 @@
-"""What the agents of an ambiguity debate answer, and the events that record it.
+"""What the agents of an leader-follower debate answer, and the events that record it.
 
 A proposal (the leader, or a single agent) is reasoning, a verdict (``clear`` or
 ``ambiguous``) and, when ambiguous, the one clarifying question to ask. A

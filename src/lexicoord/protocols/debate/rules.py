@@ -1,4 +1,4 @@
-"""The leader-follower ambiguity debate (Davila et al., section 3.3.2), and nothing else.
+"""The leader-follower leader-follower debate (Davila et al., section 3.3.2), and nothing else.
 
 - One leader and (by default) two followers; the line-up's first seat leads.
 - Round 1: the leader proposes (reasoning, then the verdict ``clear`` or one
@@ -30,9 +30,9 @@ from lexicoord.core.events import RoundClosedEvent
 from lexicoord.core.protocol import Protocol
 from lexicoord.core.spec import AgentSpec
 from lexicoord.errors import ConfigError
-from lexicoord.prompting import fence, render_prompt
+from lexicoord.prompting import Prompts, fence
 from lexicoord.protocols.debate.common import (
-    AmbiguityOutcome,
+    DebateOutcome,
     DebateSettings,
     FinalFeedback,
     head,
@@ -53,6 +53,8 @@ from lexicoord.protocols.debate.replies import (
     proposal_from,
     proposal_request,
 )
+
+PROMPTS = Prompts("lexicoord.protocols.debate")
 
 
 def rotations(seats: Sequence[AgentSpec], followers: int = 2) -> list[list[AgentSpec]]:
@@ -84,11 +86,11 @@ def _feedback_text(feedback: dict[str, Feedback]) -> str:
 
 
 class LeaderFollowerDebate(Protocol):
-    name = "ambiguity-debate"
+    name = "debate-rounds"
     settings_model = DebateSettings
-    outcome_model = AmbiguityOutcome
+    outcome_model = DebateOutcome
 
-    async def play(self, ctx: EpisodeContext) -> AmbiguityOutcome:
+    async def play(self, ctx: EpisodeContext) -> DebateOutcome:
         settings = DebateSettings(**ctx.settings)
         if len(ctx.spec.lineup) < 2:
             raise ConfigError("A debate needs a leader and at least one follower.")
@@ -120,12 +122,12 @@ class LeaderFollowerDebate(Protocol):
             view: dict[str, Any] = {**shown, "role": "leader", "round": round_, "followers": len(followers),
                                     "sentences": settings.sentences}
             if round_ == 1:
-                prompt = render_prompt("debate_lead", head=top, followers=str(len(followers)), sentences=n)
+                prompt = PROMPTS.render("debate_lead", head=top, followers=str(len(followers)), sentences=n)
             else:
                 seen = feedback_seen(leader.name, round_ - 1)
                 view["feedback"] = [{"agent": k, **v.model_dump(include={"stance", "reasoning", "alternative"})}
                                     for k, v in seen.items()]
-                prompt = render_prompt("debate_revise", round=str(round_), feedback=_feedback_text(seen), sentences=n)
+                prompt = PROMPTS.render("debate_revise", round=str(round_), feedback=_feedback_text(seen), sentences=n)
             proposal = await ask_proposal(leader, proposal_request(prompt, view, settings, round_))
             ctx.emit(proposal_event(leader.name, round_, proposal, role="leader"))
             if not proposal.ok:
@@ -142,10 +144,10 @@ class LeaderFollowerDebate(Protocol):
                     view["feedback"] = [{"agent": k, **v.model_dump(include={"stance", "reasoning", "alternative"})}
                                         for k, v in feedback_seen(name, round_ - 1).items()]
                 if round_ == 1:
-                    text = render_prompt("debate_follow", head=top, leader=leader.name, proposal=seen.shown(),
+                    text = PROMPTS.render("debate_follow", head=top, leader=leader.name, proposal=seen.shown(),
                                          sentences=n)
                 else:
-                    text = render_prompt("debate_follow_next", round=str(round_), leader=leader.name,
+                    text = PROMPTS.render("debate_follow_next", round=str(round_), leader=leader.name,
                                          proposal=seen.shown(), sentences=n)
                 return text, view
 
@@ -168,7 +170,7 @@ class LeaderFollowerDebate(Protocol):
                 break
 
         assert proposal is not None
-        return AmbiguityOutcome(
+        return DebateOutcome(
             condition="debate", leader=leader.name, leader_model=leader_spec.model,
             models=[s.model for s in ctx.spec.lineup],
             consensus=termination == "consensus", termination=termination, error=error, rounds=rounds,

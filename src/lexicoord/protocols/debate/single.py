@@ -12,17 +12,19 @@ import time
 from lexicoord.core.context import EpisodeContext
 from lexicoord.core.protocol import Protocol
 from lexicoord.errors import ConfigError
-from lexicoord.prompting import render_prompt
-from lexicoord.protocols.debate.common import AmbiguityOutcome, DebateSettings, head, judge, scene, seat
+from lexicoord.prompting import Prompts
+from lexicoord.protocols.debate.common import DebateOutcome, DebateSettings, head, judge, scene, seat
 from lexicoord.protocols.debate.replies import ask_proposal, proposal_event, proposal_request
+
+PROMPTS = Prompts("lexicoord.protocols.debate")
 
 
 class SingleAgent(Protocol):
-    name = "ambiguity-single"
+    name = "debate-single"
     settings_model = DebateSettings
-    outcome_model = AmbiguityOutcome
+    outcome_model = DebateOutcome
 
-    async def play(self, ctx: EpisodeContext) -> AmbiguityOutcome:
+    async def play(self, ctx: EpisodeContext) -> DebateOutcome:
         settings = DebateSettings(**ctx.settings)
         if len(ctx.spec.lineup) != 1:
             raise ConfigError("The single-agent baseline takes exactly one agent.")
@@ -30,14 +32,14 @@ class SingleAgent(Protocol):
         solo = seat(ctx, spec)
         ctx.recorder.round = 1
         ctx.recorder.phase = "propose"
-        prompt = render_prompt("debate_single", head=head(ctx.item), sentences=str(settings.sentences))
+        prompt = PROMPTS.render("debate_single", head=head(ctx.item), sentences=str(settings.sentences))
         request = proposal_request(prompt, {**scene(ctx.item), "role": "single", "sentences": settings.sentences},
                                    settings, 1)
         started = time.perf_counter()
         proposal = await ask_proposal(solo, request)
         latency = time.perf_counter() - started
         ctx.emit(proposal_event(solo.name, 1, proposal, role="single"))
-        return AmbiguityOutcome(
+        return DebateOutcome(
             condition="single", model=spec.model, agent=solo.name,
             termination="answered" if proposal.ok else "error", error=proposal.failure,
             verdict=proposal.verdict, question=proposal.question, reasoning=proposal.reasoning,

@@ -16,8 +16,10 @@ def register() -> None:
     register_protocol(ProtocolEntry(
         name="werewolf",
         summary="Werewolf: hidden roles, a wolves' channel; ORIGIN or COGENT (public and wolf-private term pools)",
+        title="Werewolf: hidden roles and a wolves' channel",
         protocol=WerewolfGame,
-        statistics="lexicoord.analysis.werewolf:statistics",
-        report="lexicoord.analysis.werewolf_report:report",
-        room="lexicoord.web.adapters.werewolf:WerewolfRoom",
+        statistics="lexicoord.protocols.werewolf.statistics:statistics",
+        report="lexicoord.protocols.werewolf.report:report",
+        room="lexicoord.protocols.werewolf.room:WerewolfRoom",
+        cli="lexicoord.protocols.werewolf.cli:app",
     ))

@@ -51,7 +51,7 @@ from lexicoord.errors import ConfigError
 from lexicoord.lexicon import Board, Provenance, find_uses, judge_turn, read_turn
 from lexicoord.lexicon.board import normal
 from lexicoord.lexicon.events import candidate_events, use_events
-from lexicoord.protocols.cogent.rules import REUSE_LINE
+from lexicoord.lexicon.uses import REUSE_LINE
 from lexicoord.protocols.werewolf.events import (
     MODERATOR,
     ActionEvent,

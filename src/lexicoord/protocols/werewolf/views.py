@@ -15,7 +15,7 @@ from lexicoord.core.context import EpisodeContext
 from lexicoord.core.events import Event
 from lexicoord.lexicon import Board
 from lexicoord.lexicon.events import TermsSharedEvent
-from lexicoord.prompting import fence, render_prompt
+from lexicoord.prompting import Prompts, fence
 from lexicoord.protocols.werewolf.events import (
     ActionEvent,
     CheckResultEvent,
@@ -26,6 +26,8 @@ from lexicoord.protocols.werewolf.events import (
     VictimEvent,
 )
 from lexicoord.protocols.werewolf.state import GameState
+
+PROMPTS = Prompts("lexicoord.protocols.werewolf")
 
 if TYPE_CHECKING:
     from lexicoord.protocols.werewolf.rules import WerewolfSettings
@@ -127,7 +129,7 @@ def prompt_for(view: dict[str, Any]) -> str:
     known = ""
     if view["known"] is not None:
         known = "Known terms (each coined in a conversation you heard):\n" + fence(view["known"], "KNOWN_TERMS") + "\n"
-    return render_prompt(
+    return PROMPTS.render(
         "werewolf_turn", player=view["player"], players=", ".join(view["players"]), living=", ".join(view["living"]),
         rules=view["rules"], history=fence("\n".join(view["history"]) or "(nothing yet)", "HISTORY"), known=known,
         task=view["task"],

@@ -1,5 +1,5 @@
 "use strict";
-// Rooms played in written turns (the ambiguity debate, COGENT): the task, who is thinking, your own
+// Rooms played in written turns (the leader-follower debate, COGENT): the task, who is thinking, your own
 // transcript (only lines your seat may read, as the server sent them), and the request you are asked,
 // as a form drawn from its answer schema. Uses room.js's helpers; every text goes on the page as text.
 
@@ -81,6 +81,5 @@ function turnStats(statsBox, historyBox, base) {
     : h("p", { class: "muted" }, "Finished games appear here."));
 }
 
-for (const name of ["ambiguity", "cogent"]) {
-  adapters[name] = { render(phaseBox, gameBox) { turnPhase(phaseBox); turnGame(gameBox); }, renderStats: turnStats };
-}
+// Served for every protocol played in turns: it draws the protocol the room plays (loaded once that is known).
+adapters[state.protocol] = { render(phaseBox, gameBox) { turnPhase(phaseBox); turnGame(gameBox); }, renderStats: turnStats };

@@ -1,4 +1,4 @@
-"""A room for protocols played in turns of written replies (the ambiguity debate, COGENT): the common part.
+"""A room for protocols played in turns of written replies (the leader-follower debate, COGENT): the common part.
 
 What such a room shows is the same whatever the protocol: the task in play, who
 is thinking, each person's own transcript (the lines of the events that person's
@@ -16,6 +16,7 @@ from __future__ import annotations
 import io
 import time
 from abc import abstractmethod
+from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field
@@ -36,6 +37,9 @@ SILENT = frozenset({"model_call", "outcome", "round_closed", "error"})
 HISTORY = 30
 #: The longest free-text reply a person may send (a model's is bounded by its token limit); a frame holds 4 kB.
 MAX_TEXT = 3000
+
+#: The page part every turn room shares; it draws whichever protocol the room plays.
+TURNS_SCRIPT = Path(__file__).with_name("turns.js")
 
 
 class Reply(Inbound):

@@ -1,0 +1,266 @@
+"""A COGENT run's report: Table 1 with intervals and cost, paired tests, lexical ecology and functions,
+case studies, and every transcript with the board as it grew; terminal tables, PNG/SVG, HTML, JSON, CSV."""
+
+from __future__ import annotations
+
+import html
+import json
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+from lexicoord.analysis.cells import records_csv, write_csv
+from lexicoord.analysis.html import board_table, inline_svg, table
+from lexicoord.analysis.html import page as html_page
+from lexicoord.analysis.numbers import num
+from lexicoord.analysis.numbers import pct as percent
+from lexicoord.analysis.report import Report, ReportTable
+from lexicoord.analysis.term_functions import (
+    BENCHMARK_FUNCTIONS,
+    FunctionProfile,
+    TermLabel,
+    dominant,
+    macro_average,
+    profiles,
+    read_labels,
+)
+from lexicoord.errors import LexicoordError
+from lexicoord.models.tokenizer import named_tokenizer
+from lexicoord.protocols.cogent.figures import cogent_figures
+from lexicoord.protocols.cogent.statistics import CogentEpisode, CogentStats, episodes_from, failed_cells, warnings
+from lexicoord.protocols.cogent.statistics import compute as compute_stats
+from lexicoord.runs.records import RunInfo
+from lexicoord.runs.store import Store
+
+ANNOTATIONS = "term_functions.csv"
+CATEGORIES = BENCHMARK_FUNCTIONS.categories
+CASES = 20
+#: Illustrative terms per Table 4 row: the most used.
+ILLUSTRATIVE = 4
+
+
+def pct(x: float | None) -> str:
+    return percent(x, sign="")
+
+
+
+
+def table1_rows(stats: CogentStats) -> tuple[list[str], list[list[str]]]:
+    head = ["model", "variant", "task", "n", "Acc % [95% CI]", "invalid answers", "invalid predictions", "ties",
+            "failed", "CR (items)",
+            f"Tok ({stats.tokenizer})", "cut at limit (Tok's outputs; all replies)", "calls/item", "prompt tok/item",
+            "completion tok/item"]
+    rows = []
+    for c in stats.cells:
+        ci = f" [{pct(c.acc_ci.low)}, {pct(c.acc_ci.high)}]" if c.acc_ci else ""
+        rows.append([c.model, c.variant, c.task, str(c.n), f"{pct(c.acc) if c.n else '–'}{ci}",
+                     f"{c.invalid}/{c.n}", f"{c.invalid_predictions}/{c.predictions}", f"{c.ties}/{c.n}", str(c.failed),
+                     "N/A" if c.variant == "single" else f"{num(c.cr)} ({c.cr_n})",
+                     f"{num(c.tok)}" + (f" ({c.tok_n}/{c.n})" if c.tok_n != c.n else ""),
+                     f"{c.tok_cut}/{c.tok_outputs}; {c.cut}/{c.replies}",
+                     num(c.calls, ".1f"), num(c.prompt_tokens, ".0f"), num(c.completion_tokens, ".0f")])
+    return head, rows
+
+
+def paired_rows(stats: CogentStats) -> tuple[list[str], list[list[str]]]:
+    head = ["model", "task", "first vs second", "paired items", "only first right", "only second right",
+            "both", "neither", "exact McNemar p"]
+    return head, [[p.model, p.task, f"{p.first} vs {p.second}", str(p.n), str(p.first_only), str(p.second_only),
+                   str(p.both), str(p.neither), f"{p.p_value:.3g}"] for p in stats.paired]
+
+
+def ecology_rows(stats: CogentStats) -> tuple[list[str], list[list[str]]]:
+    head = ["model", "task", "variant", "episodes", "entries", "unique terms", "rejected (reasons)", "uses",
+            "cross-agent uses", "terms taken up by the other", "Uptake (uses/entries)"]
+    rows = []
+    for e in stats.ecology:
+        reasons = ", ".join(f"{k} {v}" for k, v in e.rejected.items()) or "none"
+        rows.append([e.model, e.task, e.variant, str(e.episodes), str(e.entries), str(e.unique_terms),
+                     f"{sum(e.rejected.values())}/{e.candidates} ({reasons})", str(e.uses), str(e.cross_uses),
+                     f"{e.taken_up}/{e.entries}", num(e.uptake)])
+    return head, rows
+
+
+def qualitative_rows(stats: CogentStats, episodes: list[CogentEpisode], labels: list[TermLabel],
+                     found: list[FunctionProfile]) -> tuple[list[str], list[list[str]]]:
+    """Table 4's qualitative columns per task x model x variant: the dominant function of the annotated terms
+    (the largest share of term weight), that function's criterion of correct use, and the most-used terms
+    (those whose own largest weight is the dominant function first). Without an annotation file only the terms."""
+    head = ["task", "model", "variant", "entries (unique terms)", "dominant function (share of term weight)",
+            "criterion of correct use", "illustrative terms (uses)"]
+    shares = {(p.task, p.model, p.variant): p.shares for p in found if p.terms}
+    own = {(x.task, x.model, x.variant, x.term.casefold()): dominant(x.weights) for x in labels}
+    rows = []
+    for e in stats.ecology:
+        key = (e.task, e.model, e.variant)
+        uses: Counter[str] = Counter()
+        names: dict[str, str] = {}
+        for ep in episodes:
+            if (ep.task, ep.model, ep.variant) == key:
+                for t in ep.entries:
+                    names.setdefault(t.term.casefold(), t.term)
+                    uses[t.term.casefold()] += 0
+                for u in ep.uses:
+                    uses[u.term.casefold()] += u.count
+        top = dominant(shares[key]) if key in shares else None
+        ranked = sorted(names, key=lambda t: (own.get((*key, t)) != top if top else False, -uses[t], t))
+        terms = "; ".join(f"{names[t]} ({uses[t]})" for t in ranked[:ILLUSTRATIVE]) or "none"
+        if top is None:
+            function, criterion = "– (no labelled terms: lexicoord cogent annotate RUN)", "–"
+        else:
+            function, criterion = f"{top} ({pct(shares[key][top])}%)", BENCHMARK_FUNCTIONS.criteria.get(top, "–")
+        rows.append([e.task, e.model, e.variant, f"{e.entries} ({e.unique_terms})", function, criterion, terms])
+    return head, rows
+
+
+def function_rows(found: list[FunctionProfile], shares: dict[str, float]) -> tuple[list[str], list[list[str]]]:
+    head = ["task", "model", "variant", "terms (unlabelled)", *CATEGORIES, "annotators"]
+    rows = [[p.task, p.model, p.variant, f"{p.terms} ({p.unlabelled})", *(pct(p.shares[c]) for c in CATEGORIES),
+             ", ".join(f"{k} {v}" for k, v in p.annotators.items())] for p in found]
+    rows.append(["macro average", "", "", "", *(pct(shares[c]) for c in CATEGORIES), ""])
+    return head, rows
+
+
+def case_studies(episodes: list[CogentEpisode]) -> dict[str, list[tuple[CogentEpisode, CogentEpisode]]]:
+    """Figure 4: items COGENT got right and VANILLA wrong, and the reverse (same task, model, item)."""
+    by: dict[tuple[str, str, str], dict[str, CogentEpisode]] = defaultdict(dict)
+    for e in episodes:
+        by[(e.model, e.task, e.item_id)][e.variant] = e
+    out: dict[str, list[tuple[CogentEpisode, CogentEpisode]]] = {"cogent_right": [], "vanilla_right": []}
+    for key in sorted(by):
+        cog, van = by[key].get("cogent"), by[key].get("vanilla")
+        if cog and van and cog.correct != van.correct:
+            out["cogent_right" if cog.correct else "vanilla_right"].append((cog, van))
+    return out
+
+
+def _esc(x: Any) -> str:
+    return html.escape(str(x))
+
+
+def _case(cog: CogentEpisode, van: CogentEpisode) -> str:
+    counts: dict[str, Counter[tuple[str, bool]]] = defaultdict(Counter)
+    for u in cog.uses:
+        counts[u.term.casefold()][(u.agent, u.agent != u.coiner)] += u.count
+    uses = {term: [f"{agent} x{n}" + (" (uptake)" if other else "") for (agent, other), n in c.items()]
+            for term, c in counts.items()}
+    terms = "".join(f"<li><b>{_esc(t.term)}</b> = {_esc(t.definition)} <span class=muted>(coined by {_esc(t.coiner)}, "
+                    f"round {_esc(t.round)}; used by {_esc(', '.join(uses.get(t.term.casefold(), [])) or 'nobody')})"
+                    f"</span></li>" for t in cog.entries)
+    return (f"<details><summary>{_esc(cog.task)} · {_esc(cog.item_id)} · gold {_esc(cog.gold)} · COGENT "
+            f"{_esc(cog.answer)} ({_esc(cog.rule)}) · VANILLA {_esc(van.answer)} ({_esc(van.rule)})</summary>"
+            f"<pre>{_esc(cog.question)}</pre><ul>{terms or '<li>no term accepted</li>'}</ul></details>")
+
+
+def _transcript(e: CogentEpisode) -> str:
+    lines = []
+    for m in e.moves:
+        where = f"round {m.get('round', '?')} · {m.get('agent') or 'board'}"
+        kind = m["type"]
+        if kind == "response":
+            label = m["stage"] + (f" pass {m['coin_pass']} (private)" if m["stage"] == "coin" else "")
+            extra = f" → {m['prediction']}" if "prediction" in m else ""
+            fail = f" <span class=muted>unreadable: {_esc(m['failure'])}</span>" if m.get("failure") else ""
+            lines.append(f"<li><b>{_esc(where)} · {_esc(label)}{_esc(extra)}</b>{fail}<pre>{_esc(m.get('text', ''))}</pre></li>")
+        elif kind == "term_candidate":
+            verdict = "accepted" if m.get("accepted") else f"rejected ({m.get('reason')})"
+            lines.append(f"<li>{_esc(where)}: {_esc(m['term'])} = {_esc(m['definition'])} · <i>{_esc(verdict)}</i></li>")
+        elif kind == "terms_shared":
+            board = board_table(m.get("snapshot", [])) or "<p class=muted>(empty board)</p>"
+            lines.append(f"<li>{_esc(where)}: board shared<br>{board}</li>")
+        elif kind == "term_used":
+            whose = "own" if m.get("coiner") == m.get("agent") else f"{m.get('coiner')}'s"
+            lines.append(f"<li>{_esc(where)}: uses {_esc(whose)} term {_esc(m['term'])} x{_esc(m.get('count', 1))}</li>")
+    verdict = "right" if e.correct else "wrong"
+    summary = f"{e.task} · {e.item_id} · {e.variant} · {e.model} · answer {e.answer} (gold {e.gold}, {e.rule}) · {verdict}"
+    return f"<details><summary>{_esc(summary)}</summary><pre>{_esc(e.question)}</pre><ol>{''.join(lines)}</ol></details>"
+
+
+EPISODE_COLUMNS = ["episode_id", "item_id", "task", "variant", "model", "gold", "answer", "correct", "rule", "B", "F",
+                   "W", "cr", "tok", "calls", "prompt_tokens", "completion_tokens", "wall_time"]
+
+
+def write_files(run: RunInfo, stats: CogentStats, episodes: list[CogentEpisode], out_dir: Path,
+                labels: list[TermLabel], found: list[FunctionProfile], shares: dict[str, float] | None) -> dict[str, Path]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    figs = cogent_figures(stats, out_dir, found, shares)
+    payload = {"stats": stats.model_dump(mode="json"),
+               "functions": {"profiles": [p.model_dump() for p in found], "macro": shares} if found else None}
+    (out_dir / "stats.json").write_text(json.dumps(payload, indent=2), encoding="utf-8")
+    records_csv(out_dir / "episodes.csv", EPISODE_COLUMNS, (e.model_dump() for e in episodes))
+    rows = []
+    for e in episodes:
+        for t in e.entries:
+            own = sum(u.count for u in e.uses if u.term.casefold() == t.term.casefold() and u.agent == t.coiner)
+            other = sum(u.count for u in e.uses if u.term.casefold() == t.term.casefold() and u.agent != t.coiner)
+            rows.append([e.task, e.model, e.variant, e.episode_id, e.item_id, t.term, t.definition, t.coiner, t.round,
+                         t.coin_pass, own, other])
+    write_csv(out_dir / "terms.csv", ["task", "model", "variant", "episode_id", "item_id", "term", "definition",
+                                      "coiner", "round", "coin_pass", "uses_by_coiner", "uses_by_other"], rows)
+    sections = [("Table 1: accuracy, compression and tokens, with what the paper does not report", table1_rows(stats)),
+                ("Paired tests on the same items", paired_rows(stats)),
+                ("Lexical ecology (Table 4)", ecology_rows(stats)),
+                ("Table 4: dominant function, criterion of correct use, illustrative terms",
+                 qualitative_rows(stats, episodes, labels, found))]
+    if found and shares is not None:
+        sections.append(("Lexical functions (Figures 2-3), from the annotation file", function_rows(found, shares)))
+    tables = "".join(f"<h2>{_esc(t)}</h2>{table(*rows)}" for t, rows in sections)
+    figures = "".join(f"<figure>{inline_svg(paths[1])}</figure>" for paths in figs.values())
+    cases = case_studies(episodes)
+    case_html = "".join(
+        f"<h3>{_esc(title)} ({len(cases[key])})</h3>" + "".join(_case(c, v) for c, v in cases[key][:CASES])
+        for key, title in (("cogent_right", "COGENT right, VANILLA wrong"), ("vanilla_right", "VANILLA right, COGENT wrong")))
+    body = f"""<h1>COGENT: {_esc(run.id)}</h1>
+<p class="muted">{stats.episodes} finished episodes, {stats.failed} failed (see <code>lexicoord runs show</code>) ·
+settings {_esc(json.dumps(run.config, ensure_ascii=False))}</p>
+<p class="muted">Acc: correct final answers over finished episodes (no valid answer is wrong, and counted as invalid).
+CR: W/B for COGENT, F/B for VANILLA, mean over items. Tok: SINGLE's answer; the mean output of the final debate round,
+counted by {_esc(stats.tokenizer)}; "cut at limit" counts the replies the backend stopped at the token limit. Cost
+columns: every model call of the episode. Definitions in the README.</p>
+{''.join(f'<p class="warning">warning: {_esc(w)}</p>' for w in warnings(stats))}
+{tables}
+<h2>Figures</h2>
+{figures}
+<h2>Case studies (Figure 4)</h2>
+{case_html}
+<h2>Transcripts ({len(episodes)})</h2>
+{''.join(_transcript(e) for e in episodes)}
+"""
+    report = out_dir / "report.html"
+    report.write_text(html_page(f"{run.id}: COGENT", body), encoding="utf-8")
+    out = {"html": report, "json": out_dir / "stats.json", "csv": out_dir / "episodes.csv",
+           "terms": out_dir / "terms.csv"}
+    for name, paths in figs.items():
+        out[f"{name} (png)"] = paths[0]
+    return out
+
+
+def report(store: Store, run: RunInfo, out_dir: Path, tokenizer: str = "backend",
+           annotations: Path | None = None) -> Report:
+    """The COGENT report of a stored run (registered for ``lexicoord report``); the annotation file is read
+    from ``annotations`` or, when there is one, ``OUT_DIR/term_functions.csv``."""
+    rows = list(store.iter_run_events(run.id))
+    episodes = episodes_from(rows, named_tokenizer(tokenizer))
+    if not episodes:
+        raise LexicoordError(f"Run '{run.id}' has no finished COGENT episodes yet.")
+    stats = compute_stats(episodes, failed_cells(rows), tokenizer)
+    path = annotations or (out_dir / ANNOTATIONS)
+    labels = read_labels(path, BENCHMARK_FUNCTIONS) if annotations or path.is_file() else []
+    found = profiles(labels, BENCHMARK_FUNCTIONS) if labels else []
+    shares = macro_average(found, BENCHMARK_FUNCTIONS) if found else None
+    tables = [ReportTable(title=f"{run.id}: Table 1 ({stats.episodes} episodes, {stats.failed} failed)",
+                          head=table1_rows(stats)[0], rows=table1_rows(stats)[1])]
+    if stats.paired:
+        tables.append(ReportTable(title="paired tests (exact McNemar)", head=paired_rows(stats)[0],
+                                  rows=paired_rows(stats)[1]))
+    if stats.ecology:
+        tables.append(ReportTable(title="lexical ecology (Table 4)", head=ecology_rows(stats)[0],
+                                  rows=ecology_rows(stats)[1]))
+        head, qrows = qualitative_rows(stats, episodes, labels, found)
+        tables.append(ReportTable(title="Table 4: dominant function, criterion, illustrative terms", head=head,
+                                  rows=qrows))
+    if found and shares is not None:
+        head, frows = function_rows(found, shares)
+        tables.append(ReportTable(title="lexical functions (% of term weight)", head=head, rows=frows))
+    return Report(tables=tables, files=write_files(run, stats, episodes, out_dir, labels, found, shares),
+                  warnings=warnings(stats))

@@ -1,0 +1,400 @@
+"""The coordination game in a live room: its phases, its moves, what everyone sees, its statistics.
+
+Phases: ``lobby`` (people join; the leader starts), in manual mode ``sentence``
+(the leader writes a sentence and picks the word), ``proposing`` (every player,
+people and agents, proposes a meaning; nobody sees another's until all are in)
+and ``confirm`` (the leader edits the merged option set), then
+``playing``, then ``over`` (the outcome; the leader starts the next game).
+Each game is stored as an episode of the room's run, so it appears in
+``lexicoord report`` like any campaign.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from lexicoord.core.audience import Viewer, can_see
+from lexicoord.core.context import EpisodeContext
+from lexicoord.core.events import Event
+from lexicoord.core.spec import AgentSpec, EpisodeSpec
+from lexicoord.errors import LexicoordError
+from lexicoord.protocols.coordination import CoordinationGame
+from lexicoord.protocols.coordination.manual import (
+    Option,
+    Proposal,
+    gather_proposals,
+    manual_item,
+    merge_proposals,
+    propose_request,
+    validate_manual,
+    with_proposals,
+)
+from lexicoord.protocols.coordination.room_history import RoomRecord, history_csv, load_record, room_stats
+from lexicoord.protocols.coordination.room_messages import (
+    MESSAGES,
+    Choose,
+    Clarify,
+    CloseProposals,
+    ManualConfirm,
+    ManualSentence,
+    Propose,
+)
+from lexicoord.protocols.coordination.room_view import GameView
+from lexicoord.runs.records import EpisodeRecord
+from lexicoord.seats.factory import SeatFactory
+from lexicoord.web.adapters.base import AdapterError, CurrentGame, GameState, RoomAdapter
+from lexicoord.web.messages import Inbound
+from lexicoord.web.room import Person
+from lexicoord.web.services import Services
+from lexicoord.web.settings import RoomSettings
+
+#: What the page shows of every game: only events everyone may see.
+SPECTATOR = Viewer()
+
+
+class CoordinationRoomSettings(RoomSettings):
+    mode: Literal["automatic", "manual"] = Field(
+        default="automatic", description="Mode (automatic: sentences from a dataset; manual: the leader writes one)")
+    dataset: str = Field(default="builtin", max_length=200, description="Dataset")
+    clarification_bound: int = Field(default=3, ge=0, le=10, description="Clarification bound")
+    leader_clarifies: bool = Field(default=True, description="The leader may clarify between rounds")
+    failed_moves: Literal["block", "ignore"] = Field(
+        default="block", description="A failed move (block: it prevents agreement; ignore: the others may agree)")
+
+    def game_settings(self) -> dict[str, object]:
+        """The rules' settings, as stored with each game (and read by ``lexicoord report``)."""
+        return {"clarification_bound": self.clarification_bound, "leader_clarifies": self.leader_clarifies,
+                "failed_moves": self.failed_moves, "seat_timeout": self.seat_timeout}
+
+
+class ManualState(BaseModel):
+    """Manual mode before play: the leader's sentence and word; while proposing, the people still to propose,
+    the people's and the agents' proposals (``None`` until the agents have answered); then the merged
+    proposals, the options to confirm, and who gave none."""
+
+    sentence: str
+    word: str
+    awaiting: list[str] = Field(default_factory=list)
+    people: list[Proposal] = Field(default_factory=list)
+    agents: list[Proposal] | None = None
+    agents_silent: list[str] = Field(default_factory=list)
+    proposals: list[Option] = Field(default_factory=list)
+    options: list[str] = Field(default_factory=list)
+    silent: list[str] = Field(default_factory=list)
+
+    def public(self, phase: str) -> dict[str, Any]:
+        """While proposing, only who has proposed: a proposal stays hidden until everyone's is in."""
+        if phase != "proposing":
+            return self.model_dump(exclude={"people", "agents", "agents_silent"})
+        return {"sentence": self.sentence, "word": self.word, "awaiting": self.awaiting,
+                "proposed": [p.agent for p in self.people], "agents_done": self.agents is not None}
+
+
+class CoordinationState(GameState):
+    phase: Literal["lobby", "sentence", "proposing", "confirm", "playing", "over"] = "lobby"
+    cursor: int = 0
+    manual: ManualState | None = None
+
+
+class CoordinationRoom(RoomAdapter):
+    state: CoordinationState
+    protocol = "coordination"
+    settings_model = CoordinationRoomSettings
+    state_model = CoordinationState
+    messages = MESSAGES
+    script = Path(__file__).with_name("room.js")
+
+    def __init__(self, room: Any) -> None:
+        super().__init__(room)
+        self.state = CoordinationState()
+        self.view: GameView | None = None
+        self.record: RoomRecord | None = None
+        settings = self.settings
+        #: The room's fixed facts, built once: every broadcast sends them.
+        self._fixed = {
+            "mode": settings.mode,
+            "settings": {"clarification_bound": settings.clarification_bound, "seat_timeout": settings.seat_timeout,
+                         "agent_timeout": settings.agent_timeout, "dataset": settings.dataset},
+        }
+
+    @property
+    def settings(self) -> CoordinationRoomSettings:
+        assert isinstance(self.room.settings, CoordinationRoomSettings)
+        return self.room.settings
+
+    # --------------------------------------------------------------------- creation and saving
+    @classmethod
+    def check(cls, settings: RoomSettings, services: Services) -> None:
+        assert isinstance(settings, CoordinationRoomSettings)
+        services.dataset(settings.dataset)
+        super().check(settings, services)
+
+    @classmethod
+    def choices(cls, services: Services) -> dict[str, list[Any]]:
+        return {"dataset": list(services.datasets)}
+
+    @classmethod
+    def run_config(cls, settings: RoomSettings) -> dict[str, Any]:
+        assert isinstance(settings, CoordinationRoomSettings)
+        return {"mode": settings.mode, "dataset": settings.dataset,
+                "lineup": [a.model_dump() for a in settings.agents], "settings": settings.game_settings()}
+
+
+    async def resume(self, replay: dict[str, list[dict[str, Any]]]) -> None:
+        await super().resume(replay)
+        manual = self.state.manual
+        if self.state.phase == "proposing" and manual is not None and manual.agents is None:
+            # People's proposals were saved as they came; the agents' answers were lost with the server.
+            self.room.run_task(self._agents_propose(manual.sentence, manual.word))
+
+    # --------------------------------------------------------------------------------- moves
+    def leader_only(self, msg: Inbound) -> bool:
+        return isinstance(msg, (ManualSentence, ManualConfirm, CloseProposals))
+
+    async def handle(self, person: Person, msg: Inbound) -> None:
+        if isinstance(msg, Propose):
+            await self._person_proposes(person, msg)
+        elif isinstance(msg, CloseProposals):
+            await self._close_proposals()
+        elif isinstance(msg, Choose):
+            self._choose(person, msg)
+        elif isinstance(msg, Clarify):
+            self._clarify(person, msg)
+        elif isinstance(msg, ManualSentence):
+            await self._manual_sentence(msg.sentence, msg.word)
+        elif isinstance(msg, ManualConfirm):
+            await self._manual_confirm(msg.options)
+
+    def _choose(self, person: Person, msg: Choose) -> None:
+        found = self.room.seat_request(person)
+        if found is None or found[1].kind not in ("choose", "announce"):
+            raise AdapterError("not_your_turn", "There is no choice to make now.")
+        seat, pending = found
+        if pending.round != msg.round:
+            raise AdapterError("round_closed", f"Round {msg.round} has not started; this is round {pending.round}."
+                               if pending.round is not None and msg.round > pending.round else
+                               f"Round {msg.round} is closed; this is round {pending.round}.")
+        if msg.choice not in pending.view["options"]:
+            raise AdapterError("not_an_option", "That is not one of the meanings on offer.")
+        value = {"choice": msg.choice, "justification": " ".join(msg.justification.split())}
+        problem = pending.check(value)
+        if problem is not None:  # the same schema a model answers: the person can correct it
+            raise AdapterError("bad_answer", f"Not accepted: {problem}.")
+        seat.submit(value)
+
+    def _clarify(self, person: Person, msg: Clarify) -> None:
+        found = self.room.seat_request(person)
+        if found is None or found[1].kind != "clarify":
+            raise AdapterError("not_your_turn", "No clarification is asked for now.")
+        seat, pending = found
+        if pending.round != msg.round:
+            raise AdapterError("round_closed", f"Round {msg.round} is over.")
+        statement = " ".join(msg.statement.split())
+        if not statement:
+            seat.submit(action="pass")
+            return
+        problem = pending.check({"statement": statement})
+        if problem is not None:
+            raise AdapterError("bad_answer", f"Not accepted: {problem}.")
+        seat.submit({"statement": statement})
+
+    async def start(self) -> None:
+        if self.state.phase not in ("lobby", "over"):
+            raise AdapterError("wrong_phase", "A game is already under way.")
+        if self.settings.mode == "manual":
+            self.state.phase = "sentence"
+            self.state.manual = None
+            await self.room.save()
+            return
+        items = self.room.services.dataset(self.settings.dataset)
+        order = random.Random(self.settings.seed).sample(range(len(items)), len(items))
+        item = items[order[self.state.cursor % len(items)]].as_task()
+        self.state.cursor += 1
+        await self._begin(item)
+
+    async def _begin(self, item: dict[str, Any]) -> None:
+        lineup = self.lineup()
+        if len(lineup) < 2:
+            raise AdapterError("too_few", "A game needs at least two players: invite someone or add agents.")
+        self.state.games += 1
+        spec = EpisodeSpec(item_id=str(item["id"]), item=item, settings=self.settings.game_settings(), lineup=lineup,
+                           repetition=self.state.games)
+        self.state.current = CurrentGame(number=self.state.games, spec=spec, seed=spec.seed(self.settings.seed))
+        self.state.phase = "playing"
+        self.room.notice = None
+        await self.room.save()
+        self._launch({})
+
+    def _launch(self, replay: dict[str, list[dict[str, Any]]]) -> None:
+        current = self.state.current
+        assert current is not None
+        spec = current.spec
+        players = [{"name": a.name, "kind": a.kind, "model": a.model} for a in spec.lineup]
+        self.view = GameView(current.number, spec.item, players)
+        self.room.play(CoordinationGame(), spec, current.number, current.seed, replay)
+
+    async def end(self) -> None:
+        if self.state.phase in ("sentence", "proposing", "confirm"):
+            self.state.phase = "over" if self.state.games else "lobby"
+            self.state.manual = None
+            await self.room.save()
+            return
+        if self.state.phase != "playing" or not self.room.interrupt_game("the leader ended the game"):
+            raise AdapterError("wrong_phase", "No game is being played.")
+
+    # ---------------------------------------------------------------------------------- manual mode
+    async def _manual_sentence(self, sentence: str, word: str) -> None:
+        if self.state.phase != "sentence":
+            raise AdapterError("wrong_phase", "Start a game in manual mode first.")
+        try:
+            sentence, word = validate_manual(sentence, word)
+        except LexicoordError as exc:
+            raise AdapterError("bad_sentence", str(exc)) from None
+        people = [p.name for p in self.room.people.values() if not p.absent]
+        self.state.manual = ManualState(sentence=sentence, word=word, awaiting=people)
+        self.state.phase = "proposing"
+        await self.room.save()
+        self.room.run_task(self._agents_propose(sentence, word))
+
+    async def _agents_propose(self, sentence: str, word: str) -> None:
+        ctx = EpisodeContext(spec=EpisodeSpec(item_id="manual"), seed=self.settings.seed + self.state.games,
+                             make_seat=SeatFactory(self.room.services.models))
+        seats = [ctx.seat(AgentSpec(name=a.name, model=a.model)) for a in self.settings.agents]
+        try:
+            proposals = await asyncio.wait_for(gather_proposals(seats, sentence, word), self.settings.agent_timeout)
+        except TimeoutError:
+            proposals = []
+        async with self.room.lock:
+            manual = self.state.manual
+            if self.state.phase != "proposing" or manual is None or manual.sentence != sentence:
+                return
+            manual.agents = proposals
+            manual.agents_silent = sorted({s.name for s in seats} - {p.agent for p in proposals})
+            await self._proposals_in(close=False)
+        self.room.changed()
+
+    async def _person_proposes(self, person: Person, msg: Propose) -> None:
+        async with self.room.lock:
+            manual = self.state.manual
+            if self.state.phase != "proposing" or manual is None or person.name not in manual.awaiting:
+                raise AdapterError("not_your_turn", "There is no meaning to propose now.")
+            value = {"meaning": " ".join(msg.meaning.split()), "justification": " ".join(msg.justification.split())}
+            problem = propose_request(manual.sentence, manual.word).check(value)
+            if problem is not None:  # the same schema a model's proposal meets
+                raise AdapterError("bad_answer", f"Not accepted: {problem}.")
+            manual.people.append(Proposal(agent=person.name, **value))
+            manual.awaiting.remove(person.name)
+            await self._proposals_in(close=False)
+        self.room.changed()
+
+    async def _close_proposals(self) -> None:
+        manual = self.state.manual
+        if self.state.phase != "proposing" or manual is None:
+            raise AdapterError("wrong_phase", "No proposals are being collected.")
+        if manual.agents is None:
+            raise AdapterError("agents_proposing", "The agents are still proposing; close once they are done.")
+        await self._proposals_in(close=True)
+
+    async def _proposals_in(self, *, close: bool) -> None:
+        """Merge once every agent has answered and every person still in the room has proposed (or the leader
+        closes the proposals); people who left, or did not propose before the close, are named as silent.
+        Called with the room's lock held."""
+        manual = self.state.manual
+        assert manual is not None
+        present = {p.name for p in self.room.people.values() if not p.absent}
+        manual.awaiting = [n for n in manual.awaiting if n in present]
+        if manual.agents is None or (manual.awaiting and not close):
+            await self.room.save()
+            return
+        merged = merge_proposals([*manual.people, *manual.agents])
+        manual.proposals = merged
+        manual.options = [o.text for o in merged]
+        manual.silent = sorted({*manual.awaiting, *manual.agents_silent})
+        manual.awaiting = []
+        self.state.phase = "confirm"
+        await self.room.save()
+
+    async def _manual_confirm(self, options: list[str]) -> None:
+        manual = self.state.manual
+        if self.state.phase != "confirm" or manual is None:
+            raise AdapterError("wrong_phase", "There is no option set to confirm.")
+        try:
+            item = manual_item(manual.sentence, manual.word, options, item_id=f"manual-{self.state.games + 1}")
+        except LexicoordError as exc:
+            raise AdapterError("bad_options", str(exc)) from None
+        await self._begin(with_proposals(item.as_task(), manual.proposals))
+
+    # ------------------------------------------------------------------- the game as it goes
+    def on_event(self, event: Event) -> None:
+        if self.view is not None and can_see(SPECTATOR, event.audience):
+            self.view.on_event(event)
+
+    def move_started(self, name: str, kind: str, round_: int | None, deadline: float | None) -> None:
+        if self.view is not None:
+            self.view.move_started(name, kind, round_, deadline)
+
+    def move_done(self, name: str, kind: str, round_: int | None, failure: str | None) -> None:
+        if self.view is not None:
+            self.view.move_done(name, kind, round_, failure)
+
+    async def game_over(self, record: EpisodeRecord, events: list[Event]) -> None:
+        async with self.room.lock:
+            self.state.current = None
+            self.state.phase = "over"
+            await self.room.save()
+        if self.record is not None:
+            self.record.add(record, events)
+
+    def game_failed(self) -> None:
+        """The game is over for good: it is not replayed after a restart (its journal stays for the audit)."""
+        self.state.phase = "over"
+        self.state.current = None
+        asyncio.get_running_loop().create_task(self.room.save())
+
+    # --------------------------------------------------------------------------------- views
+    def public(self) -> dict[str, Any]:
+        phase = self.state.phase
+        return {
+            "phase": phase, "games": self.state.games, **self._fixed,
+            "manual": self.state.manual.public(phase) if self.state.manual and phase in ("sentence", "proposing",
+                                                                                          "confirm") else None,
+            "game": self.view.public() if self.view is not None else None,
+        }
+
+    def you(self, person: Person) -> dict[str, Any]:
+        found = self.room.seat_request(person)
+        request = {"kind": found[1].kind, "round": found[1].round} if found is not None else None
+        manual = self.state.manual
+        if self.state.phase == "proposing" and manual is not None and person.name in manual.awaiting:
+            request = {"kind": "propose", "round": None}
+        return {"request": request}
+
+    # ---------------------------------------------------------------------------- statistics
+    async def stats(self) -> dict[str, Any]:
+        """Read from the store once, then kept up to date game by game."""
+        if self.record is None:
+            self.record = await self.room.services.rooms.call(
+                load_record, self.room.services.store, self.room.run_id, self.settings.clarification_bound
+            )
+        return self.record.stats()
+
+    def new_run(self) -> None:
+        self.record = RoomRecord(self.settings.clarification_bound)  # a new run has no games to read
+
+    async def _full_stats(self) -> dict[str, Any]:
+        """Statistics with every game of the room (pages get only the latest games)."""
+        services = self.room.services
+        return await services.rooms.call(room_stats, services.store, self.room.run_id,
+                                         self.settings.clarification_bound, None)
+
+    async def export_json(self) -> dict[str, Any]:
+        return {"room": {"code": self.room.code, "run": self.room.run_id, "mode": self.settings.mode,
+                         "settings": self.settings.model_dump(mode="json")}, **(await self._full_stats())}
+
+    async def export_csv(self) -> str:
+        return history_csv((await self._full_stats())["history"])

@@ -1,0 +1,192 @@
+"""An debate study's report: terminal tables, figures, a self-contained HTML page, JSON and CSV."""
+
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+
+from lexicoord.analysis.cells import records_csv
+from lexicoord.analysis.html import inline_svg, table
+from lexicoord.analysis.html import page as html_page
+from lexicoord.analysis.numbers import num, pct
+from lexicoord.analysis.report import Report, ReportTable
+from lexicoord.errors import LexicoordError
+from lexicoord.protocols.debate.figures import study_figures
+from lexicoord.protocols.debate.statistics import Episode, Share, StudyStats, episodes_from, statistics
+from lexicoord.runs.records import RunInfo
+from lexicoord.runs.store import RUNTIME, Store
+
+MAX_TRANSCRIPTS = 300
+
+
+def share(x: Share | None) -> str:
+    """A rate with its count and denominator: ``45.0% (9/20)``; a dash when nothing was measured."""
+    if x is None:
+        return "–"
+    return f"{pct(x.rate)} ({x.k}/{x.n})"
+
+
+def detection_rows(stats: StudyStats) -> tuple[list[str], list[list[str]]]:
+    """Figures 2 to 5, the paper's measure: verdict "ambiguous" on the ambiguous instructions."""
+    head = ["configuration", "detection (the paper's success)", *stats.types, "ended in error", "failed, in no rate"]
+    rows = [[c.config, share(c.detection), *[share(c.detection_by_type.get(t)) for t in stats.types],
+             f"{c.ambiguous_errors} of {c.ambiguous}", str(c.failed_ambiguous)] for c in stats.configs]
+    return head, rows
+
+
+def right_slot_rows(stats: StudyStats) -> tuple[list[str], list[list[str]]]:
+    """The stricter measure beside it: detected, and the question asks about the right slot and no other."""
+    head = ["configuration", "right-slot question (stricter)", *stats.types, "shotgun question"]
+    rows = [[c.config, share(c.right_slot), *[share(c.right_slot_by_type.get(t)) for t in stats.types],
+             share(c.shotgun)] for c in stats.configs]
+    return head, rows
+
+
+def twin_rows(stats: StudyStats) -> tuple[list[str], list[list[str]]]:
+    """The unambiguous twins: clear (right), false alarm and error, shares of the same finished twins."""
+    head = ["configuration", "clear (right)", "false alarms", "ended in error", "failed, in no rate"]
+    rows = [[c.config, share(c.clear), share(c.false_alarms), f"{c.unambiguous_errors} of {c.unambiguous}",
+             str(c.failed_unambiguous)] for c in stats.configs if c.unambiguous or c.failed_unambiguous]
+    return head, rows
+
+
+def consensus_rows(stats: StudyStats) -> tuple[list[str], list[list[str]]]:
+    """Table 1 and Figures 6 and 7: consensus, non-consensus and error are shares of the same debates."""
+    head = ["leader", "consensus reached", "non-consensus (R rounds)", "ended in error", "avg rounds to consensus",
+            "detection of consensus outcomes", "right slot of consensus outcomes", "consensus in round 1/2/3/4/5+"]
+    rows = []
+    for c in stats.configs:
+        if c.condition != "debate":
+            continue
+        dist = c.rounds_to_consensus
+        spread = "/".join(str(dist.get(r, 0)) for r in range(1, 5)) + f"/{sum(v for k, v in dist.items() if k >= 5)}"
+        rounds = num(c.mean_rounds_to_consensus) + (f" (over {c.consensus.k})" if c.consensus else "")
+        rows.append([c.config, share(c.consensus), share(c.non_consensus), share(c.debate_errors), rounds,
+                     share(c.consensus_detection), share(c.consensus_right_slot), spread])
+    return head, rows
+
+
+def time_rows(stats: StudyStats) -> tuple[list[str], list[list[str]]]:
+    """Table 2: mean wall time per episode, and its model calls' latencies summed, at the run's concurrency.
+
+    Episodes with a reply from the cache are left out (a cached reply takes no time); when every one
+    had one, there is no time to report. The sum can exceed the wall time: followers are asked at once,
+    and a call waiting for a busy model counts its wait.
+    """
+    head = ["configuration", "concurrency", "episodes timed", "mean time per ambiguous instruction (s)",
+            "model-call latency, summed (s)"]
+    concurrency = ", ".join(map(str, stats.concurrency)) or "not recorded"
+    if len(stats.concurrency) > 1:
+        concurrency += " (resumed at another concurrency: times mix them)"
+    rows = []
+    for c in stats.configs:
+        total = c.timed + c.cached_excluded
+        timed = f"{c.timed} of {total}" + (f" ({c.cached_excluded} with cached replies left out)"
+                                           if c.cached_excluded else "")
+        if not c.timed:
+            rows.append([c.config, concurrency, timed, "not measured: every episode used cached replies "
+                         "(run with --no-cache to time it)", "–"])
+        else:
+            rows.append([c.config, concurrency, timed, num(c.mean_time), num(c.mean_model_time)])
+    return head, rows
+
+
+def judge_rows(stats: StudyStats) -> tuple[list[str], list[list[str]]]:
+    """The judge as it went: not configured, or its model, its failures "k of n questions" with the
+    reason, and its agreement with the rule over the questions it answered (a failure is not a "no")."""
+    j = stats.judge
+    if j is None:
+        return ["measure", "value"], [["LLM judge", "not used in this run (debate run --judge MODEL)"]]
+    kappa = num(j.kappa) if j.kappa is not None else j.kappa_note or "undefined"
+    failed = f"{j.failed} of {j.asked} questions" + (f": {'; '.join(j.failures)}" if j.failures else "")
+    judged = f"{j.judged} of {j.asked} questions" + (f" ({j.failed} failed)" if j.failed else "")
+    return ["measure", "value"], [["LLM judge", ", ".join(j.models) or "configured (model not recorded)"],
+                                  ["final questions sent to the judge", str(j.asked)],
+                                  ["judge failed (no verdict; in no rate)", failed],
+                                  ["answers judged by rule and judge (right-slot measure)", judged],
+                                  ["agreement", share(j.agree)], ["Cohen's kappa", kappa]]
+
+
+def sections(stats: StudyStats) -> list[tuple[str, tuple[list[str], list[list[str]]]]]:
+    """Every table of the report, titled, in order; a table with no rows is left out."""
+    out = [("Detection, the paper's measure (Figures 2 to 5)", detection_rows(stats)),
+           ("Right-slot questions, a stricter measure", right_slot_rows(stats)),
+           ("Unambiguous twins: false alarms", twin_rows(stats)),
+           ("Debate dynamics (Table 1, Figures 6 and 7)", consensus_rows(stats)),
+           ("Time (Table 2)", time_rows(stats)),
+           ("Rule and LLM judge", judge_rows(stats))]
+    return [(title, rows) for title, rows in out if rows[1]]
+
+
+def _transcript(e: Episode) -> str:
+    lines = []
+    for m in e.moves:
+        who = html.escape(f"round {m.get('round', '?')} · {m.get('agent', '')}")
+        if m["type"] == "proposal":
+            said = f"{m.get('verdict') or 'unreadable'}" + (f": {m['question']}" if m.get("question") else "")
+        elif m["type"] == "feedback":
+            said = f"{m.get('stance') or 'unreadable'}" + (f" (alternative: {m['alternative']})" if m.get("alternative") else "")
+        elif m.get("asks_slot") is None:  # unreachable or unreadable: no verdict, and never a "no"
+            said = "the judge failed: no verdict"
+        else:
+            said = f"judge: {'asks about the ambiguity' if m['asks_slot'] else 'does not ask about it'}"
+        why = m.get("reasoning") or m.get("failure") or ""
+        raw = f"<pre>{html.escape(m['raw'])}</pre>" if m.get("raw") else ""
+        lines.append(f"<li><b>{who}</b>: {html.escape(said)}<br><span class=muted>{html.escape(why)}</span>{raw}</li>")
+    verdict = ("detected" if e.success else "not detected") if e.ambiguous else ("clear" if e.success else "failure")
+    if e.ambiguous and e.asks:
+        verdict += f", question: {e.asks}"
+    summary = html.escape(f"{e.item_id} · {e.config} · {e.termination} · {e.rounds} round(s) · {verdict}")
+    return (f"<details><summary>{summary}</summary><p>{html.escape(e.instruction)}</p>"
+            f"<ol>{''.join(lines)}</ol></details>")
+
+
+def write_report(run: RunInfo, stats: StudyStats, episodes: list[Episode], out_dir: Path) -> dict[str, Path]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    figs = study_figures(stats, out_dir)
+    (out_dir / "stats.json").write_text(json.dumps(stats.model_dump(mode="json"), indent=2), encoding="utf-8")
+    columns = ["item_id", "pair", "type", "subtype", "ambiguous", "condition", "config", "model", "termination",
+               "consensus", "rounds", "verdict", "question", "detected", "asks", "rule", "judge", "judge_failure", "success",
+               "false_alarm", "wall_time", "model_time", "calls", "cached_calls", "error"]
+    records_csv(out_dir / "episodes.csv", columns, (e.model_dump() for e in episodes))
+    tables = "".join(f"<h2>{html.escape(t)}</h2>{table(*rows)}" for t, rows in sections(stats))
+    figures = "".join(f"<figure>{inline_svg(paths[1])}</figure>" for paths in figs.values())
+    shown = episodes[:MAX_TRANSCRIPTS]
+    more = f"<p class=muted>{len(episodes) - len(shown)} more in episodes.csv and the store.</p>" if len(episodes) > len(shown) else ""
+    body = f"""<h1>Debate study: {html.escape(run.id)}</h1>
+<p class="muted">{stats.episodes} finished episodes, {stats.failed} failed (see <code>lexicoord runs show</code>) ·
+settings {html.escape(json.dumps(run.config, ensure_ascii=False))}</p>
+<p class="muted">Detection (the paper's success): the verdict on an ambiguous instruction is "ambiguous". Right-slot
+question (stricter): detected, and the question asks about the ambiguous slot and no other (by rule); a question about
+several slots is a shotgun question. On an unambiguous twin: "clear" is right, a question is a false alarm. Every rate
+is given with its count and denominator: the finished episodes of that kind. An episode that ended in error counts as a
+failure; one that failed outright (a model not reached) is in no rate and is counted beside them.</p>
+{tables}
+<h2>Figures</h2>
+{figures}
+<h2>Transcripts</h2>
+{''.join(_transcript(e) for e in shown)}{more}
+"""
+    page = html_page(f"{run.id}: debate study", body)
+    report = out_dir / "report.html"
+    report.write_text(page, encoding="utf-8")
+    out = {"html": report, "json": out_dir / "stats.json", "csv": out_dir / "episodes.csv"}
+    for name, paths in figs.items():
+        out[f"{name} (png)"] = paths[0]
+    return out
+
+
+def report(store: Store, run: RunInfo, out_dir: Path) -> Report:
+    """The debate study's report of a stored run (registered for ``lexicoord report``)."""
+    rows = list(store.iter_run_events(run.id))
+    episodes = episodes_from(rows)
+    if not episodes:
+        raise LexicoordError(f"Run '{run.id}' has no finished debate episodes yet.")
+    stats = statistics(rows)
+    used = (run.config.get(RUNTIME) or {}).get("concurrency") or []
+    stats.concurrency = [c for c in used if isinstance(c, int)]
+    tables = [ReportTable(title=f"{run.id}: {title}" if i == 0 else title, head=head, rows=body)
+              for i, (title, (head, body)) in enumerate(sections(stats))]
+    tables[0].title += f" ({stats.episodes} finished episodes, {stats.failed} failed)"
+    return Report(tables=tables, files=write_report(run, stats, episodes, out_dir))

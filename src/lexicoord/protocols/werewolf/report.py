@@ -1,0 +1,200 @@
+"""A Werewolf run's report: the games, Table 7, Table 6 with the pseudo-lexicon, and a replay of every game
+(nights and days in order, every event marked with its audience, the term pools as they grew, and each
+player's own view); terminal tables, a figure (PNG, SVG), one HTML page, JSON and CSV."""
+
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+
+from lexicoord.analysis.cells import records_csv, write_csv
+from lexicoord.analysis.figures import _pyplot, save_figure
+from lexicoord.analysis.html import board_table, inline_svg, table
+from lexicoord.analysis.html import page as html_page
+from lexicoord.analysis.numbers import num
+from lexicoord.analysis.report import Report, ReportTable
+from lexicoord.analysis.term_figures import radar
+from lexicoord.analysis.term_functions import WEREWOLF_FUNCTIONS, FunctionProfile, profiles, read_labels
+from lexicoord.core.audience import Viewer, can_see
+from lexicoord.core.events import Event
+from lexicoord.errors import LexicoordError
+from lexicoord.lexicon.events import TermsSharedEvent
+from lexicoord.models.observe import ModelCallEvent
+from lexicoord.models.tokenizer import named_tokenizer
+from lexicoord.protocols.werewolf.events import RoleEvent
+from lexicoord.protocols.werewolf.statistics import Sizes, WerewolfStats, compute, games_from
+from lexicoord.runs.records import EpisodeRecord, RunInfo
+from lexicoord.runs.store import Store
+
+ANNOTATIONS = "term_functions.csv"
+
+
+
+def share(a: int, b: int) -> str:
+    return f"{a}/{b}" + (f" ({100 * a / b:.0f}%)" if b else "")
+
+
+def results_rows(stats: WerewolfStats) -> tuple[list[str], list[list[str]]]:
+    head = ["condition", "games", "wins", "mean days", "saves", "guarded attacks", "checks on wolves",
+            "poisons on wolves", "village votes on wolves", "invalid actions", "calls/game", "tokens/game",
+            "calls/game by phase", "tokens/game by phase"]
+    rows = [[r.condition, str(r.games), ", ".join(f"{k} {v}" for k, v in sorted(r.wins.items())), num(r.mean_days),
+             str(r.saves), str(r.guarded_attacks), share(r.checks_on_wolves, r.checks),
+             share(r.poisons_on_wolves, r.poisons), share(r.village_votes_on_wolves, r.village_votes),
+             str(r.invalid_actions), num(r.mean_calls, ".1f"), num(r.mean_tokens, ".0f"),
+             ", ".join(f"{k} {v:.1f}" for k, v in r.calls_by_phase.items()),
+             ", ".join(f"{k} {v:.0f}" for k, v in r.tokens_by_phase.items())] for r in stats.results]
+    return head, rows
+
+
+def lexical_rows(stats: WerewolfStats) -> tuple[list[str], list[list[str]]]:
+    x = stats.lexical
+    if x is None:
+        return ["metric", "value"], [["COGENT games", "none in this run"]]
+    rows = [
+        ["accepted terms", str(x.accepted_terms)], ["observed reuses", str(x.reuses)],
+        ["uptake (reuses / terms)", num(x.uptake)], [f"final lexicon snapshot tokens ({stats.tokenizer})", str(x.lexicon_tokens)],
+        ["lexicon footprint ratio (lexicon / public log)", num(x.footprint_ratio, ".3f")],
+        ["reuse per 100 lexicon tokens", num(x.reuse_per_100_lexicon_tokens)],
+        ["public terms / reuses", f"{x.public_terms} / {x.public_reuses}"],
+        ["wolf-private terms / reuses", f"{x.wolf_terms} / {x.wolf_reuses}"],
+        ["public reuse share", num(x.public_reuse_share, ".1%") if x.public_reuse_share is not None else "–"],
+        ["public uptake advantage", num(x.public_uptake_advantage) + ("x" if x.public_uptake_advantage else "")],
+        ["terms used in public speech", f"{x.terms_used_in_public} / {x.accepted_terms}"],
+        ["terms used by >= 2 public speakers", f"{x.terms_with_two_public_speakers} / {x.accepted_terms}"],
+        ["avg unique public speakers per term", num(x.mean_public_speakers_per_term, ".3f")],
+        ["public checkpoint persistence", num(x.public_checkpoint_persistence, ".3f")],
+        ["rejected candidates", ", ".join(f"{k} {v}" for k, v in x.rejected.items()) or "none"],
+    ]
+    return ["metric (Table 7)", "value"], rows
+
+
+def matched_rows(stats: WerewolfStats) -> tuple[list[str], list[list[str]]]:
+    head = ["seed", "checkpoint (day)", "public log ORIGIN / COGENT", "personal logs ORIGIN / COGENT",
+            "full-game tokens ORIGIN / COGENT", "pseudo-terms ORIGIN (taken up)", "pseudo-terms COGENT (taken up)"]
+
+    def pair(a: int, b: int) -> str:
+        return f"{a} / {b}" + (f" ({100 * (b / a - 1):+.1f}%)" if a else "")
+
+    def sizes(m: Sizes) -> list[str]:
+        return [pair(m.origin_public, m.cogent_public), pair(m.origin_personal, m.cogent_personal),
+                pair(m.origin_total_tokens, m.cogent_total_tokens), f"{m.origin_pseudo_terms} ({m.origin_pseudo_shared})",
+                f"{m.cogent_pseudo_terms} ({m.cogent_pseudo_shared})"]
+
+    rows = [[str(m.seed), str(m.checkpoint_day), *sizes(m)] for m in stats.matched]
+    if stats.matched_total is not None:  # the paper's figures are these totals
+        total = stats.matched_total
+        rows.append([f"total ({total.pairs} pair{'s' if total.pairs != 1 else ''})", "each pair's", *sizes(total)])
+    return head, rows
+
+
+def function_rows(found: list[FunctionProfile]) -> tuple[list[str], list[list[str]]]:
+    """Table 5: each function's weight (in terms) and share, per pool and over all labelled terms."""
+    head = ["function", *[f"{p.model} pool: terms (share)" for p in found]]
+    rows = [[c, *[f"{p.counts[c]:.2f} ({100 * p.shares[c]:.0f}%)" for p in found]]
+            for c in WEREWOLF_FUNCTIONS.categories]
+    rows.append(["labelled terms (unlabelled)", *[f"{p.terms} ({p.unlabelled})" for p in found]])
+    rows.append(["annotators", *[", ".join(f"{k} {v}" for k, v in p.annotators.items()) for p in found]])
+    return head, rows
+
+
+def _who(event: Event) -> str:
+    a = event.audience
+    return "everyone" if a.public else "moderator only" if a.kind == "agents" and not a.agents else a.describe()
+
+
+def _line(e: Event) -> str:
+    said = e.line() or e.type
+    who = f"{e.agent} " if e.agent else ""
+    return f"{who}{said}"
+
+
+def replay(record: EpisodeRecord, events: list[Event]) -> str:
+    """One game as a page section: the whole record, then what each player saw."""
+    shown = [e for e in events if not isinstance(e, ModelCallEvent) and e.type != "outcome"]
+    items, current = [], None
+    for e in shown:
+        stage = f"{'Night' if e.phase == 'night' else 'Day'} {e.round}" if e.round else "Setup"
+        if stage != current:
+            items.append(f"<li><h4>{html.escape(stage)}</h4></li>")
+            current = stage
+        pool = board_table(e.snapshot) if isinstance(e, TermsSharedEvent) else ""
+        items.append(f"<li><span class=muted>[{html.escape(_who(e))}]</span> {html.escape(_line(e))}{pool}</li>")
+    roles = {e.agent or "": e.role for e in events if isinstance(e, RoleEvent)}
+    wolves = {p for p, r in roles.items() if r == "werewolf"}
+    views = []
+    for player, role in roles.items():
+        viewer = Viewer(name=player, groups=frozenset({"wolves"} if player in wolves else set()))
+        seen = [f"<li>{html.escape(_line(e))}</li>" for e in shown if can_see(viewer, e.audience) and e.type != "ww_over"]
+        views.append(f"<details><summary>{html.escape(player)} ({html.escape(role)}): what they knew</summary>"
+                     f"<ol>{''.join(seen)}</ol></details>")
+    o = record.outcome or {}
+    summary = (f"game {record.spec.get('item', {}).get('id', record.item_id)} · {o.get('condition')} · "
+               f"winner {o.get('winner')} · {o.get('days')} day(s)")
+    return (f"<details><summary>{html.escape(summary)}</summary><ol>{''.join(items)}</ol>"
+            f"<h4>Each player's view</h4>{''.join(views)}</details>")
+
+
+def _figure(stats: WerewolfStats, out_dir: Path) -> list[Path]:
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(5.2, 3.2), dpi=150)
+    conditions = [r.condition for r in stats.results]
+    bottom = [0.0] * len(conditions)
+    for winner, colour in (("villagers", "#3b6ea8"), ("wolves", "#c0504d"), ("draw", "#9aa9bd")):
+        counts = [float(r.wins.get(winner, 0)) for r in stats.results]
+        ax.bar(conditions, counts, bottom=bottom, label=winner, color=colour)
+        bottom = [b + c for b, c in zip(bottom, counts)]
+    ax.set_ylabel("games")
+    ax.set_title("Wins by faction", fontsize=10)
+    ax.legend(fontsize=7, frameon=False)
+    ax.spines[["top", "right"]].set_visible(False)
+    fig.tight_layout()
+    return save_figure(fig, out_dir / "wins")
+
+
+def report(store: Store, run: RunInfo, out_dir: Path, tokenizer: str = "words", annotations: Path | None = None) -> Report:
+    """The Werewolf report of a stored run (registered for ``lexicoord report``); the lexical-function file is
+    read from ``annotations`` or, when there is one, ``OUT_DIR/term_functions.csv``."""
+    rows = list(store.iter_run_events(run.id))
+    games = games_from(rows, named_tokenizer(tokenizer))
+    if not games:
+        raise LexicoordError(f"Run '{run.id}' has no finished Werewolf games yet.")
+    stats = compute(games, sum(1 for r, _ in rows if r.status == "failed"), tokenizer)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "stats.json").write_text(json.dumps(stats.model_dump(mode="json"), indent=2), encoding="utf-8")
+    columns = ["episode_id", "seed", "condition", "winner", "days", "calls", "prompt_tokens", "completion_tokens",
+               "invalid_actions", "saves", "checks_on_wolves", "village_votes_on_wolves", "public_tokens"]
+    records_csv(out_dir / "games.csv", columns, (g.model_dump() for g in games))
+    write_csv(out_dir / "terms.csv", ["episode_id", "term", "pool", "coiner", "day", "reuses", "public_reuses",
+                                      "public_speakers"],
+              ([g.episode_id, t.term, t.pool, t.coiner, t.day, t.reuses, t.public_reuses, " ".join(t.public_speakers)]
+               for g in games for t in g.terms))
+    figure = _figure(stats, out_dir)
+    path = annotations or out_dir / ANNOTATIONS
+    found = profiles(read_labels(path, WEREWOLF_FUNCTIONS), WEREWOLF_FUNCTIONS) if annotations or path.is_file() else []
+    sections = [("Games", results_rows(stats)), ("Lexical grounding (Table 7)", lexical_rows(stats)),
+                ("ORIGIN vs COGENT at matched checkpoints (Table 6)", matched_rows(stats))]
+    figures = [figure]
+    if found:
+        sections.append(("Functions of Werewolf terms (Table 5), from the annotation file", function_rows(found)))
+        figures.append(radar(found, WEREWOLF_FUNCTIONS, out_dir / "functions_radar",
+                             "Functions of Werewolf terms (% of weight, per pool)"))
+    body = (f"<h1>Werewolf: {html.escape(run.id)}</h1><p class=muted>{stats.games} games, {stats.failed} failed · "
+            f"settings {html.escape(json.dumps(run.config, ensure_ascii=False))}. Definitions in the README.</p>"
+            + "".join(f"<h2>{html.escape(t)}</h2>{table(*r)}" for t, r in sections)
+            + "".join(f"<figure>{inline_svg(f[1])}</figure>" for f in figures) + "<h2>Games, replayed</h2>"
+            + "".join(replay(r, ev) for r, ev in rows if r.status == "done"))
+    page = out_dir / "report.html"
+    page.write_text(html_page(f"{run.id}: Werewolf", body), encoding="utf-8")
+    tables = [ReportTable(title=f"{run.id}: games", head=results_rows(stats)[0], rows=results_rows(stats)[1]),
+              ReportTable(title="lexical grounding (Table 7)", head=lexical_rows(stats)[0], rows=lexical_rows(stats)[1])]
+    if stats.matched:
+        tables.append(ReportTable(title="matched checkpoints (Table 6)", head=matched_rows(stats)[0],
+                                  rows=matched_rows(stats)[1]))
+    if found:
+        tables.append(ReportTable(title="functions of Werewolf terms (Table 5)", head=function_rows(found)[0],
+                                  rows=function_rows(found)[1]))
+    return Report(tables=tables, files={"html": page, "json": out_dir / "stats.json", "csv": out_dir / "games.csv",
+                                        "terms": out_dir / "terms.csv", "wins (png)": figure[0],
+                                        **({"functions radar (png)": figures[1][0]} if found else {})})

@@ -1,0 +1,20 @@
+"""Same word: every seat names a thing in one word, unseen by the others; all alike wins."""
+
+from same_word_game.rules import SameWord, SameWordOutcome, SameWordSettings
+
+__all__ = ["SameWord", "SameWordOutcome", "SameWordSettings", "register"]
+
+
+def register() -> None:
+    from lexicoord.core.registry import ProtocolEntry, register_protocol
+
+    register_protocol(ProtocolEntry(
+        name="same-word",
+        title="Same word: name a thing alike",
+        summary="Same word: every seat names a thing in one word, unseen; all alike wins",
+        protocol=SameWord,
+        statistics="same_word_game.report:statistics",
+        report="same_word_game.report:report",
+        room="same_word_game.room:SameWordRoom",
+        cli="same_word_game.cli:app",
+    ))

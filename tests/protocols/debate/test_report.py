@@ -1,0 +1,86 @@
+"""The debate study's report on its LLM judge: not configured, answered, or failed (and never confused)."""
+
+import json
+
+from lexicoord.core.spec import AgentSpec
+from lexicoord.models import Model, get_model
+from lexicoord.models.pool import ModelPool
+from lexicoord.models.providers.scripted import ScriptedProvider
+from lexicoord.protocols.debate import DebateStudy
+from lexicoord.protocols.debate.report import judge_rows, write_report
+from lexicoord.protocols.debate.statistics import episodes_from, statistics
+from lexicoord.runs.grid import grid
+from lexicoord.runs.runner import Runner
+from lexicoord.runs.store import Store
+from lexicoord.tasks.instructions import generated_instructions
+from tests.conftest import free_port
+
+ITEMS = [i.as_task() for i in generated_instructions(1, seed=0)]  # one pair per type: 3 ambiguous, 3 twins
+
+
+def asker(messages, config):
+    """Calls everything ambiguous and asks how many; as a judge, says "yes" about the numerical item only,
+    and answers the other two in words no reader can take for yes or no."""
+    if config.choices:
+        prompt = messages[-1].content
+        return "yes" if "multiple yellow blocks" in prompt else "Hmm, it depends on the scene."
+    return {"reasoning": "Vague.", "verdict": "ambiguous", "question": "How many blocks?"}
+
+
+async def run(tmp_path, judge: str | None, judge_model: Model | None = None):
+    pool = ModelPool(cache=False)
+    pool.add(Model(ScriptedProvider("ask", asker)), "scripted/ask")
+    if judge_model is not None and judge is not None:
+        pool.add(judge_model, judge)
+    settings = {"condition": "single", **({"judge": judge} if judge else {})}
+    episodes = grid(ITEMS, [[AgentSpec(name="a", model="scripted/ask")]], settings=[settings])
+    store = Store(str(tmp_path / "j.db"))
+    await Runner(store, DebateStudy(), models=pool).run("j", episodes)
+    rows = list(store.iter_run_events("j"))
+    assert all(r.status == "done" for r, _ in rows), "a failing judge never fails the episode it judges"
+    return store, rows
+
+
+def report(tmp_path, store, rows):
+    stats, episodes = statistics(rows), episodes_from(rows)
+    paths = write_report(store.run("j"), stats, episodes, tmp_path / "out")
+    return stats, dict(judge_rows(stats)[1]), paths["html"].read_text(), json.loads(paths["json"].read_text())
+
+
+async def test_a_judge_that_cannot_be_reached_is_reported_as_failed_never_as_not_used(tmp_path) -> None:
+    url = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
+    closed = get_model("openai-compatible/judge", cache=False, base_url=url, max_retries=0, backoff_initial=0.01)
+    store, rows = await run(tmp_path, "openai-compatible/judge", closed)
+    stats, shown, page, saved = report(tmp_path, store, rows)
+    assert stats.judge is not None and stats.judge.asked == 3 and stats.judge.failed == 3
+    assert stats.judge.judged == 0 and stats.judge.agree.n == 0
+    assert shown["LLM judge"] == "openai-compatible/judge"
+    assert shown["judge failed (no verdict; in no rate)"].startswith("3 of 3 questions")
+    assert "127.0.0.1" in shown["judge failed (no verdict; in no rate)"], "the reason is given"
+    assert "not used" not in " ".join(shown.values())
+    assert saved["judge"]["failed"] == 3 and saved["judge"]["asked"] == 3
+    assert "the judge failed" in page and "does not ask about it" not in page
+    assert "not used in this run" not in page
+
+
+async def test_a_judge_that_answers_some_questions_unreadably_counts_them_apart(tmp_path) -> None:
+    store, rows = await run(tmp_path, "scripted/ask")
+    stats, shown, page, saved = report(tmp_path, store, rows)
+    judge = stats.judge
+    assert judge is not None and (judge.asked, judge.failed, judge.judged) == (3, 2, 1)
+    # The one answer given ("yes" on the numerical item) agrees with the rule; the two failures are no "no".
+    assert judge.agree.k == 1 and judge.agree.n == 1
+    assert shown["judge failed (no verdict; in no rate)"].startswith("2 of 3 questions")
+    assert shown["answers judged by rule and judge (right-slot measure)"] == "1 of 3 questions (2 failed)"
+    assert shown["agreement"] == "100.0% (1/1)"
+    assert page.count("the judge failed") == 2 and page.count("judge: asks about the ambiguity") == 1
+    assert "does not ask about it" not in page
+    [failed] = [e for e in episodes_from(rows) if e.item_id == "attribute-000/ambiguous"]
+    assert failed.judge is None and failed.judge_failure
+
+
+async def test_a_run_without_a_judge_says_so(tmp_path) -> None:
+    store, rows = await run(tmp_path, None)
+    stats, shown, page, saved = report(tmp_path, store, rows)
+    assert stats.judge is None and saved["judge"] is None
+    assert shown == {"LLM judge": "not used in this run (debate run --judge MODEL)"}
