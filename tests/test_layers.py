@@ -4,6 +4,8 @@ generic room imports no protocol. Read from the source's own import statements."
 from __future__ import annotations
 
 import ast
+import inspect
+import re
 from pathlib import Path
 
 import pytest
@@ -102,3 +104,60 @@ def test_runs_draw_nothing(path: Path) -> None:
         elif isinstance(node, ast.Import):
             found |= {a.name for a in node.names}
     assert not {m for m in found if m.split(".")[0] == "rich"}, f"{path.name} imports {sorted(found)}"
+
+
+def runtime_imports(path: Path) -> set[str]:
+    """The ``lexicoord`` modules a file imports when it runs (at module level or in a function), leaving out
+    ``if TYPE_CHECKING:`` blocks, which name types for the checker and import nothing."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skipped: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            skipped |= {id(n) for stmt in node.body for n in ast.walk(stmt)}
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("lexicoord"):
+            found.add(node.module)
+            found |= {f"{node.module}.{a.name}" for a in node.names}
+        elif isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.startswith("lexicoord")}
+    return found
+
+
+def module_name(path: Path) -> str:
+    return ".".join(("lexicoord", *path.relative_to(SRC).with_suffix("").parts)).removesuffix(".__init__")
+
+
+def test_the_web_package_has_no_import_cycle() -> None:
+    """The room, its adapters' contract and the app import one way (the room once imported the adapters' base,
+    which imported the room back)."""
+    modules = {module_name(p): p for p in files("web")}
+    graph = {name: {m for m in runtime_imports(path) if m in modules and m != name} for name, path in modules.items()}
+    done: set[str] = set()
+
+    def visit(name: str, trail: list[str]) -> None:
+        if name in trail:
+            cycle = trail[trail.index(name):] + [name]
+            pytest.fail("import cycle: " + " -> ".join(cycle))
+        if name in done:
+            return
+        for nxt in sorted(graph[name]):
+            visit(nxt, [*trail, name])
+        done.add(name)
+
+    for name in sorted(graph):
+        visit(name, [])
+
+
+def test_a_room_adapter_implements_at_most_six_calls() -> None:
+    """The seam between the room and a protocol: the calls the room makes of an adapter, each protocol's
+    implementation of them, and nothing the room calls besides (its settings model holds the form's concerns)."""
+    from lexicoord.web.adapters.base import RoomAdapter
+
+    calls = {name for name, value in vars(RoomAdapter).items() if inspect.isfunction(value) and not name.startswith("_")}
+    assert calls == {"start", "move", "watch", "view", "summary", "export"}, calls
+    room = (SRC / "web" / "room.py").read_text(encoding="utf-8") + (SRC / "web" / "app.py").read_text(encoding="utf-8")
+    used = set(re.findall(r"\.adapter\.(\w+)\(", room))
+    assert used <= calls, f"the room calls more of its adapter than the contract: {sorted(used - calls)}"

@@ -38,16 +38,22 @@ def test_each_built_in_report_can_be_found() -> None:
         bare.load("room")
 
 
-def test_a_registered_protocol_is_listed(monkeypatch) -> None:
+@pytest.fixture
+def echo_removed():
+    """The test registers a protocol; take it out again so later tests see the installed protocols only."""
+    yield
     from lexicoord.core import registry
 
+    registry._protocols.pop("echo-test", None)
+
+
+def test_a_registered_protocol_is_listed(echo_removed) -> None:
     class Echo(Protocol):
         name = "echo-test"
 
         async def play(self, ctx):  # pragma: no cover - never played here
             raise NotImplementedError
 
-    monkeypatch.setattr(registry, "_protocols", dict(registry.protocols()))
     register_protocol(ProtocolEntry(name="echo-test", summary="a test protocol", protocol=Echo))
     assert get_protocol("echo-test").protocol is Echo and "echo-test" in protocols()
     with pytest.raises(ConfigError, match="known: .*echo-test"):

@@ -55,6 +55,8 @@ async def test_the_example_registers_and_plays_by_its_rules(tmp_path, registry_r
     [(first, events)] = list(runner.store.iter_run_events("w"))
     [(second, _)] = list(runner.store.iter_run_events("w2"))
     assert first.outcome == {"agreed": True, "words": {"a": "hammer", "b": "hammer"}}
+    back = game.SameWord.outcome_of(first)  # the example's declared outcome type, read back from the store
+    assert type(back) is game.SameWordOutcome and back.words == {"a": "hammer", "b": "hammer"}
     assert second.outcome is not None and second.outcome["agreed"] is False
     said = [e for e in events if isinstance(e, MessageEvent)]
     assert {e.agent for e in said} == {"a", "b"}

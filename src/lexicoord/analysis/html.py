@@ -1,41 +1,58 @@
-"""Self-contained HTML report pages: every reported text escaped, figures inlined, no external file."""
+"""Self-contained HTML report pages, rendered through Jinja2 with autoescape on.
+
+Every text a page shows (a run's name, an item, a model's reply, a coined term, a player's speech) comes
+from people or models, so none of it may become markup: the templates escape every value they are given.
+The page shell with its inline CSS, the table, the figure and the term board are shared templates in
+``lexicoord/analysis/templates``; each protocol's page (``templates/report.html`` in the protocol's own
+package) extends the shell. A page loads nothing from outside: its style is inline and its figures are
+inlined SVG, so one file is the whole report.
+"""
 
 from __future__ import annotations
 
-import html
-from collections.abc import Sequence
+import re
+from functools import cache
 from pathlib import Path
 from typing import Any
 
-STYLE = """
-body { font-family: system-ui, sans-serif; max-width: 64rem; margin: 2rem auto; padding: 0 1rem; color: #222; }
-table { border-collapse: collapse; margin: 1rem 0; font-size: 0.9rem; }
-th, td { border: 1px solid #ccc; padding: 0.3rem 0.6rem; text-align: left; vertical-align: top; }
-th { background: #f3f3f3; } svg { max-width: 100%; height: auto; } .muted { color: #666; }
-.warning { color: #8a4b00; background: #fff4e0; padding: .3em .6em; }
-figure { display: inline-block; width: 31rem; max-width: 100%; margin: 0.5rem; } pre { white-space: pre-wrap; }
-"""
+from jinja2 import ChoiceLoader, Environment, PackageLoader, StrictUndefined
+from markupsafe import Markup
+
+from lexicoord.errors import LexicoordError
+
+#: The package whose ``templates`` folder holds the shared pieces (``page.html``, ``macros.html``).
+SHARED = "lexicoord.analysis"
+#: What matplotlib writes into every SVG it saves (its creator, in the file's metadata).
+_MATPLOTLIB = re.compile(r"<dc:title>Matplotlib v[0-9]")
 
 
-def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    head = "".join(f"<th>{html.escape(str(h))}</th>" for h in headers)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row) + "</tr>" for row in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+@cache
+def environment(package: str) -> Environment:
+    """The templates of ``package`` (its ``templates`` folder), then the shared ones, escaping every value.
+
+    Undefined names fail rather than render as nothing, so a page never silently drops what it should say.
+    """
+    loaders = [PackageLoader(package, "templates")] if package != SHARED else []
+    return Environment(loader=ChoiceLoader([*loaders, PackageLoader(SHARED, "templates")]), autoescape=True,
+                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
 
 
-def board_table(snapshot: Sequence[dict[str, Any]]) -> str:
-    """A term board's snapshot (as a ``terms_shared`` event holds it) as a table; empty when it is empty."""
-    rows = [[x.get("term", ""), x.get("definition", ""), (x.get("provenance") or {}).get("agent", "")] for x in snapshot]
-    return table(["term", "definition", "coined by"], rows) if rows else ""
+def render(package: str, template: str = "report.html", **context: Any) -> str:
+    """A whole page: ``template`` of ``package`` rendered with ``context``, every value escaped."""
+    return environment(package).get_template(template).render(**context)
 
 
-def inline_svg(path: Path) -> str:
-    """An SVG file's ``<svg>`` element, without the XML prologue, to place in a page."""
+def inline_svg(path: Path) -> Markup:
+    """A figure's ``<svg>`` element, without the XML prologue, to place in a page as it is.
+
+    This is the only content a report takes unescaped, and only a figure of our own plotting: matplotlib
+    wrote it (every figure goes through :func:`lexicoord.analysis.figures.save_figure`), and matplotlib's
+    SVG writer escapes every text it places (tick labels, titles, legends and the comments naming them), so
+    a model's or a person's words on a figure cannot become markup. A file that matplotlib did not write
+    is refused rather than trusted.
+    """
     text = path.read_text(encoding="utf-8")
-    return text[text.find("<svg"):]
-
-
-def page(title: str, body: str) -> str:
-    """A whole page; ``title`` is escaped here, ``body`` must be built from escaped parts."""
-    return (f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>\n'
-            f"<style>{STYLE}</style></head><body>\n{body}\n</body></html>\n")
+    start = text.find("<svg")
+    if start < 0 or not _MATPLOTLIB.search(text):
+        raise LexicoordError(f"{path} is not a figure written by matplotlib; a report inlines only its own figures.")
+    return Markup(text[start:])  # safe by matplotlib's own escaping, as said above

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -11,8 +12,19 @@ from rich.markup import escape
 
 from lexicoord.analysis.term_annotator import annotate_file
 from lexicoord.analysis.term_functions import Codebook, TermLabel
-from lexicoord.cli.options import cache_setting, out_file_option, parse_options, run_async
+from lexicoord.cli.options import (
+    DbOption,
+    ModelOptions,
+    NoCacheOption,
+    cache_setting,
+    out_file_option,
+    parse_options,
+    protocol_run,
+    run_async,
+)
 from lexicoord.models.pool import ModelPool
+from lexicoord.runs.names import report_folder
+from lexicoord.runs.store import Store
 
 console = Console()
 ModelArg = Annotated[str, typer.Option("--model", "-m", help="The annotating model.")]
@@ -37,3 +49,30 @@ def annotate_terms(path: Path, labels: list[TermLabel], contexts: dict[int | Non
     fresh, kept = run_async(go())
     console.print(f"{fresh} term(s) annotated, {kept} kept as they were: {escape(str(path))}\n"
                   f"edit the weights and the annotator column, then: {escape(then)}", highlight=False)
+
+
+#: What a protocol gives the command: each accepted term's label, and the task each episode's terms were coined on.
+TermsOf = Callable[[Store, str], tuple[list[TermLabel], dict[int | None, str]]]
+
+
+def annotate_command(protocol: str, codebook: Codebook, terms_of: TermsOf, annotations: str,
+                     summary: str) -> Callable[..., None]:
+    """The ``annotate`` command of a protocol that coins terms (COGENT, Werewolf): one shape, its own terms."""
+
+    def annotate(
+        run_id: Annotated[str, typer.Argument(help="Run name (or a unique prefix).")],
+        model: ModelArg = "local/smollm2-135m",
+        out: OutArg = None,
+        concurrency: ConcurrencyArg = 4,
+        db: DbOption = None,
+        no_cache: NoCacheOption = False,
+        option: ModelOptions = None,
+    ) -> None:
+        store = Store(db)
+        run = protocol_run(store, run_id, protocol)
+        labels, contexts = terms_of(store, run.id)
+        annotate_terms(out or report_folder(run.id) / annotations, labels, contexts, codebook, model, concurrency,
+                       no_cache, option, f"lexicoord {protocol} report {run.id}")
+
+    annotate.__doc__ = summary
+    return annotate

@@ -14,7 +14,7 @@ from lexicoord.cli.lineup import lineup_from
 from lexicoord.cli.options import DbOption, NoCacheOption, cache_setting, run_async, run_name_option
 from lexicoord.errors import ConfigError
 from lexicoord.models.pool import ModelPool
-from lexicoord.protocols.coordination import CoordinationGame, CoordinationOutcome
+from lexicoord.protocols.coordination import CoordinationGame
 from lexicoord.protocols.coordination.terminal import print_game
 from lexicoord.runs.grid import grid
 from lexicoord.runs.runner import Runner
@@ -61,7 +61,7 @@ def demo(
         if episode.status != "done":
             console.print(f"[red]The game failed to run:[/red] {escape(episode.error or '')}")
             raise typer.Exit(1)
-        print_game(events, CoordinationOutcome.model_validate(episode.outcome))
+        print_game(events, CoordinationGame.outcome_of(episode))
     console.print(
         f"[dim]{summary.model_calls} model calls, {summary.prompt_tokens + summary.completion_tokens} tokens,"
         f" {summary.wall_time:.1f} s. Recorded as run {run_id}: lexicoord runs show {run_id} --transcript[/dim]"

@@ -117,7 +117,6 @@ def serve(
     from lexicoord.web.app import create_app
     from lexicoord.web.guard import ConnectionGuard, connection_budget
     from lexicoord.web.hosts import EVERY_INTERFACE, proxy_addresses, served_hosts
-    from lexicoord.web.registry import adapter_for
     from lexicoord.web.services import Services
 
     hosts = served_hosts(host, allowed_host or [])
@@ -133,7 +132,7 @@ def serve(
                         model_names=models, default_agents=agents, protocols=offered,
                         benchmarks=load_benchmarks(benchmark or []))
     for name in offered:
-        adapter_for(name, services)  # a protocol without a room is one clear error now
+        services.adapter(name)  # a protocol without a room is one clear error now
     check_port(host, port)  # a port in use is one sentence now, not uvicorn's errno after the start-up lines
     app = create_app(services, http_rate=join_rate, allowed_hosts=hosts, idle_close=close_idle_after * 60 or None,
                      unused_close=close_unused_after * 60 or None, rooms_per_address=rooms_per_address)

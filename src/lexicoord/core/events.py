@@ -12,17 +12,13 @@ reads back as plain :class:`Event` with all its fields kept.
 
 from __future__ import annotations
 
-import logging
-import threading
 import time
-from importlib.metadata import entry_points
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from lexicoord.core.audience import EVERYONE, Audience
-
-log = logging.getLogger(__name__)
+from lexicoord.core.plugins import Registry
 
 #: Entry-point group of modules that define event types outside a protocol (the model layer's calls).
 EVENTS_GROUP = "lexicoord.events"
@@ -51,47 +47,33 @@ class Event(BaseModel):
 
 
 E = TypeVar("E", bound=Event)
-_types: dict[str, type[Event]] = {}
-_loaded = False
-_loading = threading.RLock()
+_types: Registry[type[Event]] = Registry("event type", EVENTS_GROUP, call=False)
 
 
 def event_type(cls: type[E]) -> type[E]:
     """Register an event class under its ``type`` default so the store can read it back."""
-    name = cls.model_fields["type"].default
-    _types[name] = cls
+    _types.register(cls.model_fields["type"].default, cls)
     return cls
 
 
 def load_event_types() -> None:
     """Import every installed protocol and event module once, so that each registers its event types."""
-    global _loaded
-    if _loaded:
-        return
-    with _loading:  # the store reads on worker threads: the first to come loads, the others wait for it
-        if _loaded:
-            return
-        from lexicoord.core.registry import load_protocols
+    from lexicoord.core.registry import load_protocols
 
-        load_protocols()
-        for ep in entry_points(group=EVENTS_GROUP):
-            try:
-                ep.load()
-            except Exception as exc:  # one broken plugin must not stop the store reading the rest
-                log.warning("event types from %s could not be loaded: %s", ep.value, exc)
-        _loaded = True
+    load_protocols()
+    _types.load()
 
 
 def registered_types() -> dict[str, type[Event]]:
     load_event_types()
-    return dict(_types)
+    return dict(_types.entries)
 
 
 def event_from_dict(data: dict[str, Any]) -> Event:
     kind = data.get("type", "")
-    if kind not in _types:
+    if kind not in _types.entries:  # a type already known reads back without importing every plugin
         load_event_types()
-    return _types.get(kind, Event).model_validate(data)
+    return _types.entries.get(kind, Event).model_validate(data)
 
 
 @event_type

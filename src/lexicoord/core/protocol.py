@@ -3,24 +3,56 @@
 A protocol owns the rules (turns, convergence, termination, who may see what)
 and nothing else: it neither stores nor prints. It receives an
 :class:`~lexicoord.core.context.EpisodeContext` and returns its typed outcome.
+
+A protocol is generic over the three types it deals in, ``Protocol[ItemT, SettingsT, OutcomeT]``: what
+``ctx.item`` holds, its settings model and its outcome model. ``play`` returns ``OutcomeT``, and
+:meth:`Protocol.outcome_of` reads a stored episode's outcome back as ``OutcomeT``, so statistics get the
+outcome the rules returned, checked against the same model, without a cast. A subclass that names no
+types (``class Echo(Protocol)``) gets the defaults: a dict item, and any ``BaseModel`` for settings and
+outcome.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import ClassVar
+from collections.abc import Mapping
+from typing import Any, ClassVar, Generic
+from typing import Protocol as Structural
 
 from pydantic import BaseModel
+from typing_extensions import TypeVar
 
 from lexicoord.core.context import EpisodeContext, SeatMaker
 
+#: What ``ctx.item`` holds for the protocol. Every built-in's items are ``dict[str, Any]``: the episode spec
+#: carries an item as the task dumped it, and the rules read its keys.
+ItemT = TypeVar("ItemT", covariant=True, default=dict[str, Any])
+SettingsT = TypeVar("SettingsT", bound=BaseModel, covariant=True, default=BaseModel)
+OutcomeT = TypeVar("OutcomeT", bound=BaseModel, covariant=True, default=BaseModel)
+ModelT = TypeVar("ModelT", bound=BaseModel)
 
-class Protocol(ABC):
-    """Subclasses set ``name``, ``settings_model`` and ``outcome_model`` and implement :meth:`play`."""
+
+class StoredEpisode(Structural):
+    """Anything that carries a stored outcome, as the store's episode record does (``None``: none)."""
+
+    @property
+    def outcome(self) -> Mapping[str, Any] | None: ...
+
+
+class _AnyModels:
+    """The models of a protocol that names none: any pydantic model passes (the base of every protocol)."""
+
+    settings_model: type[BaseModel] = BaseModel
+    outcome_model: type[BaseModel] = BaseModel
+
+
+class Protocol(_AnyModels, ABC, Generic[ItemT, SettingsT, OutcomeT]):
+    """Subclasses name their types (``Protocol[dict[str, Any], MySettings, MyOutcome]``), set ``name``,
+    ``settings_model`` and ``outcome_model`` to those models, and implement :meth:`play`."""
 
     name: ClassVar[str]
-    settings_model: ClassVar[type[BaseModel]] = BaseModel
-    outcome_model: ClassVar[type[BaseModel]] = BaseModel
+    settings_model: type[SettingsT]
+    outcome_model: type[OutcomeT]
     #: Seat kinds of this protocol's own (``simulated`` ...), besides the platform's ``llm`` and ``human``.
     seat_kinds: ClassVar[dict[str, SeatMaker]] = {}
     #: Long episodes: a campaign journals every answer as it comes, so an episode killed mid-way resumes where
@@ -28,5 +60,25 @@ class Protocol(ABC):
     journal: ClassVar[bool] = False
 
     @abstractmethod
-    async def play(self, ctx: EpisodeContext) -> BaseModel:
+    async def play(self, ctx: EpisodeContext) -> OutcomeT:
         """Run one episode; return its outcome. Raising marks the episode failed."""
+
+    def settings_of(self, ctx: EpisodeContext) -> SettingsT:
+        """The episode's settings, checked against ``settings_model`` (a bad value raises, failing the episode)."""
+        return _named(type(self), self.settings_model, "settings").model_validate(ctx.settings)
+
+    @classmethod
+    def outcome_of(cls, episode: StoredEpisode) -> OutcomeT:
+        """A stored episode's outcome as ``outcome_model``, the type :meth:`play` returned.
+
+        Stored outcomes are JSON, so they are checked again on the way back: a stored outcome that no longer
+        fits the model (or a missing one) raises pydantic's ``ValidationError``, which names the field.
+        """
+        return _named(cls, cls.outcome_model, "outcome").model_validate(episode.outcome)
+
+
+def _named(protocol: type[Protocol[Any, Any, Any]], model: type[ModelT], what: str) -> type[ModelT]:
+    """``model``, when the protocol named one: plain ``BaseModel`` accepts any model but can read none."""
+    if model is BaseModel:
+        raise TypeError(f"{protocol.__name__} names no {what} model to read its {what} as.")
+    return model

@@ -13,18 +13,15 @@ from another distribution gets all of them with no line of lexicoord changed.
 
 from __future__ import annotations
 
-import logging
-import threading
 from importlib import import_module
-from importlib.metadata import entry_points
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from lexicoord.core.plugins import Registry
 from lexicoord.core.protocol import Protocol
 from lexicoord.errors import ConfigError
 
-log = logging.getLogger(__name__)
 PROTOCOLS_GROUP = "lexicoord.protocols"
 
 
@@ -59,47 +56,27 @@ class ProtocolEntry(BaseModel):
         return getattr(import_module(module), attr)
 
 
-_protocols: dict[str, ProtocolEntry] = {}
-_failed: dict[str, str] = {}
-_loaded = False
-_loading = threading.RLock()
+_registry: Registry[ProtocolEntry] = Registry("protocol", PROTOCOLS_GROUP)
+#: The registered protocols themselves (not a copy), as they stand: plugins loaded or not.
+_protocols = _registry.entries
 
 
 def register_protocol(entry: ProtocolEntry) -> None:
-    _protocols[entry.name] = entry
+    _registry.register(entry.name, entry)
 
 
 def load_protocols() -> None:
     """Run every installed ``register()`` once; one that fails is noted and the others still load."""
-    global _loaded
-    if _loaded:
-        return
-    with _loading:
-        if _loaded:
-            return
-        for ep in entry_points(group=PROTOCOLS_GROUP):
-            try:
-                ep.load()()
-            except Exception as exc:  # a broken plugin must not take the built-ins down with it
-                _failed[ep.name] = f"{type(exc).__name__}: {exc}"
-                log.warning("protocol plugin %s failed to load: %s", ep.name, exc)
-        _loaded = True
+    _registry.load()
 
 
 def protocols() -> dict[str, ProtocolEntry]:
-    load_protocols()
-    return dict(_protocols)
+    return _registry.all()
 
 
 def failed_protocols() -> dict[str, str]:
-    load_protocols()
-    return dict(_failed)
+    return _registry.failed()
 
 
 def get_protocol(name: str) -> ProtocolEntry:
-    load_protocols()
-    try:
-        return _protocols[name]
-    except KeyError:
-        known = ", ".join(sorted(_protocols)) or "none"
-        raise ConfigError(f"No protocol '{name}' is installed; known: {known}.") from None
+    return _registry.get(name)

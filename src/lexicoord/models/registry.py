@@ -10,16 +10,15 @@ listing providers never loads llama.cpp.
 from __future__ import annotations
 
 import inspect
-import logging
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
 from lexicoord import paths
+from lexicoord.core.plugins import Registry
 from lexicoord.errors import ConfigError, UnknownProviderError
 from lexicoord.models.cache import ResponseCache
 from lexicoord.models.model import Model
@@ -28,8 +27,6 @@ from lexicoord.models.types import GenerateConfig
 
 ProviderFactory = Callable[..., Provider]
 """``factory(model_name, **options) -> Provider``."""
-
-log = logging.getLogger(__name__)
 
 ENTRY_POINT_GROUP = "lexicoord.providers"
 _MODEL_OPTIONS = {"timeout", "max_retries", "timeout_retries", "backoff_initial", "backoff_max", "max_concurrency",
@@ -45,8 +42,10 @@ class ProviderInfo:
     details: dict[str, str] = field(default_factory=dict)
 
 
-_providers: dict[str, ProviderInfo] = {}
-_entry_points_loaded = False
+plugin_errors: list[str] = []
+"""One sentence per provider plugin that failed to load (shown by ``lexicoord models``)."""
+
+_providers: Registry[ProviderInfo] = Registry("provider", ENTRY_POINT_GROUP, on_failure=plugin_errors.append)
 
 
 def register_provider(
@@ -60,30 +59,11 @@ def register_provider(
     """Make ``name/...`` specs resolve through ``factory``. A later registration replaces an earlier one."""
     if not name or "/" in name:
         raise ValueError(f"provider name must be non-empty and contain no '/': {name!r}")
-    _providers[name] = ProviderInfo(name, factory, description, list(examples or []), dict(details or {}))
-
-
-plugin_errors: list[str] = []
-"""One sentence per provider plugin that failed to load (shown by ``lexicoord models``)."""
-
-
-def _load_entry_points() -> None:
-    global _entry_points_loaded
-    if _entry_points_loaded:
-        return
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        try:
-            ep.load()()
-        except Exception as exc:  # a broken plugin must not take the others down
-            message = f"The provider plugin '{ep.name}' ({ep.value}) failed to load: {type(exc).__name__}: {exc}."
-            plugin_errors.append(message)
-            log.warning(message)
-    _entry_points_loaded = True
+    _providers.register(name, ProviderInfo(name, factory, description, list(examples or []), dict(details or {})))
 
 
 def list_providers() -> list[ProviderInfo]:
-    _load_entry_points()
-    return sorted(_providers.values(), key=lambda p: p.name)
+    return sorted(_providers.all().values(), key=lambda p: p.name)
 
 
 def parse_spec(spec: str) -> tuple[str, str]:
@@ -99,11 +79,8 @@ def parse_spec(spec: str) -> tuple[str, str]:
 
 def get_provider(spec: str, **options: Any) -> Provider:
     name, model_name = parse_spec(spec)
-    _load_entry_points()
-    info = _providers.get(name)
-    if info is None:
-        known = ", ".join(sorted(_providers)) or "none"
-        raise UnknownProviderError(f"Unknown provider '{name}' in '{spec}'; known providers: {known}.")
+    info = _providers.get(
+        name, lambda known: UnknownProviderError(f"Unknown provider '{name}' in '{spec}'; known providers: {known}."))
     try:
         return info.factory(model_name, **options)
     except TypeError:

@@ -23,9 +23,10 @@ from pydantic import BaseModel, Field, ValidationError
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from lexicoord.errors import LexicoordError
+from lexicoord.web.errors import RoomError
 from lexicoord.web.ratelimit import AddressLimiter
-from lexicoord.web.registry import ROOMS_PER_ADDRESS, Rooms, adapter_for
-from lexicoord.web.room import Room, RoomError
+from lexicoord.web.registry import ROOMS_PER_ADDRESS, Rooms
+from lexicoord.web.room import Room
 from lexicoord.web.services import Services
 from lexicoord.web.socket import play
 from lexicoord.web.viewer import viewer_routes
@@ -153,7 +154,7 @@ def create_app(services: Services, *, http_rate: float = 2.0, http_burst: float 
     async def adapter_script(protocol: str) -> FileResponse:
         """The page's part for a protocol this server offers (never a path: only a registered adapter's file)."""
         try:
-            script = adapter_for(protocol, services).script
+            script = services.adapter(protocol).script
         except LexicoordError:
             script = None
         if script is None:
@@ -186,7 +187,7 @@ def create_app(services: Services, *, http_rate: float = 2.0, http_burst: float 
     @app.get("/api/rooms/{code}")
     async def describe(code: str, request: Request) -> Any:
         room = find(request, code)
-        public = room.public()
+        public = room.public().model_dump(mode="json")
         return {k: public.get(k) for k in ("code", "protocol", "mode", "phase", "leader", "people", "agents", "games")}
 
     @app.post("/api/rooms/{code}/join")
@@ -201,13 +202,13 @@ def create_app(services: Services, *, http_rate: float = 2.0, http_burst: float 
     @app.get("/api/rooms/{code}/export.json")
     async def export_json(code: str, request: Request) -> Any:
         room = find(request, code)
-        body = await room.adapter.export_json()
+        body = await room.adapter.export("json")
         return JSONResponse(body, headers={"Content-Disposition": f'attachment; filename="{room.run_id}.json"'})
 
     @app.get("/api/rooms/{code}/export.csv")
     async def export_csv(code: str, request: Request) -> Any:
         room = find(request, code)
-        return Response(await room.adapter.export_csv(), media_type="text/csv; charset=utf-8",
+        return Response(await room.adapter.export("csv"), media_type="text/csv; charset=utf-8",
                         headers={"Content-Disposition": f'attachment; filename="{room.run_id}.csv"'})
 
     @app.websocket("/ws/{code}")

@@ -7,9 +7,7 @@ from the token given in ``hello``: no message can name another player. The
 messages here are every room's; a protocol's room adapter adds its own moves
 (:attr:`lexicoord.web.adapters.base.RoomAdapter.messages`), parsed the same way.
 
-Server to browser: ``welcome`` (your seat), ``state`` (the room as you may see
-it, after every change), ``stats`` (statistics and history, after every game),
-``error`` (``code`` and ``message``), ``pong``.
+What the server sends back is typed in :mod:`lexicoord.web.frames`.
 """
 
 from __future__ import annotations
@@ -66,6 +64,13 @@ class Ping(Inbound):
 
 
 ROOM_MESSAGES: tuple[type[Inbound], ...] = (Hello, Start, EndGame, Drop, HandOver, TakeLead, Ping)
+
+
+class Restarted(Inbound):
+    """Not a browser's: the room tells its adapter it came back after a restart in a phase of the adapter's own
+    (never parsed from a frame, since it is in no table :func:`parse` reads)."""
+
+    type: Literal["restarted"] = "restarted"
 
 
 class BadMessage(ValueError):

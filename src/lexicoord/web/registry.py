@@ -18,11 +18,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from lexicoord.core.registry import get_protocol
-from lexicoord.errors import ConfigError
 from lexicoord.web.adapters.base import RoomAdapter
+from lexicoord.web.errors import RoomError
 from lexicoord.web.ratelimit import address_key
-from lexicoord.web.room import Room, RoomError
+from lexicoord.web.room import Room
 from lexicoord.web.services import Services
 from lexicoord.web.settings import RoomSettings
 from lexicoord.web.socket import ROOM_CLOSED
@@ -38,21 +37,10 @@ ROOMS_PER_ADDRESS = 20
 CLOSE_GRACE = 10.0
 
 
-def adapter_for(protocol: str, services: Services) -> type[RoomAdapter]:
-    """The live-room adapter of ``protocol``, if the operator offers it and it has one."""
-    if protocol not in services.protocols:
-        raise ConfigError(f"This server does not offer '{protocol}' rooms; choose one of: {', '.join(services.protocols)}.")
-    entry = get_protocol(protocol)
-    if not entry.room:
-        raise ConfigError(f"Protocol '{protocol}' cannot be played in a live room.")
-    adapter: type[RoomAdapter] = entry.load("room")
-    return adapter
-
-
 def room_settings(body: dict[str, Any], services: Services) -> tuple[RoomSettings, type[RoomAdapter]]:
     """A creation request checked against the protocol's own settings model (``ValidationError`` if bad)."""
     protocol = body.get("protocol", "coordination")
-    adapter = adapter_for(protocol if isinstance(protocol, str) else "", services)
+    adapter = services.adapter(protocol if isinstance(protocol, str) else "")
     return adapter.settings_model.model_validate(body), adapter
 
 
@@ -75,21 +63,20 @@ class Rooms:
             raise RoomError("too_many_rooms", f"Rooms opened from your address are limited to {self.per_address} at "
                                               "a time; use one of them, or wait until an empty one closes.")
         settings, adapter = room_settings(body, self.services)
-        adapter.check(settings, self.services)
+        settings.check(self.services)
         code = new_room_code()
         while code in self.by_code:
             code = new_room_code()
         room_id = secrets.token_hex(6)
         run_id = f"room-{room_id}"
-        config = {"room": room_id, **adapter.run_config(settings), "room_settings": settings.model_dump(mode="json")}
+        config = {"room": room_id, **settings.run_config(), "room_settings": settings.model_dump(mode="json")}
         await self.services.rooms.call(self.services.store.open_run, run_id, adapter.protocol, config, 0)
         await self.services.rooms.call(self.services.store.set_run_status, run_id, "open")
         room = Room(self.services, room_id, code, run_id, settings, adapter)
         room.creator = creator
         await self.services.rooms.create(room_id, code, run_id, config, room.saved_state())
         self.by_code[code] = room
-        room.adapter.new_run()
-        room.stats = await room.adapter.stats()
+        room.stats = await room.adapter.summary()
         return room
 
     async def restore(self) -> int:

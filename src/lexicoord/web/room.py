@@ -19,55 +19,38 @@ protocol: the adapter names the protocol it plays.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 from collections.abc import Coroutine
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field, model_validator
 
+from lexicoord.core.audience import Viewer
 from lexicoord.core.context import EpisodeContext
 from lexicoord.core.events import Event
 from lexicoord.core.protocol import Protocol
 from lexicoord.core.seat import Request
-from lexicoord.core.spec import EpisodeSpec
+from lexicoord.core.spec import AgentSpec, EpisodeSpec
 from lexicoord.runs.episode import play_episode
 from lexicoord.seats.factory import SeatFactory
 from lexicoord.seats.human import HumanSeat
 from lexicoord.web import messages as m
+from lexicoord.web.adapters.base import CurrentGame, GameWatcher, RoomAdapter
+from lexicoord.web.errors import RoomError
+from lexicoord.web.frames import AgentSeen, PersonSeen, RoomSeen, YouSeen, dumps, state_text, stats_of
 from lexicoord.web.live import LiveRecorder, LiveSeats
+from lexicoord.web.people import Person
 from lexicoord.web.settings import RoomSettings, clean_name
 from lexicoord.web.tokens import hash_token, new_token, token_matches
 
 if TYPE_CHECKING:
-    from lexicoord.web.adapters.base import RoomAdapter
     from lexicoord.web.connection import Connection
     from lexicoord.web.services import Services
 
 log = logging.getLogger(__name__)
 #: Seconds a leader may be away (no open page) before another person may take the lead.
 LEAD_AFTER = 60.0
-
-
-class RoomError(Exception):
-    """A request the room refuses; ``code`` is for programs, the message for people."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-
-
-@dataclass(eq=False)
-class Person:
-    name: str
-    token_hash: str
-    joined_at: float = field(default_factory=time.time)
-    absent: bool = False
-    connections: set[Connection] = field(default_factory=set)
-    #: Since when the person has had no open page (not saved: after a restart everyone starts away).
-    away_since: float | None = field(default_factory=time.time)
 
 
 class SavedPerson(BaseModel):
@@ -122,9 +105,11 @@ class Room:
         #: Seconds the leader must be away before someone else may take the lead.
         self.lead_after = LEAD_AFTER
         #: The agents seated in every game, built once: every broadcast sends them.
-        self._agents = [a.model_dump() for a in settings.agents]
+        self._agents = [AgentSeen(name=a.name, model=a.model) for a in settings.agents]
         #: The game in play, for views a person's own seat may see (:meth:`visible_to`).
         self.ctx: EpisodeContext | None = None
+        #: Who hears the game in play (the adapter's, from :meth:`RoomAdapter.watch`).
+        self.watcher: GameWatcher | None = None
         #: Since when no one has had a page of the room open (monotonic seconds; None while someone has).
         self.empty_since: float | None = time.monotonic()
         #: The client the room was created from (its network), counted against that client's share of rooms.
@@ -135,7 +120,7 @@ class Room:
     def saved_state(self) -> dict[str, Any]:
         people = [SavedPerson(name=p.name, token_hash=p.token_hash, joined_at=p.joined_at, absent=p.absent)
                   for p in self.people.values()]
-        return RoomState(people=people, leader=self.leader_name, game=self.adapter.saved(),
+        return RoomState(people=people, leader=self.leader_name, game=self.adapter.state.model_dump(mode="json"),
                          creator=self.creator).model_dump(mode="json")
 
     def restore(self, saved: dict[str, Any]) -> None:
@@ -144,17 +129,33 @@ class Room:
             self.people[p.name] = Person(p.name, p.token_hash, p.joined_at, p.absent)
         self.leader_name = state.leader
         self.creator = state.creator
-        self.adapter.restore(state.game)
+        game = self.adapter.state = self.adapter.state_model.model_validate(state.game)
+        if game.phase == "playing" and not game.current:  # marked as playing with nothing to play again: over
+            game.phase = "over"
 
     async def save(self) -> None:
         await self.services.rooms.save_state(self.id, self.saved_state())
 
     async def resume(self, replay: dict[str, list[dict[str, Any]]]) -> None:
-        """After a restart: the adapter plays an interrupted game again from its journal."""
-        await self.adapter.resume(replay)
+        """After a restart: an interrupted game is played again from its journal, and a phase of the protocol's
+        own is told the room came back (the coordination game's agents propose again)."""
+        game = self.adapter.state
+        if game.phase == "playing" and game.current:
+            self._launch(game.current, replay)
+        elif game.phase not in ("lobby", "over"):
+            await self._begin_if(await self.adapter.move(None, m.Restarted()))
         await self.refresh_stats()
 
     # ------------------------------------------------------------------------------------- people
+    def lineup(self) -> list[AgentSpec]:
+        """A game's seats: the leader first (Player 1), then the other people present, then the agents."""
+        leader = self.leader
+        present = sorted((p for p in self.people.values() if not p.absent), key=lambda p: p is not leader)
+        people = [AgentSpec(name=p.name, kind="human") for p in present]
+        agents = [AgentSpec(name=a.name, model=a.model, options={"temperature": self.settings.temperature})
+                  for a in self.settings.agents]
+        return people + agents
+
     @property
     def leader(self) -> Person | None:
         if self.leader_name in self.people:
@@ -224,32 +225,40 @@ class Room:
     # ------------------------------------------------------------------------------------ handling
     async def handle(self, person: Person, msg: m.Inbound) -> None:
         """Act on one validated message from ``person``; :class:`RoomError` if the room refuses it."""
-        from lexicoord.web.adapters.base import AdapterError
-
-        try:
-            if isinstance(msg, m.TakeLead):
-                async with self.lock:
-                    await self._take_lead(person)
-            elif isinstance(msg, (m.Start, m.EndGame, m.Drop, m.HandOver)) or self.adapter.leader_only(msg):
-                if person is not self.leader:
-                    raise RoomError("not_leader", "Only the leader (Player 1) can do that.")
-                async with self.lock:
-                    if isinstance(msg, m.Start):
-                        await self.adapter.start()
-                    elif isinstance(msg, m.EndGame):
-                        await self.adapter.end()
-                    elif isinstance(msg, m.Drop):
-                        await self._drop(msg.name)
-                    elif isinstance(msg, m.HandOver):
-                        await self._hand_over(msg.name)
-                    else:
-                        await self.adapter.handle(person, msg)
-            else:
-                await self.adapter.handle(person, msg)
-                return  # a move shows itself through the seat's listener and the journal's move_done
-        except AdapterError as exc:
-            raise RoomError(exc.code, str(exc)) from None
+        if isinstance(msg, m.TakeLead):
+            async with self.lock:
+                await self._take_lead(person)
+        elif isinstance(msg, (m.Start, m.EndGame, m.Drop, m.HandOver, *self.adapter.leader_messages)):
+            if person is not self.leader:
+                raise RoomError("not_leader", "Only the leader (Player 1) can do that.")
+            async with self.lock:
+                if isinstance(msg, m.Start):
+                    await self._start()
+                elif isinstance(msg, m.EndGame):
+                    await self._end(person, msg)
+                elif isinstance(msg, m.Drop):
+                    await self._drop(msg.name)
+                elif isinstance(msg, m.HandOver):
+                    await self._hand_over(msg.name)
+                else:
+                    await self._begin_if(await self.adapter.move(person, msg))
+        else:
+            await self._begin_if(await self.adapter.move(person, msg))
+            return  # a move shows itself through the seat's listener and the journal's move_done
         self.changed()
+
+    def seat_viewer(self, person: Person) -> Viewer:
+        """Who ``person`` is to the game in play: their seat with its groups (the wolves ...), else only a name."""
+        return self.ctx.viewer(person.name) if self.ctx is not None else Viewer(name=person.name)
+
+    @property
+    def game_spec(self) -> EpisodeSpec | None:
+        """The spec of the game in play (or last played since the server started)."""
+        return self.ctx.spec if self.ctx is not None else None
+
+    def events_for(self, viewer: Viewer) -> list[Event]:
+        """The events of the game in play that ``viewer`` may see (for a seat, see :meth:`seat_viewer`)."""
+        return self.ctx.recorder.visible_to(viewer) if self.ctx is not None else []
 
     def visible_to(self, person: Person) -> list[Event]:
         """The events of the game in play that ``person``'s seat may see (an adapter's per-person view)."""
@@ -300,6 +309,52 @@ class Room:
         await self.save()
 
     # ------------------------------------------------------------------------------------ the game
+    async def _start(self) -> None:
+        """The leader's ``start``: the adapter's next game, or a phase of its own before one."""
+        if self.adapter.state.phase not in ("lobby", "over"):
+            raise RoomError("wrong_phase", "A game is already under way.")
+        spec = await self.adapter.start(self.adapter.state.games + 1, self.lineup())
+        if spec is None:  # a phase of the protocol's own opened
+            await self.save()
+        await self._begin_if(spec)
+
+    async def _begin_if(self, spec: EpisodeSpec | None) -> None:
+        """Begin the game the adapter gave (the next by number), saved before it is played; nothing if none."""
+        if spec is None:
+            return
+        game = self.adapter.state
+        game.games += 1
+        game.current = CurrentGame(number=game.games, spec=spec, seed=spec.seed(self.settings.seed or 0))
+        game.phase = "playing"
+        self.notice = None
+        await self.save()
+        self._launch(game.current, {})
+
+    async def _end(self, person: Person, msg: m.EndGame) -> None:
+        """The leader's ``end_game``: the game in play ends at once; a phase of the protocol's own is its to end."""
+        phase = self.adapter.state.phase
+        if phase == "playing" and self.interrupt_game("the leader ended the game"):
+            return
+        if phase in ("lobby", "over", "playing"):
+            raise RoomError("wrong_phase", "No game is being played.")
+        await self._begin_if(await self.adapter.move(person, msg))
+
+    def _launch(self, current: CurrentGame, replay: dict[str, list[dict[str, Any]]]) -> None:
+        watch = self.adapter.watch(current)
+        self.watcher = watch.watcher
+        self.play(watch.rules, current.spec, current.number, current.seed, replay)
+
+    def _over(self) -> None:
+        game = self.adapter.state
+        game.phase, game.current = "over", None
+
+    @property
+    def clock(self) -> tuple[str | None, int | None]:
+        """The phase and round the game in play is in (as its events are stamped), for the pages."""
+        if self.ctx is None:
+            return None, None
+        return self.ctx.recorder.phase, self.ctx.recorder.round
+
     def play(self, protocol: Protocol, spec: EpisodeSpec, number: int, seed: int,
              replay: dict[str, list[dict[str, Any]]]) -> None:
         """Play ``spec`` under ``protocol`` with people in their seats; the adapter hears every step."""
@@ -332,7 +387,9 @@ class Room:
         if not task.cancelled() and task.exception() is not None:
             log.error("room %s: %s", self.code, task.exception(), exc_info=task.exception())
             self.notice = "The server hit an error in this game; the leader can start the next one."
-            self.adapter.game_failed()
+            # Over for good: not replayed after a restart (its journal stays for the audit).
+            self._over()
+            asyncio.get_running_loop().create_task(self.save())
             self.changed()
 
     async def _play(self, protocol: Protocol, spec: EpisodeSpec, number: int, seed: int) -> None:
@@ -349,21 +406,26 @@ class Room:
             self.notice = "This game could not be saved; it will be played again after a restart."
             self.changed()
             return
-        await self.adapter.game_over(record, events)
-        await self.refresh_stats()
+        async with self.lock:
+            self._over()
+            await self.save()
+        await self._send_stats(await self.adapter.summary((record, events)))
         self.changed()
 
     # ------------------------------------------------------------------------- hooks of the live game
     def move_started(self, name: str, kind: str, round_: int | None, deadline: float | None) -> None:
-        self.adapter.move_started(name, kind, round_, deadline)
+        if self.watcher is not None:
+            self.watcher.move_started(name, kind, round_, deadline, self.clock[0])
         self.changed()
 
     def move_done(self, name: str, kind: str, round_: int | None, failure: str | None) -> None:
-        self.adapter.move_done(name, kind, round_, failure)
+        if self.watcher is not None:
+            self.watcher.move_done(name, kind, round_, failure)
         self.changed()
 
     def on_event(self, event: Event) -> None:
-        self.adapter.on_event(event)
+        if self.watcher is not None:
+            self.watcher.on_event(event)
         self.changed()
 
     def end_requested(self) -> bool:
@@ -375,8 +437,11 @@ class Room:
 
     # ---------------------------------------------------------------------------------- statistics
     async def refresh_stats(self) -> None:
-        self.stats = await self.adapter.stats()
-        payload = json.dumps({"type": "stats", **self.stats}, ensure_ascii=False)
+        await self._send_stats(await self.adapter.summary())
+
+    async def _send_stats(self, stats: dict[str, Any]) -> None:
+        self.stats = stats
+        payload = stats_of(stats).text()
         for p in self.people.values():
             for conn in p.connections:
                 conn.send(payload)
@@ -388,29 +453,25 @@ class Room:
             self._dirty = True
             asyncio.get_running_loop().call_soon(self._broadcast)
 
-    def public(self) -> dict[str, Any]:
+    def public(self) -> RoomSeen:
         leader = self.leader
-        return {
-            "code": self.code, "protocol": self.adapter.protocol,
-            "agents": self._agents,
-            "leader": leader.name if leader else None,
-            "people": [{"name": p.name, "connected": bool(p.connections), "absent": p.absent}
-                       for p in self.people.values()],
-            **self.adapter.public(),
-            "notice": self.notice,
-        }
+        return RoomSeen(
+            code=self.code, protocol=self.adapter.protocol, agents=self._agents,
+            leader=leader.name if leader else None,
+            people=[PersonSeen(name=p.name, connected=bool(p.connections), absent=p.absent) for p in self.people.values()],
+            notice=self.notice, **self.adapter.view(None),
+        )
 
-    def you(self, person: Person) -> dict[str, Any]:
-        return {"name": person.name, "leader": person is self.leader, "absent": person.absent,
-                **self.adapter.you(person)}
+    def you(self, person: Person) -> YouSeen:
+        return YouSeen(name=person.name, leader=person is self.leader, absent=person.absent, **self.adapter.view(person))
 
     def _state_text(self, person: Person, public: str) -> str:
         """The public part is serialised once per broadcast; only ``you`` differs between people."""
-        return f'{{"type":"state","room":{public},"you":{json.dumps(self.you(person), ensure_ascii=False)}}}'
+        return state_text(public, self.you(person))
 
     def _broadcast(self) -> None:
         self._dirty = False
-        public = json.dumps(self.public(), ensure_ascii=False)
+        public = dumps(self.public())
         for person in self.people.values():
             if person.connections:
                 text = self._state_text(person, public)
@@ -418,4 +479,4 @@ class Room:
                     conn.send_state(text)
 
     def state_for(self, person: Person) -> str:
-        return self._state_text(person, json.dumps(self.public(), ensure_ascii=False))
+        return self._state_text(person, dumps(self.public()))

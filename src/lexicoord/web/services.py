@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lexicoord.errors import ConfigError
 from lexicoord.models.pool import ModelPool
@@ -12,6 +12,9 @@ from lexicoord.runs.store import Store
 from lexicoord.tasks.ambiguous import AmbiguityItem
 from lexicoord.web.forms import ProtocolOffer, ServerOffer, protocol_fields
 from lexicoord.web.persistence import RoomStore
+
+if TYPE_CHECKING:
+    from lexicoord.web.adapters.base import RoomAdapter
 
 
 @dataclass
@@ -43,19 +46,30 @@ class Services:
         except KeyError:
             raise ConfigError(f"No dataset '{name}' on this server; choose one of: {', '.join(self.datasets)}.") from None
 
+    def adapter(self, protocol: str) -> type[RoomAdapter]:
+        """The live-room adapter of ``protocol``, if the operator offers it and it has one."""
+        from lexicoord.core.registry import get_protocol
+
+        if protocol not in self.protocols:
+            raise ConfigError(f"This server does not offer '{protocol}' rooms; choose one of: {', '.join(self.protocols)}.")
+        entry = get_protocol(protocol)
+        if not entry.room:
+            raise ConfigError(f"Protocol '{protocol}' cannot be played in a live room.")
+        adapter: type[RoomAdapter] = entry.load("room")
+        return adapter
+
     def offer(self) -> ServerOffer:
         """The start page's offer: each protocol under a title a newcomer can read, the coordination game
         (the project's first game) first and chosen; the others in the order the operator gave."""
         from lexicoord.core.registry import get_protocol
-        from lexicoord.web.registry import adapter_for
 
         offers = []
         for name in sorted(self.protocols, key=lambda n: n != FIRST_PROTOCOL):
-            adapter = adapter_for(name, self)
+            adapter = self.adapter(name)
             entry = get_protocol(name)
             summary = entry.summary
             offers.append(ProtocolOffer(name=name, title=protocol_title(name, summary, entry.title), summary=summary,
-                                        fields=protocol_fields(adapter.settings_model, adapter.choices(self))))
+                                        fields=protocol_fields(adapter.settings_model, adapter.settings_model.choices(self))))
         return ServerOffer(models=self.model_names, protocols=offers, default_agents=self.default_agents,
                            default_protocol=offers[0].name if offers else None)
 

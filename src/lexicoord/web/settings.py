@@ -6,8 +6,14 @@ A protocol's room adapter extends :class:`RoomSettings` with its own fields.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from lexicoord.errors import ConfigError
+
+if TYPE_CHECKING:
+    from lexicoord.web.services import Services
 
 NAME = re.compile(r"^[\w][\w .'\-]{0,23}$", re.UNICODE)
 
@@ -50,3 +56,22 @@ class RoomSettings(BaseModel):
         if len(set(names)) != len(names):
             raise ValueError("two agents have the same name")
         return v
+
+    # The form's concerns, beside its fields: what the operator offers, what it refuses, what a run records.
+    @classmethod
+    def choices(cls, services: Services) -> dict[str, list[Any]]:
+        """Values the operator offers for this model's own fields (the datasets served, say), by field: the
+        start page offers these and nothing else, and :meth:`check` refuses anything else."""
+        return {}
+
+    def check(self, services: Services) -> None:
+        """Refuse what the operator did not offer (a dataset, a model): ``ConfigError``. Every room's agents sit
+        on served models only; a subclass checks its own fields and calls this."""
+        unknown = sorted({a.model for a in self.agents} - set(services.model_names))
+        if unknown:
+            raise ConfigError(f"Model {unknown[0]} is not offered by this server; choose one of: "
+                              f"{', '.join(services.model_names)}.")
+
+    def run_config(self) -> dict[str, Any]:
+        """What the room's run records as its settings (``lexicoord report`` reads it)."""
+        return {"settings": self.model_dump(mode="json")}

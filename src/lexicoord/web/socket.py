@@ -23,7 +23,6 @@ otherwise it would hold its place (:mod:`lexicoord.web.guard`) for ever while le
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -32,12 +31,14 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from lexicoord.errors import LexicoordError
 from lexicoord.web import messages as m
 from lexicoord.web.connection import Connection
+from lexicoord.web.errors import RoomError
+from lexicoord.web.frames import ErrorFrame, Pong, Welcome, stats_of
 from lexicoord.web.hosts import same_origin
 from lexicoord.web.ratelimit import AddressLimiter, TokenBucket
-from lexicoord.web.room import RoomError
 
 if TYPE_CHECKING:
-    from lexicoord.web.room import Person, Room
+    from lexicoord.web.people import Person
+    from lexicoord.web.room import Room
 
 #: Messages per second a connection may send, and how many it may save up.
 WS_RATE, WS_BURST = 10.0, 30.0
@@ -57,7 +58,7 @@ NO_HELLO = (1008, "No hello in time; the connection was closed.")
 
 def error_text(code: str, message: str) -> str:
     """An ``error`` frame: a code for programs and a sentence for people."""
-    return json.dumps({"type": "error", "code": code, "message": message}, ensure_ascii=False)
+    return ErrorFrame(code=code, message=message).text()
 
 
 def client_address(websocket: WebSocket) -> str:
@@ -130,16 +131,16 @@ async def serve_connection(websocket: WebSocket, find: Callable[[], Room | None]
                     room.disconnect(person, conn)
                 room, person = found_room, found
                 room.connect(person, conn)
-                conn.send(json.dumps({"type": "welcome", "name": person.name, "leader": person is room.leader}))
+                conn.send(Welcome(name=person.name, leader=person is room.leader).text())
                 if room.stats is not None:
-                    conn.send(json.dumps({"type": "stats", **room.stats}, ensure_ascii=False))
+                    conn.send(stats_of(room.stats).text())
                 conn.send_state(room.state_for(person))
                 continue
             if room is None or person is None:
                 conn.send(error_text("not_authenticated", "Say hello with your token first."))
                 continue
             if isinstance(msg, m.Ping):
-                conn.send('{"type":"pong"}')
+                conn.send(Pong().text())
                 continue
             try:
                 await room.handle(person, msg)

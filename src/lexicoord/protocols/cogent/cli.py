@@ -10,8 +10,8 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 
-from lexicoord.analysis.term_functions import BENCHMARK_FUNCTIONS
-from lexicoord.cli.annotate import AnnotationsArg, ConcurrencyArg, ModelArg, OutArg, annotate_terms
+from lexicoord.analysis.term_functions import BENCHMARK_FUNCTIONS, TermLabel
+from lexicoord.cli.annotate import AnnotationsArg, annotate_command
 from lexicoord.cli.campaign import run_campaign
 from lexicoord.cli.options import (
     DbOption,
@@ -145,21 +145,12 @@ def report(
     print_report(cogent_report.report(store, run, out or report_folder(run.id), tokenizer, annotations))
 
 
-@app.command("annotate")
-def annotate(
-    run_id: Annotated[str, typer.Argument(help="Run name (or a unique prefix).")],
-    model: ModelArg = "local/smollm2-135m",
-    out: OutArg = None,
-    concurrency: ConcurrencyArg = 4,
-    db: DbOption = None,
-    no_cache: NoCacheOption = False,
-    option: ModelOptions = None,
-) -> None:
-    """Suggest lexical-function weights for every accepted term with an LLM; rows already in the file (a
-    person's edits) are kept, so re-running annotates only new terms. Edit the file, then run the report."""
-    store = Store(db)
-    run = protocol_run(store, run_id, "cogent")
-    episodes = episodes_from(store.iter_run_events(run.id))
-    annotate_terms(out or report_folder(run.id) / cogent_report.ANNOTATIONS, term_labels(episodes),
-                   {e.episode_id: e.question for e in episodes}, BENCHMARK_FUNCTIONS, model, concurrency, no_cache,
-                   option, f"lexicoord cogent report {run.id}")
+def _terms(store: Store, run_id: str) -> tuple[list[TermLabel], dict[int | None, str]]:
+    episodes = episodes_from(store.iter_run_events(run_id))
+    return term_labels(episodes), {e.episode_id: e.question for e in episodes}
+
+
+app.command("annotate")(annotate_command(
+    "cogent", BENCHMARK_FUNCTIONS, _terms, cogent_report.ANNOTATIONS,
+    "Suggest lexical-function weights for every accepted term with an LLM; rows already in the file (a person's "
+    "edits) are kept, so re-running annotates only new terms. Edit the file, then run the report."))

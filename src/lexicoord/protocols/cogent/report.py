@@ -1,17 +1,17 @@
 """A COGENT run's report: Table 1 with intervals and cost, paired tests, lexical ecology and functions,
-case studies, and every transcript with the board as it grew; terminal tables, PNG/SVG, HTML, JSON, CSV."""
+case studies, and every transcript with the board as it grew; terminal tables, PNG/SVG, HTML (templates/report.html),
+JSON, CSV."""
 
 from __future__ import annotations
 
-import html
 import json
 from collections import Counter, defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from lexicoord.analysis.cells import records_csv, write_csv
-from lexicoord.analysis.html import board_table, inline_svg, table
-from lexicoord.analysis.html import page as html_page
+from lexicoord.analysis.html import inline_svg, render
 from lexicoord.analysis.numbers import num
 from lexicoord.analysis.numbers import pct as percent
 from lexicoord.analysis.report import Report, ReportTable
@@ -134,46 +134,69 @@ def case_studies(episodes: list[CogentEpisode]) -> dict[str, list[tuple[CogentEp
     return out
 
 
-def _esc(x: Any) -> str:
-    return html.escape(str(x))
+@dataclass(frozen=True)
+class CaseTerm:
+    """A term of a case study as the page shows it: its definition, coiner, round and who used it."""
+
+    term: str
+    definition: str
+    coiner: str
+    round: str
+    used_by: str
 
 
-def _case(cog: CogentEpisode, van: CogentEpisode) -> str:
+@dataclass(frozen=True)
+class Case:
+    """A case study: the item, both variants' answers, and the terms COGENT accepted on it."""
+
+    summary: str
+    question: str
+    terms: list[CaseTerm]
+
+
+@dataclass(frozen=True)
+class Transcript:
+    """An episode as the page shows it; each move a dict with its ``kind`` and the texts that kind shows."""
+
+    summary: str
+    question: str
+    moves: list[dict[str, Any]]
+
+
+def case(cog: CogentEpisode, van: CogentEpisode) -> Case:
     counts: dict[str, Counter[tuple[str, bool]]] = defaultdict(Counter)
     for u in cog.uses:
         counts[u.term.casefold()][(u.agent, u.agent != u.coiner)] += u.count
     uses = {term: [f"{agent} x{n}" + (" (uptake)" if other else "") for (agent, other), n in c.items()]
             for term, c in counts.items()}
-    terms = "".join(f"<li><b>{_esc(t.term)}</b> = {_esc(t.definition)} <span class=muted>(coined by {_esc(t.coiner)}, "
-                    f"round {_esc(t.round)}; used by {_esc(', '.join(uses.get(t.term.casefold(), [])) or 'nobody')})"
-                    f"</span></li>" for t in cog.entries)
-    return (f"<details><summary>{_esc(cog.task)} · {_esc(cog.item_id)} · gold {_esc(cog.gold)} · COGENT "
-            f"{_esc(cog.answer)} ({_esc(cog.rule)}) · VANILLA {_esc(van.answer)} ({_esc(van.rule)})</summary>"
-            f"<pre>{_esc(cog.question)}</pre><ul>{terms or '<li>no term accepted</li>'}</ul></details>")
+    terms = [CaseTerm(term=t.term, definition=t.definition, coiner=t.coiner, round=str(t.round),
+                      used_by=", ".join(uses.get(t.term.casefold(), [])) or "nobody") for t in cog.entries]
+    return Case(summary=f"{cog.task} · {cog.item_id} · gold {cog.gold} · COGENT {cog.answer} ({cog.rule}) · "
+                        f"VANILLA {van.answer} ({van.rule})", question=cog.question, terms=terms)
 
 
-def _transcript(e: CogentEpisode) -> str:
-    lines = []
+def transcript(e: CogentEpisode) -> Transcript:
+    moves: list[dict[str, Any]] = []
     for m in e.moves:
         where = f"round {m.get('round', '?')} · {m.get('agent') or 'board'}"
         kind = m["type"]
         if kind == "response":
             label = m["stage"] + (f" pass {m['coin_pass']} (private)" if m["stage"] == "coin" else "")
             extra = f" → {m['prediction']}" if "prediction" in m else ""
-            fail = f" <span class=muted>unreadable: {_esc(m['failure'])}</span>" if m.get("failure") else ""
-            lines.append(f"<li><b>{_esc(where)} · {_esc(label)}{_esc(extra)}</b>{fail}<pre>{_esc(m.get('text', ''))}</pre></li>")
+            moves.append({"kind": kind, "where": where, "label": label + extra, "failure": m.get("failure") or "",
+                          "text": m.get("text", "")})
         elif kind == "term_candidate":
             verdict = "accepted" if m.get("accepted") else f"rejected ({m.get('reason')})"
-            lines.append(f"<li>{_esc(where)}: {_esc(m['term'])} = {_esc(m['definition'])} · <i>{_esc(verdict)}</i></li>")
+            moves.append({"kind": kind, "where": where, "term": m["term"], "definition": m["definition"],
+                          "verdict": verdict})
         elif kind == "terms_shared":
-            board = board_table(m.get("snapshot", [])) or "<p class=muted>(empty board)</p>"
-            lines.append(f"<li>{_esc(where)}: board shared<br>{board}</li>")
+            moves.append({"kind": kind, "where": where, "snapshot": m.get("snapshot", [])})
         elif kind == "term_used":
             whose = "own" if m.get("coiner") == m.get("agent") else f"{m.get('coiner')}'s"
-            lines.append(f"<li>{_esc(where)}: uses {_esc(whose)} term {_esc(m['term'])} x{_esc(m.get('count', 1))}</li>")
+            moves.append({"kind": kind, "where": where, "whose": whose, "term": m["term"], "count": m.get("count", 1)})
     verdict = "right" if e.correct else "wrong"
-    summary = f"{e.task} · {e.item_id} · {e.variant} · {e.model} · answer {e.answer} (gold {e.gold}, {e.rule}) · {verdict}"
-    return f"<details><summary>{_esc(summary)}</summary><pre>{_esc(e.question)}</pre><ol>{''.join(lines)}</ol></details>"
+    return Transcript(summary=f"{e.task} · {e.item_id} · {e.variant} · {e.model} · answer {e.answer} (gold {e.gold}, "
+                              f"{e.rule}) · {verdict}", question=e.question, moves=moves)
 
 
 EPISODE_COLUMNS = ["episode_id", "item_id", "task", "variant", "model", "gold", "answer", "correct", "rule", "B", "F",
@@ -204,30 +227,17 @@ def write_files(run: RunInfo, stats: CogentStats, episodes: list[CogentEpisode],
                  qualitative_rows(stats, episodes, labels, found))]
     if found and shares is not None:
         sections.append(("Lexical functions (Figures 2-3), from the annotation file", function_rows(found, shares)))
-    tables = "".join(f"<h2>{_esc(t)}</h2>{table(*rows)}" for t, rows in sections)
-    figures = "".join(f"<figure>{inline_svg(paths[1])}</figure>" for paths in figs.values())
     cases = case_studies(episodes)
-    case_html = "".join(
-        f"<h3>{_esc(title)} ({len(cases[key])})</h3>" + "".join(_case(c, v) for c, v in cases[key][:CASES])
-        for key, title in (("cogent_right", "COGENT right, VANILLA wrong"), ("vanilla_right", "VANILLA right, COGENT wrong")))
-    body = f"""<h1>COGENT: {_esc(run.id)}</h1>
-<p class="muted">{stats.episodes} finished episodes, {stats.failed} failed (see <code>lexicoord runs show</code>) ·
-settings {_esc(json.dumps(run.config, ensure_ascii=False))}</p>
-<p class="muted">Acc: correct final answers over finished episodes (no valid answer is wrong, and counted as invalid).
-CR: W/B for COGENT, F/B for VANILLA, mean over items. Tok: SINGLE's answer; the mean output of the final debate round,
-counted by {_esc(stats.tokenizer)}; "cut at limit" counts the replies the backend stopped at the token limit. Cost
-columns: every model call of the episode. Definitions in the README.</p>
-{''.join(f'<p class="warning">warning: {_esc(w)}</p>' for w in warnings(stats))}
-{tables}
-<h2>Figures</h2>
-{figures}
-<h2>Case studies (Figure 4)</h2>
-{case_html}
-<h2>Transcripts ({len(episodes)})</h2>
-{''.join(_transcript(e) for e in episodes)}
-"""
+    page = render("lexicoord.protocols.cogent", run=run, stats=stats,
+                  settings=json.dumps(run.config, ensure_ascii=False), warnings=warnings(stats),
+                  tables=[(title, head, rows) for title, (head, rows) in sections],
+                  figures=[inline_svg(paths[1]) for paths in figs.values()],
+                  cases=[(title, len(cases[key]), [case(c, v) for c, v in cases[key][:CASES]])
+                         for key, title in (("cogent_right", "COGENT right, VANILLA wrong"),
+                                            ("vanilla_right", "VANILLA right, COGENT wrong"))],
+                  transcripts=[transcript(e) for e in episodes])
     report = out_dir / "report.html"
-    report.write_text(html_page(f"{run.id}: COGENT", body), encoding="utf-8")
+    report.write_text(page, encoding="utf-8")
     out = {"html": report, "json": out_dir / "stats.json", "csv": out_dir / "episodes.csv",
            "terms": out_dir / "terms.csv"}
     for name, paths in figs.items():

@@ -42,6 +42,33 @@ class CogentRoomSettings(RoomSettings):
     coin_rounds: int = Field(default=1, ge=0, le=5, description="Coining-active rounds R_c")
 
 
+    @classmethod
+    def choices(cls, services: Services) -> dict[str, list[Any]]:
+        return {"source": [*services.benchmarks, TYPED]}
+
+    def check(self, services: Services) -> None:
+        super().check(services)
+        if self.source == TYPED:
+            try:
+                MathItem(id="typed", question=self.question, answer=self.answer)
+            except ValueError:
+                raise ConfigError("A typed item needs a question and its answer as a number.") from None
+        elif self.source not in services.benchmarks:
+            raise ConfigError(f"This server serves no '{self.source}' items; choose one of: "
+                              f"{', '.join([*services.benchmarks, TYPED])}.")
+
+    def run_config(self) -> dict[str, Any]:
+        return {"task": self.task, "models": sorted({a.model for a in self.agents}), "settings": self.rules()}
+
+    @property
+    def task(self) -> str:
+        return "gsm8k" if self.source == TYPED else self.source
+
+    def rules(self) -> dict[str, Any]:
+        return CogentSettings(variant=self.variant, task=self.task, rounds=self.rounds, passes=self.passes,
+                              coin_rounds=self.coin_rounds, temperature=self.temperature).model_dump()
+
+
 class CogentRoom(TurnsRoom):
     protocol = "cogent"
     script = TURNS_SCRIPT
@@ -51,39 +78,6 @@ class CogentRoom(TurnsRoom):
     def cogent(self) -> CogentRoomSettings:
         assert isinstance(self.room.settings, CogentRoomSettings)
         return self.room.settings
-
-    @classmethod
-    def choices(cls, services: Services) -> dict[str, list[Any]]:
-        return {"source": [*services.benchmarks, TYPED]}
-
-    @classmethod
-    def check(cls, settings: RoomSettings, services: Services) -> None:
-        assert isinstance(settings, CogentRoomSettings)
-        super().check(settings, services)
-        if settings.source == TYPED:
-            try:
-                MathItem(id="typed", question=settings.question, answer=settings.answer)
-            except ValueError:
-                raise ConfigError("A typed item needs a question and its answer as a number.") from None
-        elif settings.source not in services.benchmarks:
-            raise ConfigError(f"This server serves no '{settings.source}' items; choose one of: "
-                              f"{', '.join([*services.benchmarks, TYPED])}.")
-
-    @classmethod
-    def run_config(cls, settings: RoomSettings) -> dict[str, Any]:
-        assert isinstance(settings, CogentRoomSettings)
-        return {"task": cls.task_of(settings), "models": sorted({a.model for a in settings.agents}),
-                "settings": cls.rules(settings)}
-
-    @staticmethod
-    def task_of(settings: CogentRoomSettings) -> str:
-        return "gsm8k" if settings.source == TYPED else settings.source
-
-    @classmethod
-    def rules(cls, settings: CogentRoomSettings) -> dict[str, Any]:
-        return CogentSettings(variant=settings.variant, task=cls.task_of(settings),
-                              rounds=settings.rounds, passes=settings.passes, coin_rounds=settings.coin_rounds,
-                              temperature=settings.temperature).model_dump()
 
     def protocol_instance(self) -> Protocol:
         return CogentStudy()
@@ -110,10 +104,10 @@ class CogentRoom(TurnsRoom):
         return humans
 
     def game_settings(self) -> dict[str, Any]:
-        return self.rules(self.cogent)
+        return self.cogent.rules()
 
     def item_view(self, item: dict[str, Any]) -> dict[str, Any]:
-        task = BENCHMARKS[self.task_of(self.cogent)]
+        task = BENCHMARKS[self.cogent.task]
         return {"task": task.render(item)}
 
     def outcome_text(self, item: dict[str, Any], outcome: dict[str, Any]) -> str:

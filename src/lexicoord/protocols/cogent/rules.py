@@ -178,13 +178,13 @@ def _text(answer: Any) -> str:
     return str(answer.value.get("text", "")) if answer.ok and answer.value else (answer.raw or "")
 
 
-class CogentStudy(Protocol):
+class CogentStudy(Protocol[dict[str, Any], CogentSettings, CogentOutcome]):
     name = "cogent"
     settings_model = CogentSettings
     outcome_model = CogentOutcome
 
     async def play(self, ctx: EpisodeContext) -> CogentOutcome:
-        settings = CogentSettings(**ctx.settings)
+        settings = self.settings_of(ctx)
         task = BENCHMARKS[settings.task]
         expected = 1 if settings.variant == "single" else 2
         if len(ctx.spec.lineup) != expected:

@@ -44,7 +44,7 @@ from lexicoord.analysis.term_functions import TermLabel
 from lexicoord.core.events import Event
 from lexicoord.lexicon.events import TermCandidateEvent, TermsSharedEvent, TermUsedEvent
 from lexicoord.models.observe import ModelCallEvent
-from lexicoord.protocols.cogent import CogentOutcome, ResponseEvent
+from lexicoord.protocols.cogent import CogentStudy, ResponseEvent
 from lexicoord.runs.records import EpisodeRecord
 from lexicoord.tasks.benchmarks import BENCHMARKS
 
@@ -158,14 +158,15 @@ def lengths(replies: list[ResponseEvent], variant: str, tok: Tokenizer) -> dict[
     else:
         top = out["F"]
     out["cr"] = top / out["B"] if top is not None and out["B"] else None
-    out["tok"] = mean(final) if final and all(v is not None for v in final) else None  # type: ignore[type-var]
+    known = [v for v in final if v is not None]
+    out["tok"] = mean(known) if known and len(known) == len(final) else None
     return out
 
 
 def episode_from(record: EpisodeRecord, events: list[Event], tok: Tokenizer = reported) -> CogentEpisode | None:
     if record.status != "done" or not record.outcome:
         return None
-    o = CogentOutcome.model_validate(record.outcome)
+    o = CogentStudy.outcome_of(record)
     replies = [e for e in events if isinstance(e, ResponseEvent)]
     calls = [e for e in events if isinstance(e, ModelCallEvent)]
     candidates = [e for e in events if isinstance(e, TermCandidateEvent)]

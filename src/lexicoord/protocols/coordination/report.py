@@ -1,16 +1,15 @@
-"""A coordination run's report: tables, the depth figure, a self-contained HTML page, JSON and CSV."""
+"""A coordination run's report: tables, the depth figure, a self-contained HTML page (templates/report.html), JSON
+and CSV."""
 
 from __future__ import annotations
 
-import html
 import json
 from pathlib import Path
 from typing import Any
 
 from lexicoord.analysis.cells import write_csv
 from lexicoord.analysis.figures import depth_distribution
-from lexicoord.analysis.html import inline_svg, table
-from lexicoord.analysis.html import page as html_page
+from lexicoord.analysis.html import inline_svg, render
 from lexicoord.analysis.report import Report, ReportTable
 from lexicoord.errors import LexicoordError
 from lexicoord.protocols.coordination.statistics import CoordinationStats, Game, games_from, statistics
@@ -119,6 +118,16 @@ def _label_pair(pair: str, stats: CoordinationStats) -> str:
     return " / ".join(f"{n} (simulated)" if stats.revisions.get(n, {}).get("simulated") else n for n in names)
 
 
+GAMES_HEAD = ["item", "rep", "outcome", "depth", "rounds", "agreed meaning", "intended"]
+
+
+def game_cells(games: list[Game]) -> list[list[str]]:
+    """The page's games table: one row a game, its outcome and the meaning agreed beside the intended one."""
+    return [[g.item_id, str(g.repetition), "converged" if g.converged else g.reason,
+             "" if g.depth is None else str(g.depth), str(g.played), g.interpretation or "", g.intended or "(open)"]
+            for g in games]
+
+
 def write_report(run: RunInfo, stats: CoordinationStats, games: list[Game], out_dir: Path) -> dict[str, Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     png, svg = depth_distribution(stats, out_dir / "depth_distribution")
@@ -129,32 +138,13 @@ def write_report(run: RunInfo, stats: CoordinationStats, games: list[Game], out_
                 g.correct, " ".join(n for n, a in g.agents.items() if a.simulated)] for g in games))
 
     agents = agent_rows(stats)
-    svg_text = inline_svg(svg)
-    body = f"""<h1>Coordination report: {html.escape(run.id)}</h1>
-<p class="muted">protocol {html.escape(run.protocol)} · {run.done} episodes done, {run.failed} failed ·
-settings {html.escape(json.dumps(run.config, ensure_ascii=False))}</p>
-<h2>Outcomes</h2>
-{table(["measure", "value"], [list(r) for r in summary_rows(stats)])}
-<h2>Accuracy against the intended meaning</h2>
-<p class="muted">The first-listed sense is the item's own first candidate (the dataset's order, not the order of
-play); the most frequent sense is counted over the run's items with the same senses, each item once, so it knows
-the scored items' gold labels.</p>
-{table(ACCURACY_HEAD, accuracy_cells(stats))}
-<h2>Clarification depth distribution</h2>
-{svg_text}
-<h3>Failed games by rounds played</h3>
-{table(["rounds played", "failed games"], [[str(n), str(v)] for n, v in stats.failed_rounds.items()])}
-<h2>Agents</h2>
-{table(list(agents[0]) if agents else ["agent"], [list(a.values()) for a in agents])}
-<h2>Pairwise agreement (share of rounds with the same choice)</h2>
-{table(["pair", "agreement"], [[_label_pair(k, stats), _pct(v)] for k, v in stats.pairwise_agreement.items()])}
-<h2>Games</h2>
-{table(["item", "rep", "outcome", "depth", "rounds", "agreed meaning", "intended"],
-        [[g.item_id, str(g.repetition), "converged" if g.converged else g.reason,
-          "" if g.depth is None else str(g.depth), str(g.played), g.interpretation or "", g.intended or "(open)"]
-         for g in games])}
-"""
-    page = html_page(f"{run.id}: coordination report", body)
+    page = render("lexicoord.protocols.coordination", run=run, settings=json.dumps(run.config, ensure_ascii=False),
+                  summary=[list(r) for r in summary_rows(stats)], accuracy_head=ACCURACY_HEAD,
+                  accuracy=accuracy_cells(stats), figure=inline_svg(svg),
+                  failed_rounds=[[str(n), str(v)] for n, v in stats.failed_rounds.items()],
+                  agents_head=list(agents[0]) if agents else ["agent"], agents=[list(a.values()) for a in agents],
+                  pairs=[[_label_pair(k, stats), _pct(v)] for k, v in stats.pairwise_agreement.items()],
+                  games_head=GAMES_HEAD, games=game_cells(games))
     report = out_dir / "report.html"
     report.write_text(page, encoding="utf-8")
     return {"html": report, "png": png, "svg": svg, "json": out_dir / "stats.json", "csv": out_dir / "games.csv"}

@@ -14,11 +14,10 @@ from __future__ import annotations
 import asyncio
 import random
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from lexicoord.core.audience import Viewer, can_see
 from lexicoord.core.context import EpisodeContext
 from lexicoord.core.events import Event
 from lexicoord.core.spec import AgentSpec, EpisodeSpec
@@ -47,14 +46,13 @@ from lexicoord.protocols.coordination.room_messages import (
 from lexicoord.protocols.coordination.room_view import GameView
 from lexicoord.runs.records import EpisodeRecord
 from lexicoord.seats.factory import SeatFactory
-from lexicoord.web.adapters.base import AdapterError, CurrentGame, GameState, RoomAdapter
-from lexicoord.web.messages import Inbound
-from lexicoord.web.room import Person
-from lexicoord.web.services import Services
+from lexicoord.web.adapters.base import AdapterError, CurrentGame, GameState, RoomAdapter, Watch
+from lexicoord.web.messages import EndGame, Inbound, Restarted
 from lexicoord.web.settings import RoomSettings
 
-#: What the page shows of every game: only events everyone may see.
-SPECTATOR = Viewer()
+if TYPE_CHECKING:
+    from lexicoord.web.people import Person
+    from lexicoord.web.services import Services
 
 
 class CoordinationRoomSettings(RoomSettings):
@@ -70,6 +68,18 @@ class CoordinationRoomSettings(RoomSettings):
         """The rules' settings, as stored with each game (and read by ``lexicoord report``)."""
         return {"clarification_bound": self.clarification_bound, "leader_clarifies": self.leader_clarifies,
                 "failed_moves": self.failed_moves, "seat_timeout": self.seat_timeout}
+
+    @classmethod
+    def choices(cls, services: Services) -> dict[str, list[Any]]:
+        return {"dataset": list(services.datasets)}
+
+    def check(self, services: Services) -> None:
+        services.dataset(self.dataset)
+        super().check(services)
+
+    def run_config(self) -> dict[str, Any]:
+        return {"mode": self.mode, "dataset": self.dataset, "lineup": [a.model_dump() for a in self.agents],
+                "settings": self.game_settings()}
 
 
 class ManualState(BaseModel):
@@ -107,12 +117,12 @@ class CoordinationRoom(RoomAdapter):
     settings_model = CoordinationRoomSettings
     state_model = CoordinationState
     messages = MESSAGES
+    leader_messages = (ManualSentence, ManualConfirm, CloseProposals)
     script = Path(__file__).with_name("room.js")
 
     def __init__(self, room: Any) -> None:
         super().__init__(room)
-        self.state = CoordinationState()
-        self.view: GameView | None = None
+        self.table: GameView | None = None
         self.record: RoomRecord | None = None
         settings = self.settings
         #: The room's fixed facts, built once: every broadcast sends them.
@@ -127,36 +137,28 @@ class CoordinationRoom(RoomAdapter):
         assert isinstance(self.room.settings, CoordinationRoomSettings)
         return self.room.settings
 
-    # --------------------------------------------------------------------- creation and saving
-    @classmethod
-    def check(cls, settings: RoomSettings, services: Services) -> None:
-        assert isinstance(settings, CoordinationRoomSettings)
-        services.dataset(settings.dataset)
-        super().check(settings, services)
+    # ------------------------------------------------------------------------------ the six calls
+    async def start(self, number: int, lineup: list[AgentSpec]) -> EpisodeSpec | None:
+        if self.settings.mode == "manual":
+            self.state.phase = "sentence"
+            self.state.manual = None
+            return None
+        items = self.room.services.dataset(self.settings.dataset)
+        order = random.Random(self.settings.seed).sample(range(len(items)), len(items))
+        item = items[order[self.state.cursor % len(items)]].as_task()
+        spec = self._spec(number, lineup, item)
+        self.state.cursor += 1
+        return spec
 
-    @classmethod
-    def choices(cls, services: Services) -> dict[str, list[Any]]:
-        return {"dataset": list(services.datasets)}
-
-    @classmethod
-    def run_config(cls, settings: RoomSettings) -> dict[str, Any]:
-        assert isinstance(settings, CoordinationRoomSettings)
-        return {"mode": settings.mode, "dataset": settings.dataset,
-                "lineup": [a.model_dump() for a in settings.agents], "settings": settings.game_settings()}
-
-
-    async def resume(self, replay: dict[str, list[dict[str, Any]]]) -> None:
-        await super().resume(replay)
-        manual = self.state.manual
-        if self.state.phase == "proposing" and manual is not None and manual.agents is None:
-            # People's proposals were saved as they came; the agents' answers were lost with the server.
-            self.room.run_task(self._agents_propose(manual.sentence, manual.word))
-
-    # --------------------------------------------------------------------------------- moves
-    def leader_only(self, msg: Inbound) -> bool:
-        return isinstance(msg, (ManualSentence, ManualConfirm, CloseProposals))
-
-    async def handle(self, person: Person, msg: Inbound) -> None:
+    async def move(self, person: Person | None, msg: Inbound) -> EpisodeSpec | None:
+        if isinstance(msg, Restarted):
+            manual = self.state.manual
+            if self.state.phase == "proposing" and manual is not None and manual.agents is None:
+                # People's proposals were saved as they came; the agents' answers were lost with the server.
+                self.room.run_task(self._agents_propose(manual.sentence, manual.word))
+            return None
+        if person is None:
+            return None
         if isinstance(msg, Propose):
             await self._person_proposes(person, msg)
         elif isinstance(msg, CloseProposals):
@@ -168,7 +170,18 @@ class CoordinationRoom(RoomAdapter):
         elif isinstance(msg, ManualSentence):
             await self._manual_sentence(msg.sentence, msg.word)
         elif isinstance(msg, ManualConfirm):
-            await self._manual_confirm(msg.options)
+            return self._manual_confirm(msg.options)
+        elif isinstance(msg, EndGame):  # the leader ends manual mode's phases before play
+            self.state.phase = "over" if self.state.games else "lobby"
+            self.state.manual = None
+            await self.room.save()
+        return None
+
+    def watch(self, current: CurrentGame) -> Watch:
+        spec = current.spec
+        players = [{"name": a.name, "kind": a.kind, "model": a.model} for a in spec.lineup]
+        self.table = GameView(current.number, spec.item, players)
+        return Watch(CoordinationGame(), self.table)
 
     def _choose(self, person: Person, msg: Choose) -> None:
         found = self.room.seat_request(person)
@@ -203,49 +216,11 @@ class CoordinationRoom(RoomAdapter):
             raise AdapterError("bad_answer", f"Not accepted: {problem}.")
         seat.submit({"statement": statement})
 
-    async def start(self) -> None:
-        if self.state.phase not in ("lobby", "over"):
-            raise AdapterError("wrong_phase", "A game is already under way.")
-        if self.settings.mode == "manual":
-            self.state.phase = "sentence"
-            self.state.manual = None
-            await self.room.save()
-            return
-        items = self.room.services.dataset(self.settings.dataset)
-        order = random.Random(self.settings.seed).sample(range(len(items)), len(items))
-        item = items[order[self.state.cursor % len(items)]].as_task()
-        self.state.cursor += 1
-        await self._begin(item)
-
-    async def _begin(self, item: dict[str, Any]) -> None:
-        lineup = self.lineup()
+    def _spec(self, number: int, lineup: list[AgentSpec], item: dict[str, Any]) -> EpisodeSpec:
         if len(lineup) < 2:
             raise AdapterError("too_few", "A game needs at least two players: invite someone or add agents.")
-        self.state.games += 1
-        spec = EpisodeSpec(item_id=str(item["id"]), item=item, settings=self.settings.game_settings(), lineup=lineup,
-                           repetition=self.state.games)
-        self.state.current = CurrentGame(number=self.state.games, spec=spec, seed=spec.seed(self.settings.seed))
-        self.state.phase = "playing"
-        self.room.notice = None
-        await self.room.save()
-        self._launch({})
-
-    def _launch(self, replay: dict[str, list[dict[str, Any]]]) -> None:
-        current = self.state.current
-        assert current is not None
-        spec = current.spec
-        players = [{"name": a.name, "kind": a.kind, "model": a.model} for a in spec.lineup]
-        self.view = GameView(current.number, spec.item, players)
-        self.room.play(CoordinationGame(), spec, current.number, current.seed, replay)
-
-    async def end(self) -> None:
-        if self.state.phase in ("sentence", "proposing", "confirm"):
-            self.state.phase = "over" if self.state.games else "lobby"
-            self.state.manual = None
-            await self.room.save()
-            return
-        if self.state.phase != "playing" or not self.room.interrupt_game("the leader ended the game"):
-            raise AdapterError("wrong_phase", "No game is being played.")
+        return EpisodeSpec(item_id=str(item["id"]), item=item, settings=self.settings.game_settings(), lineup=lineup,
+                           repetition=number)
 
     # ---------------------------------------------------------------------------------- manual mode
     async def _manual_sentence(self, sentence: str, word: str) -> None:
@@ -255,7 +230,7 @@ class CoordinationRoom(RoomAdapter):
             sentence, word = validate_manual(sentence, word)
         except LexicoordError as exc:
             raise AdapterError("bad_sentence", str(exc)) from None
-        people = [p.name for p in self.room.people.values() if not p.absent]
+        people = [a.name for a in self.room.lineup() if a.kind == "human"]
         self.state.manual = ManualState(sentence=sentence, word=word, awaiting=people)
         self.state.phase = "proposing"
         await self.room.save()
@@ -306,7 +281,7 @@ class CoordinationRoom(RoomAdapter):
         Called with the room's lock held."""
         manual = self.state.manual
         assert manual is not None
-        present = {p.name for p in self.room.people.values() if not p.absent}
+        present = {a.name for a in self.room.lineup() if a.kind == "human"}
         manual.awaiting = [n for n in manual.awaiting if n in present]
         if manual.agents is None or (manual.awaiting and not close):
             await self.room.save()
@@ -319,7 +294,7 @@ class CoordinationRoom(RoomAdapter):
         self.state.phase = "confirm"
         await self.room.save()
 
-    async def _manual_confirm(self, options: list[str]) -> None:
+    def _manual_confirm(self, options: list[str]) -> EpisodeSpec:
         manual = self.state.manual
         if self.state.phase != "confirm" or manual is None:
             raise AdapterError("wrong_phase", "There is no option set to confirm.")
@@ -327,46 +302,22 @@ class CoordinationRoom(RoomAdapter):
             item = manual_item(manual.sentence, manual.word, options, item_id=f"manual-{self.state.games + 1}")
         except LexicoordError as exc:
             raise AdapterError("bad_options", str(exc)) from None
-        await self._begin(with_proposals(item.as_task(), manual.proposals))
-
-    # ------------------------------------------------------------------- the game as it goes
-    def on_event(self, event: Event) -> None:
-        if self.view is not None and can_see(SPECTATOR, event.audience):
-            self.view.on_event(event)
-
-    def move_started(self, name: str, kind: str, round_: int | None, deadline: float | None) -> None:
-        if self.view is not None:
-            self.view.move_started(name, kind, round_, deadline)
-
-    def move_done(self, name: str, kind: str, round_: int | None, failure: str | None) -> None:
-        if self.view is not None:
-            self.view.move_done(name, kind, round_, failure)
-
-    async def game_over(self, record: EpisodeRecord, events: list[Event]) -> None:
-        async with self.room.lock:
-            self.state.current = None
-            self.state.phase = "over"
-            await self.room.save()
-        if self.record is not None:
-            self.record.add(record, events)
-
-    def game_failed(self) -> None:
-        """The game is over for good: it is not replayed after a restart (its journal stays for the audit)."""
-        self.state.phase = "over"
-        self.state.current = None
-        asyncio.get_running_loop().create_task(self.room.save())
+        return self._spec(self.state.games + 1, self.room.lineup(), with_proposals(item.as_task(), manual.proposals))
 
     # --------------------------------------------------------------------------------- views
-    def public(self) -> dict[str, Any]:
+    def view(self, person: Person | None) -> dict[str, Any]:
+        return self._public() if person is None else self._you(person)
+
+    def _public(self) -> dict[str, Any]:
         phase = self.state.phase
         return {
             "phase": phase, "games": self.state.games, **self._fixed,
             "manual": self.state.manual.public(phase) if self.state.manual and phase in ("sentence", "proposing",
                                                                                           "confirm") else None,
-            "game": self.view.public() if self.view is not None else None,
+            "game": self.table.public() if self.table is not None else None,
         }
 
-    def you(self, person: Person) -> dict[str, Any]:
+    def _you(self, person: Person) -> dict[str, Any]:
         found = self.room.seat_request(person)
         request = {"kind": found[1].kind, "round": found[1].round} if found is not None else None
         manual = self.state.manual
@@ -375,26 +326,21 @@ class CoordinationRoom(RoomAdapter):
         return {"request": request}
 
     # ---------------------------------------------------------------------------- statistics
-    async def stats(self) -> dict[str, Any]:
+    async def summary(self, ended: tuple[EpisodeRecord, list[Event]] | None = None) -> dict[str, Any]:
         """Read from the store once, then kept up to date game by game."""
         if self.record is None:
             self.record = await self.room.services.rooms.call(
                 load_record, self.room.services.store, self.room.run_id, self.settings.clarification_bound
             )
+        elif ended is not None:
+            self.record.add(*ended)
         return self.record.stats()
 
-    def new_run(self) -> None:
-        self.record = RoomRecord(self.settings.clarification_bound)  # a new run has no games to read
-
-    async def _full_stats(self) -> dict[str, Any]:
-        """Statistics with every game of the room (pages get only the latest games)."""
+    async def export(self, kind: Literal["json", "csv"]) -> dict[str, Any] | str:
         services = self.room.services
-        return await services.rooms.call(room_stats, services.store, self.room.run_id,
+        full = await services.rooms.call(room_stats, services.store, self.room.run_id,
                                          self.settings.clarification_bound, None)
-
-    async def export_json(self) -> dict[str, Any]:
+        if kind == "csv":
+            return history_csv(full["history"])
         return {"room": {"code": self.room.code, "run": self.room.run_id, "mode": self.settings.mode,
-                         "settings": self.settings.model_dump(mode="json")}, **(await self._full_stats())}
-
-    async def export_csv(self) -> str:
-        return history_csv((await self._full_stats())["history"])
+                         "settings": self.settings.model_dump(mode="json")}, **full}

@@ -8,7 +8,7 @@ from typing import Any
 from lexicoord.analysis.cells import write_csv
 from lexicoord.core.audience import Viewer, visible
 from lexicoord.core.events import ChoiceEvent, Event, MessageEvent
-from lexicoord.protocols.coordination import CoordinationOutcome
+from lexicoord.protocols.coordination import CoordinationGame
 from lexicoord.protocols.coordination.report import summary_rows
 from lexicoord.protocols.coordination.statistics import Game, compute, games_from
 from lexicoord.runs.records import EpisodeRecord
@@ -34,7 +34,7 @@ def game_history(episode: EpisodeRecord, events: list[Event]) -> dict[str, Any]:
         elif e.type == "clarification" and isinstance(e, MessageEvent) and e.content and e.round is not None:
             rounds.setdefault(e.round + 1, {"round": e.round + 1, "clarification": None, "decisions": []})
             rounds[e.round + 1]["clarification"] = e.content
-    outcome = CoordinationOutcome.model_validate(episode.outcome) if episode.outcome else None
+    outcome = CoordinationGame.outcome_of(episode) if episode.outcome else None
     return {
         "number": episode.repetition, "item_id": episode.item_id, "sentence": item.get("sentence"),
         "word": item.get("word"), "options": item.get("options", []), "status": episode.status,

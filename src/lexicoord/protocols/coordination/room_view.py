@@ -10,8 +10,12 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from lexicoord.core.audience import Viewer, can_see
 from lexicoord.core.events import ChoiceEvent, Event, OutcomeEvent, RoundClosedEvent
 from lexicoord.tasks.ambiguous import word_span
+
+#: What the page shows of every game: only events everyone may see.
+SPECTATOR = Viewer()
 
 
 class GameView:
@@ -33,7 +37,8 @@ class GameView:
         self._pending: dict[str, dict[str, Any]] = {}
 
     # from the players, as they move -------------------------------------------------------------
-    def move_started(self, name: str, kind: str, round_: int | None, deadline: float | None) -> None:
+    def move_started(self, name: str, kind: str, round_: int | None, deadline: float | None,
+                     phase: str | None = None) -> None:
         if kind in ("choose", "announce") and round_ is not None and round_ != self.round:
             self.round = round_
             self.status = {}
@@ -46,6 +51,8 @@ class GameView:
 
     # from the rules, as events ------------------------------------------------------------------
     def on_event(self, event: Event) -> None:
+        if not can_see(SPECTATOR, event.audience):  # the page shows everyone the public events only
+            return
         if isinstance(event, ChoiceEvent):
             entry = {"choice": event.choice, "justification": event.justification, "failure": event.failure}
             if getattr(event, "move", None) == "announcement":

@@ -130,7 +130,7 @@ def converged(decisions: dict[str, Decision], failed_moves: str) -> str | None:
     return chosen[0]
 
 
-class CoordinationGame(Protocol):
+class CoordinationGame(Protocol[dict[str, Any], CoordinationSettings, CoordinationOutcome]):
     name = "coordination"
     settings_model = CoordinationSettings
     outcome_model = CoordinationOutcome
@@ -147,7 +147,7 @@ class CoordinationGame(Protocol):
         )
 
     async def play(self, ctx: EpisodeContext) -> CoordinationOutcome:
-        settings = CoordinationSettings(**ctx.settings)
+        settings = self.settings_of(ctx)
         if len(ctx.spec.lineup) < 2:
             raise ConfigError("The coordination game needs at least two agents.")
         item = ctx.item

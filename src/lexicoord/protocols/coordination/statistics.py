@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 
 from lexicoord.core.events import ChoiceEvent, Event
 from lexicoord.core.seat import SeatInfo
-from lexicoord.protocols.coordination.rules import CoordinationOutcome
+from lexicoord.protocols.coordination.rules import CoordinationGame
 from lexicoord.runs.records import EpisodeRecord
 
 PEOPLE = {"human", "simulated"}
@@ -56,7 +56,7 @@ def games_from(episodes: Iterable[tuple[EpisodeRecord, list[Event]]]) -> list[Ga
     for episode, events in episodes:
         if episode.status != "done" or not episode.outcome or "converged" not in episode.outcome:
             continue
-        out = CoordinationOutcome.model_validate(episode.outcome)
+        out = CoordinationGame.outcome_of(episode)
         agents = {a.name: a for a in out.agents}
         item = (episode.spec or {}).get("item") or {}
         rounds: dict[int, dict[str, str | None]] = defaultdict(dict)

@@ -209,5 +209,5 @@ def play(
     console.print(f"You are the {role}. {len(bots)} agents on {model}.")
     episode, events = play_at_keyboard(runner, run_id, episodes[0], {"role": role, "model": model, "item": chosen.id},
                                        seat, GameScreen())
-    print_game(events, CoordinationOutcome.model_validate(episode.outcome))
+    print_game(events, CoordinationGame.outcome_of(episode))
     console.print(f"[dim]Recorded as run {run_id}.[/dim]")

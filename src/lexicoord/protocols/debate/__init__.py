@@ -7,6 +7,8 @@ episode under the protocol its settings name; the rules live in
 
 from __future__ import annotations
 
+from typing import Any
+
 from lexicoord.core.context import EpisodeContext
 from lexicoord.core.protocol import Protocol
 from lexicoord.protocols.debate.common import DebateOutcome, DebateSettings
@@ -14,7 +16,7 @@ from lexicoord.protocols.debate.rules import LeaderFollowerDebate, rotations
 from lexicoord.protocols.debate.single import SingleAgent
 
 
-class DebateStudy(Protocol):
+class DebateStudy(Protocol[dict[str, Any], DebateSettings, DebateOutcome]):
     name = "debate"
     settings_model = DebateSettings
     outcome_model = DebateOutcome
@@ -23,7 +25,7 @@ class DebateStudy(Protocol):
         self.single, self.debate = SingleAgent(), LeaderFollowerDebate()
 
     async def play(self, ctx: EpisodeContext) -> DebateOutcome:
-        condition = DebateSettings(**ctx.settings).condition
+        condition = self.settings_of(ctx).condition
         return await (self.single if condition == "single" else self.debate).play(ctx)
 
 

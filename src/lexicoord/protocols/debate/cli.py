@@ -26,7 +26,7 @@ from lexicoord.core.seat import Request
 from lexicoord.core.spec import AgentSpec, EpisodeSpec
 from lexicoord.errors import ConfigError
 from lexicoord.models.pool import ModelPool
-from lexicoord.protocols.debate import DebateOutcome, DebateSettings, DebateStudy, rotations
+from lexicoord.protocols.debate import DebateSettings, DebateStudy, rotations
 from lexicoord.runs.grid import grid
 from lexicoord.runs.runner import Runner
 from lexicoord.runs.store import Store
@@ -228,7 +228,7 @@ def play(
         line = e.line()
         if line and e.type in ("proposal", "feedback"):
             console.print(f"r{e.round} [bold]{escape(e.agent or '')}[/bold] {escape(line)}", highlight=False)
-    outcome = DebateOutcome.model_validate(episode.outcome)
+    outcome = DebateStudy.outcome_of(episode)
     ended = "consensus" if outcome.consensus else outcome.termination
     console.print(f"Debate ended: {ended} after {outcome.rounds} round(s); final verdict {outcome.verdict}"
                   + (f", question: {escape(outcome.question)}" if outcome.question else "") + ".", highlight=False)

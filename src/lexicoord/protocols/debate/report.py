@@ -1,14 +1,14 @@
-"""An debate study's report: terminal tables, figures, a self-contained HTML page, JSON and CSV."""
+"""A debate study's report: terminal tables, figures, a self-contained HTML page (templates/report.html), JSON
+and CSV."""
 
 from __future__ import annotations
 
-import html
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 from lexicoord.analysis.cells import records_csv
-from lexicoord.analysis.html import inline_svg, table
-from lexicoord.analysis.html import page as html_page
+from lexicoord.analysis.html import inline_svg, render
 from lexicoord.analysis.numbers import num, pct
 from lexicoord.analysis.report import Report, ReportTable
 from lexicoord.errors import LexicoordError
@@ -119,10 +119,28 @@ def sections(stats: StudyStats) -> list[tuple[str, tuple[list[str], list[list[st
     return [(title, rows) for title, rows in out if rows[1]]
 
 
-def _transcript(e: Episode) -> str:
-    lines = []
+@dataclass(frozen=True)
+class Move:
+    """One move of a transcript as the page shows it: who, what they said, why, and the raw reply if kept."""
+
+    who: str
+    said: str
+    why: str
+    raw: str
+
+
+@dataclass(frozen=True)
+class Transcript:
+    """One episode as the page shows it: a summary line, the instruction, and its moves in order."""
+
+    summary: str
+    instruction: str
+    moves: list[Move]
+
+
+def transcript(e: Episode) -> Transcript:
+    moves = []
     for m in e.moves:
-        who = html.escape(f"round {m.get('round', '?')} · {m.get('agent', '')}")
         if m["type"] == "proposal":
             said = f"{m.get('verdict') or 'unreadable'}" + (f": {m['question']}" if m.get("question") else "")
         elif m["type"] == "feedback":
@@ -131,15 +149,13 @@ def _transcript(e: Episode) -> str:
             said = "the judge failed: no verdict"
         else:
             said = f"judge: {'asks about the ambiguity' if m['asks_slot'] else 'does not ask about it'}"
-        why = m.get("reasoning") or m.get("failure") or ""
-        raw = f"<pre>{html.escape(m['raw'])}</pre>" if m.get("raw") else ""
-        lines.append(f"<li><b>{who}</b>: {html.escape(said)}<br><span class=muted>{html.escape(why)}</span>{raw}</li>")
+        moves.append(Move(who=f"round {m.get('round', '?')} · {m.get('agent', '')}", said=said,
+                          why=m.get("reasoning") or m.get("failure") or "", raw=m.get("raw") or ""))
     verdict = ("detected" if e.success else "not detected") if e.ambiguous else ("clear" if e.success else "failure")
     if e.ambiguous and e.asks:
         verdict += f", question: {e.asks}"
-    summary = html.escape(f"{e.item_id} · {e.config} · {e.termination} · {e.rounds} round(s) · {verdict}")
-    return (f"<details><summary>{summary}</summary><p>{html.escape(e.instruction)}</p>"
-            f"<ol>{''.join(lines)}</ol></details>")
+    return Transcript(summary=f"{e.item_id} · {e.config} · {e.termination} · {e.rounds} round(s) · {verdict}",
+                      instruction=e.instruction, moves=moves)
 
 
 def write_report(run: RunInfo, stats: StudyStats, episodes: list[Episode], out_dir: Path) -> dict[str, Path]:
@@ -150,25 +166,12 @@ def write_report(run: RunInfo, stats: StudyStats, episodes: list[Episode], out_d
                "consensus", "rounds", "verdict", "question", "detected", "asks", "rule", "judge", "judge_failure", "success",
                "false_alarm", "wall_time", "model_time", "calls", "cached_calls", "error"]
     records_csv(out_dir / "episodes.csv", columns, (e.model_dump() for e in episodes))
-    tables = "".join(f"<h2>{html.escape(t)}</h2>{table(*rows)}" for t, rows in sections(stats))
-    figures = "".join(f"<figure>{inline_svg(paths[1])}</figure>" for paths in figs.values())
     shown = episodes[:MAX_TRANSCRIPTS]
-    more = f"<p class=muted>{len(episodes) - len(shown)} more in episodes.csv and the store.</p>" if len(episodes) > len(shown) else ""
-    body = f"""<h1>Debate study: {html.escape(run.id)}</h1>
-<p class="muted">{stats.episodes} finished episodes, {stats.failed} failed (see <code>lexicoord runs show</code>) ·
-settings {html.escape(json.dumps(run.config, ensure_ascii=False))}</p>
-<p class="muted">Detection (the paper's success): the verdict on an ambiguous instruction is "ambiguous". Right-slot
-question (stricter): detected, and the question asks about the ambiguous slot and no other (by rule); a question about
-several slots is a shotgun question. On an unambiguous twin: "clear" is right, a question is a false alarm. Every rate
-is given with its count and denominator: the finished episodes of that kind. An episode that ended in error counts as a
-failure; one that failed outright (a model not reached) is in no rate and is counted beside them.</p>
-{tables}
-<h2>Figures</h2>
-{figures}
-<h2>Transcripts</h2>
-{''.join(_transcript(e) for e in shown)}{more}
-"""
-    page = html_page(f"{run.id}: debate study", body)
+    page = render("lexicoord.protocols.debate", run=run, stats=stats,
+                  settings=json.dumps(run.config, ensure_ascii=False),
+                  tables=[(title, head, rows) for title, (head, rows) in sections(stats)],
+                  figures=[inline_svg(paths[1]) for paths in figs.values()],
+                  transcripts=[transcript(e) for e in shown], more=len(episodes) - len(shown))
     report = out_dir / "report.html"
     report.write_text(page, encoding="utf-8")
     out = {"html": report, "json": out_dir / "stats.json", "csv": out_dir / "episodes.csv"}

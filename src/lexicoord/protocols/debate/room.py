@@ -29,6 +29,13 @@ class DebateRoomSettings(RoomSettings):
     rounds: int = Field(default=3, ge=1, le=10, description="Most rounds of the debate (R)")
     twins: bool = Field(default=True, description="Play the precise twins of ambiguous instructions too")
 
+    def run_config(self) -> dict[str, Any]:
+        return {"dataset": "generated (room)", "models": sorted({a.model for a in self.agents}),
+                "conditions": ["debate"], "settings": self.rules()}
+
+    def rules(self) -> dict[str, Any]:
+        return DebateSettings(condition="debate", rounds=self.rounds).model_dump(exclude_none=True)
+
 
 class DebateRoom(TurnsRoom):
     protocol = "debate"
@@ -39,16 +46,6 @@ class DebateRoom(TurnsRoom):
     def debate(self) -> DebateRoomSettings:
         assert isinstance(self.room.settings, DebateRoomSettings)
         return self.room.settings
-
-    @classmethod
-    def run_config(cls, settings: RoomSettings) -> dict[str, Any]:
-        assert isinstance(settings, DebateRoomSettings)
-        return {"dataset": "generated (room)", "models": sorted({a.model for a in settings.agents}),
-                "conditions": ["debate"], "settings": cls.rules(settings)}
-
-    @staticmethod
-    def rules(settings: DebateRoomSettings) -> dict[str, Any]:
-        return DebateSettings(condition="debate", rounds=settings.rounds).model_dump(exclude_none=True)
 
     def protocol_instance(self) -> Protocol:
         return DebateStudy()
@@ -68,7 +65,7 @@ class DebateRoom(TurnsRoom):
         return [s.model_copy(update={"role": "leader" if i == 0 else "follower"}) for i, s in enumerate(ordered)]
 
     def game_settings(self) -> dict[str, Any]:
-        return self.rules(self.debate)
+        return self.debate.rules()
 
     def item_view(self, item: dict[str, Any]) -> dict[str, Any]:
         return {"scene": item.get("context", ""), "instruction": item.get("instruction", "")}

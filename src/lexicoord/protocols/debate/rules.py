@@ -85,13 +85,13 @@ def _feedback_text(feedback: dict[str, Feedback]) -> str:
     return fence("\n".join(lines), "FEEDBACK")
 
 
-class LeaderFollowerDebate(Protocol):
+class LeaderFollowerDebate(Protocol[dict[str, Any], DebateSettings, DebateOutcome]):
     name = "debate-rounds"
     settings_model = DebateSettings
     outcome_model = DebateOutcome
 
     async def play(self, ctx: EpisodeContext) -> DebateOutcome:
-        settings = DebateSettings(**ctx.settings)
+        settings = self.settings_of(ctx)
         if len(ctx.spec.lineup) < 2:
             raise ConfigError("A debate needs a leader and at least one follower.")
         leader_spec, *follower_specs = ctx.spec.lineup

@@ -8,6 +8,7 @@ best clarifying question. One call; its latency is recorded.
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from lexicoord.core.context import EpisodeContext
 from lexicoord.core.protocol import Protocol
@@ -19,13 +20,13 @@ from lexicoord.protocols.debate.replies import ask_proposal, proposal_event, pro
 PROMPTS = Prompts("lexicoord.protocols.debate")
 
 
-class SingleAgent(Protocol):
+class SingleAgent(Protocol[dict[str, Any], DebateSettings, DebateOutcome]):
     name = "debate-single"
     settings_model = DebateSettings
     outcome_model = DebateOutcome
 
     async def play(self, ctx: EpisodeContext) -> DebateOutcome:
-        settings = DebateSettings(**ctx.settings)
+        settings = self.settings_of(ctx)
         if len(ctx.spec.lineup) != 1:
             raise ConfigError("The single-agent baseline takes exactly one agent.")
         spec = ctx.spec.lineup[0]

@@ -42,6 +42,7 @@ from pydantic import BaseModel, Field, computed_field
 
 from lexicoord.core.events import Event
 from lexicoord.models.observe import ModelCallEvent
+from lexicoord.protocols.debate import DebateStudy
 from lexicoord.protocols.debate.common import DebateOutcome
 from lexicoord.runs.records import EpisodeRecord
 from lexicoord.tasks.instructions import TASK, question_kind
@@ -127,7 +128,7 @@ def episodes_from(rows: Iterable[tuple[EpisodeRecord, list[Event]]]) -> list[Epi
     for record, events in rows:
         if record.status != "done" or not record.outcome:
             continue
-        o, item = DebateOutcome.model_validate(record.outcome), record.spec.get("item", {})
+        o, item = DebateStudy.outcome_of(record), record.spec.get("item", {})
         condition, model, verdict, question = o.condition, o.config_model, o.verdict, o.question
         rule = TASK.score(item, o)  # the stricter measure; an error is never a success
         judge = o.judge.asks_slot if o.judge else None

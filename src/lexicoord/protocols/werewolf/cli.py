@@ -11,8 +11,8 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 
-from lexicoord.analysis.term_functions import WEREWOLF_FUNCTIONS
-from lexicoord.cli.annotate import AnnotationsArg, ConcurrencyArg, ModelArg, OutArg, annotate_terms
+from lexicoord.analysis.term_functions import WEREWOLF_FUNCTIONS, TermLabel
+from lexicoord.cli.annotate import AnnotationsArg, annotate_command
 from lexicoord.cli.campaign import run_campaign
 from lexicoord.cli.options import (
     DbOption,
@@ -123,24 +123,15 @@ def report(
     print_report(werewolf_report.report(store, found, out or report_folder(found.id), tokenizer, annotations))
 
 
-@app.command("annotate")
-def annotate(
-    run_id: Annotated[str, typer.Argument(help="Run name (or a unique prefix).")],
-    model: ModelArg = "local/smollm2-135m",
-    out: OutArg = None,
-    concurrency: ConcurrencyArg = 4,
-    db: DbOption = None,
-    no_cache: NoCacheOption = False,
-    option: ModelOptions = None,
-) -> None:
-    """Suggest Table 5's function weights for every accepted term with an LLM; rows already in the file (a
-    person's edits) are kept. Edit the file, then run the report."""
-    store = Store(db)
-    found = protocol_run(store, run_id, "werewolf")
-    games = games_from(store.iter_run_events(found.id))
-    annotate_terms(out or report_folder(found.id) / werewolf_report.ANNOTATIONS, term_labels(games),
-                   {g.episode_id: CONTEXT for g in games}, WEREWOLF_FUNCTIONS, model, concurrency, no_cache, option,
-                   f"lexicoord werewolf report {found.id}")
+def _terms(store: Store, run_id: str) -> tuple[list[TermLabel], dict[int | None, str]]:
+    games = games_from(store.iter_run_events(run_id))
+    return term_labels(games), {g.episode_id: CONTEXT for g in games}
+
+
+app.command("annotate")(annotate_command(
+    "werewolf", WEREWOLF_FUNCTIONS, _terms, werewolf_report.ANNOTATIONS,
+    "Suggest Table 5's function weights for every accepted term with an LLM; rows already in the file (a person's "
+    "edits) are kept. Edit the file, then run the report."))
 
 
 

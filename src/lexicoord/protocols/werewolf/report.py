@@ -1,17 +1,17 @@
 """A Werewolf run's report: the games, Table 7, Table 6 with the pseudo-lexicon, and a replay of every game
 (nights and days in order, every event marked with its audience, the term pools as they grew, and each
-player's own view); terminal tables, a figure (PNG, SVG), one HTML page, JSON and CSV."""
+player's own view); terminal tables, a figure (PNG, SVG), one HTML page (templates/report.html), JSON and CSV."""
 
 from __future__ import annotations
 
-import html
 import json
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from lexicoord.analysis.cells import records_csv, write_csv
 from lexicoord.analysis.figures import _pyplot, save_figure
-from lexicoord.analysis.html import board_table, inline_svg, table
-from lexicoord.analysis.html import page as html_page
+from lexicoord.analysis.html import inline_svg, render
 from lexicoord.analysis.numbers import num
 from lexicoord.analysis.report import Report, ReportTable
 from lexicoord.analysis.term_figures import radar
@@ -110,30 +110,48 @@ def _line(e: Event) -> str:
     return f"{who}{said}"
 
 
-def replay(record: EpisodeRecord, events: list[Event]) -> str:
+@dataclass(frozen=True)
+class View:
+    """What one player knew of a game: the lines of the events they could see."""
+
+    player: str
+    role: str
+    seen: list[str]
+
+
+@dataclass(frozen=True)
+class Replay:
+    """One game as the page shows it. Each of ``items`` is a stage heading (``{"stage": "Night 1"}``) or an
+    event (``{"who": its audience, "line": what happened, "pool": a term pool's snapshot, or empty}``)."""
+
+    summary: str
+    items: list[dict[str, Any]]
+    views: list[View]
+
+
+def replay(record: EpisodeRecord, events: list[Event]) -> Replay:
     """One game as a page section: the whole record, then what each player saw."""
     shown = [e for e in events if not isinstance(e, ModelCallEvent) and e.type != "outcome"]
-    items, current = [], None
+    items: list[dict[str, Any]] = []
+    current = None
     for e in shown:
         stage = f"{'Night' if e.phase == 'night' else 'Day'} {e.round}" if e.round else "Setup"
         if stage != current:
-            items.append(f"<li><h4>{html.escape(stage)}</h4></li>")
+            items.append({"stage": stage})
             current = stage
-        pool = board_table(e.snapshot) if isinstance(e, TermsSharedEvent) else ""
-        items.append(f"<li><span class=muted>[{html.escape(_who(e))}]</span> {html.escape(_line(e))}{pool}</li>")
+        items.append({"stage": "", "who": _who(e), "line": _line(e),
+                      "pool": e.snapshot if isinstance(e, TermsSharedEvent) else []})
     roles = {e.agent or "": e.role for e in events if isinstance(e, RoleEvent)}
     wolves = {p for p, r in roles.items() if r == "werewolf"}
     views = []
     for player, role in roles.items():
         viewer = Viewer(name=player, groups=frozenset({"wolves"} if player in wolves else set()))
-        seen = [f"<li>{html.escape(_line(e))}</li>" for e in shown if can_see(viewer, e.audience) and e.type != "ww_over"]
-        views.append(f"<details><summary>{html.escape(player)} ({html.escape(role)}): what they knew</summary>"
-                     f"<ol>{''.join(seen)}</ol></details>")
+        views.append(View(player=player, role=role, seen=[_line(e) for e in shown
+                                                          if can_see(viewer, e.audience) and e.type != "ww_over"]))
     o = record.outcome or {}
     summary = (f"game {record.spec.get('item', {}).get('id', record.item_id)} · {o.get('condition')} · "
                f"winner {o.get('winner')} · {o.get('days')} day(s)")
-    return (f"<details><summary>{html.escape(summary)}</summary><ol>{''.join(items)}</ol>"
-            f"<h4>Each player's view</h4>{''.join(views)}</details>")
+    return Replay(summary=summary, items=items, views=views)
 
 
 def _figure(stats: WerewolfStats, out_dir: Path) -> list[Path]:
@@ -180,13 +198,12 @@ def report(store: Store, run: RunInfo, out_dir: Path, tokenizer: str = "words", 
         sections.append(("Functions of Werewolf terms (Table 5), from the annotation file", function_rows(found)))
         figures.append(radar(found, WEREWOLF_FUNCTIONS, out_dir / "functions_radar",
                              "Functions of Werewolf terms (% of weight, per pool)"))
-    body = (f"<h1>Werewolf: {html.escape(run.id)}</h1><p class=muted>{stats.games} games, {stats.failed} failed · "
-            f"settings {html.escape(json.dumps(run.config, ensure_ascii=False))}. Definitions in the README.</p>"
-            + "".join(f"<h2>{html.escape(t)}</h2>{table(*r)}" for t, r in sections)
-            + "".join(f"<figure>{inline_svg(f[1])}</figure>" for f in figures) + "<h2>Games, replayed</h2>"
-            + "".join(replay(r, ev) for r, ev in rows if r.status == "done"))
     page = out_dir / "report.html"
-    page.write_text(html_page(f"{run.id}: Werewolf", body), encoding="utf-8")
+    page.write_text(render("lexicoord.protocols.werewolf", run=run, stats=stats,
+                           settings=json.dumps(run.config, ensure_ascii=False),
+                           tables=[(title, head, body) for title, (head, body) in sections],
+                           figures=[inline_svg(f[1]) for f in figures],
+                           replays=[replay(r, ev) for r, ev in rows if r.status == "done"]), encoding="utf-8")
     tables = [ReportTable(title=f"{run.id}: games", head=results_rows(stats)[0], rows=results_rows(stats)[1]),
               ReportTable(title="lexical grounding (Table 7)", head=lexical_rows(stats)[0], rows=lexical_rows(stats)[1])]
     if stats.matched:

@@ -21,16 +21,14 @@ prompt's text. Who is moving is shown to the audience of the event that move wil
 
 from __future__ import annotations
 
-import asyncio
 import secrets
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field
 
-from lexicoord.core.context import EpisodeContext
 from lexicoord.core.events import Event
-from lexicoord.core.spec import EpisodeSpec
+from lexicoord.core.spec import AgentSpec, EpisodeSpec
 from lexicoord.errors import ConfigError
 from lexicoord.protocols.werewolf import WerewolfGame, WerewolfSettings
 from lexicoord.protocols.werewolf.room_history import WerewolfRecord, history_csv, load_record
@@ -39,9 +37,9 @@ from lexicoord.protocols.werewolf.room_view import EVERYTHING, SPECTATOR, Werewo
 from lexicoord.protocols.werewolf.rules import check_table
 from lexicoord.protocols.werewolf.state import game_item
 from lexicoord.runs.records import EpisodeRecord
-from lexicoord.web.adapters.base import AdapterError, CurrentGame, GameState, RoomAdapter
+from lexicoord.web.adapters.base import AdapterError, CurrentGame, GameState, RoomAdapter, Watch
 from lexicoord.web.messages import Inbound
-from lexicoord.web.room import Person
+from lexicoord.web.people import Person
 from lexicoord.web.settings import RoomSettings
 
 
@@ -78,6 +76,9 @@ class WerewolfRoomSettings(RoomSettings):
         rules = self.model_dump(include=set(WerewolfSettings.model_fields) & set(type(self).model_fields))
         return WerewolfSettings(**rules).model_dump()
 
+    def run_config(self) -> dict[str, Any]:
+        return {"lineup": [a.model_dump() for a in self.agents], "settings": self.game_settings()}
+
 
 def room_game_item(seed: int | None, number: int) -> dict[str, Any]:
     """Game ``number`` (from 1) of a room: with the room's seed, by the rule campaigns use; without one, from a
@@ -101,13 +102,10 @@ class WerewolfRoom(RoomAdapter):
 
     def __init__(self, room: Any) -> None:
         super().__init__(room)
-        self.state = WerewolfState()
-        self.view: WerewolfView | None = None
+        self.table: WerewolfView | None = None
         self.record: WerewolfRecord | None = None
         #: The spec of the game the view shows: the room's context is read only while it plays this game.
         self._spec: EpisodeSpec | None = None
-        #: Set when the game's end is announced (or it is over): from then on everyone sees everything.
-        self.revealed = False
         #: The spectators' projection, shared by all of them until the next change.
         self._spectators: dict[str, Any] | None = None
         self._fixed = {"settings": {**self.settings.game_settings(), "seat_timeout": self.settings.seat_timeout,
@@ -118,57 +116,34 @@ class WerewolfRoom(RoomAdapter):
         assert isinstance(self.room.settings, WerewolfRoomSettings)
         return self.room.settings
 
-    # --------------------------------------------------------------------- creation and saving
-    @classmethod
-    def run_config(cls, settings: RoomSettings) -> dict[str, Any]:
-        assert isinstance(settings, WerewolfRoomSettings)
-        return {"lineup": [a.model_dump() for a in settings.agents], "settings": settings.game_settings()}
+    @property
+    def revealed(self) -> bool:
+        """The game's end is announced (or it is over): from then on everyone sees everything."""
+        return self.state.phase == "over" or (self.table is not None and self.table.winner is not None)
 
-    def restore(self, state: dict[str, Any]) -> None:
-        super().restore(state)
-        self.revealed = self.state.phase == "over"
-
-
-    # --------------------------------------------------------------------------------- moves
-    async def start(self) -> None:
-        if self.state.phase == "playing":
-            raise AdapterError("wrong_phase", "A game is already under way.")
-        lineup = self.lineup()
+    # ------------------------------------------------------------------------------ the six calls
+    async def start(self, number: int, lineup: list[AgentSpec]) -> EpisodeSpec | None:
         try:
             check_table(WerewolfSettings(**self.settings.game_settings()), [a.name for a in lineup])
         except ConfigError as exc:
             raise AdapterError("bad_table", f"{exc} Invite people, add agents or change the roles.") from None
-        self.state.games += 1
-        number = self.state.games
-        spec = EpisodeSpec(item_id=f"game-{number}", item=room_game_item(self.settings.seed, number),
+        return EpisodeSpec(item_id=f"game-{number}", item=room_game_item(self.settings.seed, number),
                            settings=self.settings.game_settings(), lineup=lineup, repetition=number)
-        self.state.current = CurrentGame(number=number, spec=spec, seed=spec.seed(self.settings.seed or 0))
-        self.state.phase = "playing"
-        self.room.notice = None
-        await self.room.save()
-        self._launch({})
 
-    def _launch(self, replay: dict[str, list[dict[str, Any]]]) -> None:
-        current = self.state.current
-        assert current is not None
+    def watch(self, current: CurrentGame) -> Watch:
         players = [{"name": a.name, "kind": a.kind, "model": a.model} for a in current.spec.lineup]
-        self.view = WerewolfView(current.number, players)
+        self.table = WerewolfView(current.number, players)
         self._spec = current.spec
-        self.revealed = False
         self._spectators = None
-        self.room.play(WerewolfGame(), current.spec, current.number, current.seed, replay)
+        return Watch(WerewolfGame(), _Hears(self))
 
-    async def end(self) -> None:
-        if self.state.phase != "playing" or not self.room.interrupt_game("the leader ended the game"):
-            raise AdapterError("wrong_phase", "No game is being played.")
-
-    async def handle(self, person: Person, msg: Inbound) -> None:
+    async def move(self, person: Person | None, msg: Inbound) -> EpisodeSpec | None:
+        if person is None or not isinstance(msg, (Act, Speak)):
+            return None
         found = self.room.seat_request(person)
         if found is None:
             raise AdapterError("not_your_turn", "Nothing is asked of you now.")
         seat, pending = found
-        if not isinstance(msg, (Act, Speak)):  # pragma: no cover - the room passes only this adapter's messages
-            raise AdapterError("bad_message", "Not a Werewolf move.")
         if pending.round != msg.round:
             raise AdapterError("round_closed", f"That was for day {msg.round}; this is day {pending.round}.")
         if isinstance(msg, Speak):
@@ -186,64 +161,28 @@ class WerewolfRoom(RoomAdapter):
         if problem is not None:  # the schema a model's answer meets
             raise AdapterError("bad_answer", f"Not accepted: {problem}.")
         seat.submit(value)
+        return None
 
     # ------------------------------------------------------------------- the game as it goes
-    def _ctx(self) -> EpisodeContext | None:
-        """The context of the game this view shows (never a previous game's)."""
-        ctx = self.room.ctx
-        return ctx if ctx is not None and self._spec is not None and ctx.spec is self._spec else None
-
-    def on_event(self, event: Event) -> None:
-        if self.view is not None:
-            self.view.on_event(event)
-            if self.view.winner is not None:
-                self.revealed = True
-        self._spectators = None
-
-    def move_started(self, name: str, kind: str, round_: int | None, deadline: float | None) -> None:
-        if self.view is not None:
-            ctx = self._ctx()
-            self.view.move_started(name, kind, round_, deadline, ctx.recorder.phase if ctx is not None else None)
-        self._spectators = None
-
-    def move_done(self, name: str, kind: str, round_: int | None, failure: str | None) -> None:
-        if self.view is not None:
-            self.view.move_done(name)
-        self._spectators = None
-
-    async def game_over(self, record: EpisodeRecord, events: list[Event]) -> None:
-        async with self.room.lock:
-            self.state.current = None
-            self.state.phase = "over"
-            self.revealed = True
-            self._spectators = None
-            await self.room.save()
-        if self.record is not None:
-            self.record.add(record)
-
-    def game_failed(self) -> None:
-        """The game is over for good: it is not replayed after a restart (its journal stays for the audit)."""
-        self.state.phase = "over"
-        self.state.current = None
-        self.revealed = True
-        self._spectators = None
-        asyncio.get_running_loop().create_task(self.room.save())
+    def _in_play(self) -> bool:
+        """Whether the room's game in play is the one this view shows (never a previous game's)."""
+        return self._spec is not None and self.room.game_spec is self._spec
 
     # --------------------------------------------------------------------------------- views
-    def public(self) -> dict[str, Any]:
-        ctx = self._ctx()
-        stage = ctx.recorder.phase if ctx is not None else None
-        day = ctx.recorder.round if ctx is not None else None
+    def view(self, person: Person | None) -> dict[str, Any]:
+        if person is not None:
+            return self._you(person)
+        stage, day = self.room.clock if self._in_play() else (None, None)
         return {"phase": self.state.phase, "games": self.state.games, **self._fixed, "revealed": self.revealed,
-                "game": self.view.public(stage, day) if self.view is not None else None}
+                "game": self.table.public(stage, day) if self.table is not None else None}
 
     def seated(self, person: Person) -> bool:
         """Whether ``person`` plays in the game on the table (and still may: not dead, not let go)."""
-        view = self.view
+        view = self.table
         return (view is not None and not person.absent and person.name not in view.dead
                 and any(p["name"] == person.name and p["kind"] == "human" for p in view.players))
 
-    def you(self, person: Person) -> dict[str, Any]:
+    def _you(self, person: Person) -> dict[str, Any]:
         found = self.room.seat_request(person)
         request = None
         if found is not None:
@@ -257,42 +196,60 @@ class WerewolfRoom(RoomAdapter):
     def _projection(self, person: Person, seated: bool) -> dict[str, Any] | None:
         """The game as this person may see it: their seat's events while they play, the public events as a
         spectator, every event once the game is over."""
-        ctx, view = self._ctx(), self.view
+        view = self.table
         if view is None:
             return None
-        if ctx is None:  # a restart after the game: its log is in the history
+        if not self._in_play():  # a restart after the game: its log is in the history
             return {"log": [], "pools": [], "moving": [], "viewer": "everyone" if self.revealed else "spectator"}
         if self.revealed:
-            return {**view.project(ctx.recorder.visible_to(EVERYTHING), EVERYTHING), "viewer": "everyone"}
+            return {**view.project(self.room.events_for(EVERYTHING), EVERYTHING), "viewer": "everyone"}
         if seated:
-            viewer = ctx.viewer(person.name)
-            return {**view.project(self.room.visible_to(person), viewer), "viewer": "seat"}
+            viewer = self.room.seat_viewer(person)
+            return {**view.project(self.room.events_for(viewer), viewer), "viewer": "seat"}
         if self._spectators is None:
-            self._spectators = {**view.project(ctx.visible_to(None), SPECTATOR), "viewer": "spectator"}
+            self._spectators = {**view.project(self.room.events_for(SPECTATOR), SPECTATOR), "viewer": "spectator"}
         return self._spectators
 
     # ---------------------------------------------------------------------------- statistics
-    async def stats(self) -> dict[str, Any]:
+    async def summary(self, ended: tuple[EpisodeRecord, list[Event]] | None = None) -> dict[str, Any]:
         if self.record is None:
             self.record = await self.room.services.rooms.call(load_record, self.room.services.store, self.room.run_id)
+        elif ended is not None:
+            self.record.add(ended[0])
         return self.record.stats()
 
-    def new_run(self) -> None:
-        self.record = WerewolfRecord()
-
-    async def _all(self) -> dict[str, Any]:
+    async def export(self, kind: Literal["json", "csv"]) -> dict[str, Any] | str:
         services = self.room.services
-        record = await services.rooms.call(load_record, services.store, self.room.run_id)
-        return record.stats(None)
-
-    async def export_json(self) -> dict[str, Any]:
+        every = (await services.rooms.call(load_record, services.store, self.room.run_id)).stats(None)
+        if kind == "csv":
+            return history_csv(every["history"])
         # The room's seed would tell the deal of the game in play: finished games carry their own in the history.
         return {"room": {"code": self.room.code, "run": self.room.run_id, "protocol": self.protocol,
-                         "settings": self.settings.model_dump(mode="json", exclude={"seed"})},
-                **(await self._all())}
+                         "settings": self.settings.model_dump(mode="json", exclude={"seed"})}, **every}
 
-    async def export_csv(self) -> str:
-        return history_csv((await self._all())["history"])
+
+class _Hears:
+    """What the room tells of the game in play, to the table everyone sees (and the spectators' view is made
+    again on the next look)."""
+
+    def __init__(self, room: WerewolfRoom) -> None:
+        self.room = room
+
+    def on_event(self, event: Event) -> None:
+        if self.room.table is not None:
+            self.room.table.on_event(event)
+        self.room._spectators = None
+
+    def move_started(self, name: str, kind: str, round_: int | None, deadline: float | None,
+                     phase: str | None = None) -> None:
+        if self.room.table is not None:
+            self.room.table.move_started(name, kind, round_, deadline, phase)
+        self.room._spectators = None
+
+    def move_done(self, name: str, kind: str, round_: int | None, failure: str | None) -> None:
+        if self.room.table is not None:
+            self.room.table.move_done(name)
+        self.room._spectators = None
 
 
 __all__ = ["WerewolfRoom", "WerewolfRoomSettings", "room_game_item"]

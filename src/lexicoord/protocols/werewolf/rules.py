@@ -159,14 +159,14 @@ def check_table(settings: WerewolfSettings, names: list[str]) -> None:
                           "roles with the wolves outnumbered at the start.")
 
 
-class WerewolfGame(Protocol):
+class WerewolfGame(Protocol[dict[str, Any], WerewolfSettings, WerewolfOutcome]):
     name = "werewolf"
     settings_model = WerewolfSettings
     outcome_model = WerewolfOutcome
     journal = True  # a game is long: one killed mid-way resumes from its last answer
 
     async def play(self, ctx: EpisodeContext) -> WerewolfOutcome:
-        settings = WerewolfSettings(**ctx.settings)
+        settings = self.settings_of(ctx)
         names = [s.name for s in ctx.spec.lineup]
         check_table(settings, names)
         # The game's own seed (the item's), not the episode's: a pair of games that differ only in the

@@ -45,7 +45,7 @@ from lexicoord.lexicon.board import normal
 from lexicoord.lexicon.events import TermCandidateEvent, TermsSharedEvent, TermUsedEvent
 from lexicoord.models.observe import ModelCallEvent
 from lexicoord.models.tokenizer import named_tokenizer
-from lexicoord.protocols.werewolf import WerewolfOutcome
+from lexicoord.protocols.werewolf import WerewolfGame
 from lexicoord.protocols.werewolf.events import ActionEvent, CheckResultEvent, NightEvent, RoleEvent, SpeechEvent
 from lexicoord.runs.records import EpisodeRecord
 
@@ -168,7 +168,7 @@ def entries(events: list[Event]) -> dict[tuple[str, str], TermStats]:
 def game_from(record: EpisodeRecord, events: list[Event], tok: Tok = words) -> Game | None:
     if record.status != "done" or not record.outcome:
         return None
-    o = WerewolfOutcome.model_validate(record.outcome)
+    o = WerewolfGame.outcome_of(record)
     roles = {e.agent or "?": e.role for e in events if isinstance(e, RoleEvent)} or o.roles
     wolves = {p for p, r in roles.items() if r == "werewolf"}
     viewers = {p: Viewer(name=p, groups=frozenset({"wolves"} if p in wolves else set())) for p in roles}

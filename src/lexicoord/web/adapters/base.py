@@ -1,31 +1,51 @@
-"""What a protocol's live room must provide, and what the generic room gives it.
+"""What a protocol's live room provides: six calls, and the room does the rest.
 
-The generic room (:mod:`lexicoord.web.room`) keeps people, tokens, the lead,
-presence, saving and broadcasting, and plays any protocol's episode with its
-seats bound to people (journal, timeouts, interrupts). An adapter decides
-everything the protocol makes different: which phases there are, what a
-``start`` begins, which moves people send, what everyone sees of a game, and
-the statistics and exports. It never sees another person's token, and what it
-shows a person is built only from what that person's seat may see.
+The generic room (:mod:`lexicoord.web.room`) owns people, presence, tokens and the lead, the game's life
+(numbering games, saving the game under way, playing it with people in their seats, replaying it from its
+journal after a restart, ending it, storing it) and broadcasting. An adapter decides only what its protocol
+makes different, through six calls:
+
+1. :meth:`RoomAdapter.start`: the leader's ``start``: the next game's spec, or ``None`` when the protocol first
+   opens a phase of its own (the coordination game's manual mode asks the leader for a sentence);
+2. :meth:`RoomAdapter.move`: one of the protocol's own messages from a person; it may begin a game (returns
+   its spec) once a phase of its own is done;
+3. :meth:`RoomAdapter.watch`: the protocol and a :class:`GameWatcher` for a game about to be played (a new
+   one, or one replayed after a restart): the room tells the watcher every event and move as it happens;
+4. :meth:`RoomAdapter.view`: what a person (or, for ``None``, everyone) sees of the protocol's part;
+5. :meth:`RoomAdapter.summary`: the statistics pages show, told of each game as it is stored;
+6. :meth:`RoomAdapter.export`: every game of the room as JSON or CSV.
+
+Settings from the start page's form are the settings model's (:class:`RoomSettings`: its fields, the
+operator's ``choices``, ``check`` and ``run_config``), and what the adapter saves is its ``state`` (a
+:class:`GameState` model the room saves and restores). An adapter never sees another person's token, and
+what it shows a person is built only from what that person's seat may see.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 from pydantic import BaseModel
 
 from lexicoord.core.events import Event
+from lexicoord.core.protocol import Protocol as GameRules
 from lexicoord.core.spec import AgentSpec, EpisodeSpec
-from lexicoord.errors import ConfigError
 from lexicoord.runs.records import EpisodeRecord
+from lexicoord.web.errors import AdapterError
 from lexicoord.web.messages import Inbound
 from lexicoord.web.settings import RoomSettings
 
 if TYPE_CHECKING:
-    from lexicoord.web.room import Person, Room
+    import asyncio
+    from collections.abc import Coroutine
+
+    from lexicoord.core.audience import Viewer
+    from lexicoord.core.seat import Request
+    from lexicoord.seats.human import HumanSeat
+    from lexicoord.web.people import Person
     from lexicoord.web.services import Services
 
 
@@ -38,7 +58,8 @@ class CurrentGame(BaseModel):
 
 
 class GameState(BaseModel):
-    """What every adapter saves of its games; an adapter's state model extends it (its own phases, fields)."""
+    """What every room saves of its games (the room keeps these); an adapter's state model extends it with its
+    own phases and fields."""
 
     version: int = 1
     phase: str = "lobby"
@@ -46,133 +67,97 @@ class GameState(BaseModel):
     current: CurrentGame | None = None
 
 
-class AdapterError(Exception):
-    """A move the adapter refuses; ``code`` is for programs, the message for people."""
+class GameWatcher(Protocol):
+    """Hears a game as it is played, to build what the pages show of it."""
 
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
+    def on_event(self, event: Event) -> None: ...
+    def move_started(self, name: str, kind: str, round_: int | None, deadline: float | None,
+                     phase: str | None) -> None: ...
+    def move_done(self, name: str, kind: str, round_: int | None, failure: str | None) -> None: ...
+
+
+@dataclass(frozen=True)
+class Watch:
+    """What :meth:`RoomAdapter.watch` gives for a game: its rules, and who hears it."""
+
+    rules: GameRules
+    watcher: GameWatcher
+
+
+class RoomView(Protocol):
+    """The room as its adapter sees it: everything an adapter may use of it, and nothing else."""
+
+    settings: RoomSettings
+    services: Services
+    run_id: str
+    code: str
+    lock: asyncio.Lock
+
+    def lineup(self) -> list[AgentSpec]: ...
+    def seat_request(self, person: Person) -> tuple[HumanSeat, Request] | None: ...
+    def seat_viewer(self, person: Person) -> Viewer: ...
+    def events_for(self, viewer: Viewer) -> list[Event]: ...
+    @property
+    def game_spec(self) -> EpisodeSpec | None: ...
+    @property
+    def clock(self) -> tuple[str | None, int | None]: ...
+    async def save(self) -> None: ...
+    def changed(self) -> None: ...
+    def run_task(self, coro: Coroutine[Any, Any, None]) -> None: ...
 
 
 class RoomAdapter(ABC):
     #: The registry name of the protocol this adapter plays.
     protocol: ClassVar[str]
     settings_model: ClassVar[type[RoomSettings]] = RoomSettings
-    state_model: ClassVar[type[GameState]]
+    state_model: ClassVar[type[GameState]] = GameState
     state: GameState
     #: The moves people send besides every room's (hello, start, end_game, drop, hand_over, take_lead, ping).
     messages: ClassVar[tuple[type[Inbound], ...]] = ()
+    #: Of :attr:`messages`, those only the leader may send.
+    leader_messages: ClassVar[tuple[type[Inbound], ...]] = ()
     #: The page's part for this protocol (JavaScript registering ``adapters[protocol]``), served at
     #: ``/adapters/<protocol>.js``; a third-party adapter ships its own file beside its module.
     script: ClassVar[Path | None] = None
 
-    def __init__(self, room: Room) -> None:
+    def __init__(self, room: RoomView) -> None:
         self.room = room
+        self.state = self.state_model()
 
     @property
     def settings(self) -> RoomSettings:
         return self.room.settings
 
-    # --------------------------------------------------------------------- creation and saving
-    @classmethod
-    def check(cls, settings: RoomSettings, services: Services) -> None:
-        """Refuse settings the operator did not offer (a dataset, a model): ``ConfigError``. Every room's agents
-        sit on served models only; an adapter checks its own fields and calls this."""
-        unknown = sorted({a.model for a in settings.agents} - set(services.model_names))
-        if unknown:
-            raise ConfigError(f"Model {unknown[0]} is not offered by this server; choose one of: "
-                              f"{', '.join(services.model_names)}.")
+    # ------------------------------------------------------------------------------ the six calls
+    @abstractmethod
+    async def start(self, number: int, lineup: list[AgentSpec]) -> EpisodeSpec | None:
+        """The leader's ``start``: game ``number``'s spec for this line-up (people present, the leader first,
+        then the agents), or ``None`` when the protocol opens a phase of its own first. Raise
+        :class:`AdapterError` to refuse (too few players, a bad table)."""
 
-    @classmethod
-    def choices(cls, services: Services) -> dict[str, list[Any]]:
-        """Values the operator offers for the room's own settings fields (the datasets served, say), by field:
-        the start page offers these and nothing else, and :meth:`check` refuses anything else."""
-        return {}
-
-    @classmethod
-    def run_config(cls, settings: RoomSettings) -> dict[str, Any]:
-        """What the room's run records as its settings (``lexicoord report`` reads it)."""
-        return {"settings": settings.model_dump(mode="json")}
-
-    def saved(self) -> dict[str, Any]:
-        """The adapter's state as saved with the room."""
-        return self.state.model_dump(mode="json")
-
-    def restore(self, state: dict[str, Any]) -> None:
-        """The saved state back; a game marked as playing with nothing to play again is over."""
-        self.state = self.state_model.model_validate(state)
-        if self.state.phase == "playing" and not self.state.current:
-            self.state.phase = "over"
-
-    async def resume(self, replay: dict[str, list[dict[str, Any]]]) -> None:
-        """After a restart: play an interrupted game again from its journal."""
-        if self.state.phase == "playing" and self.state.current:
-            self._launch(replay)
+    async def move(self, person: Person | None, msg: Inbound) -> EpisodeSpec | None:
+        """One of :attr:`messages` from ``person``: an answer to the request their seat waits on, or a move of
+        the protocol's own phases, which may begin game ``self.state.games + 1`` (return its spec); the leader's
+        ``end_game`` outside a game reaches here too, and (with no person) the room's ``restarted`` when it came
+        back in a phase of the adapter's own. Raise :class:`AdapterError` to refuse it."""
+        raise AdapterError("bad_message", "This room takes no such move.")
 
     @abstractmethod
-    def _launch(self, replay: dict[str, list[dict[str, Any]]]) -> None:
-        """Play the current game, the journal answering for the moves already made."""
-
-    # --------------------------------------------------------------------------------- moves
-    @abstractmethod
-    async def start(self) -> None:
-        """The leader's ``start``."""
+    def watch(self, current: CurrentGame) -> Watch:
+        """The rules and a fresh watcher for ``current``, about to be played (or played again after a restart)."""
 
     @abstractmethod
-    async def end(self) -> None:
-        """The leader's ``end_game``."""
+    def view(self, person: Person | None) -> dict[str, Any]:
+        """The protocol's part of the page: for ``None``, what everyone sees (public events only); for a person,
+        what only they see (their own request, and their seat's view)."""
 
     @abstractmethod
-    async def handle(self, person: Person, msg: Inbound) -> None:
-        """One of :attr:`messages` from ``person``; raise :class:`AdapterError` to refuse it."""
-
-    def leader_only(self, msg: Inbound) -> bool:
-        """Whether only the leader may send ``msg``."""
-        return False
-
-    def lineup(self) -> list[AgentSpec]:
-        """The leader first (Player 1), then the other people present, then the agents."""
-        leader = self.room.leader
-        present = sorted((p for p in self.room.people.values() if not p.absent), key=lambda p: p is not leader)
-        people = [AgentSpec(name=p.name, kind="human") for p in present]
-        agents = [AgentSpec(name=a.name, model=a.model, options={"temperature": self.settings.temperature})
-                  for a in self.settings.agents]
-        return people + agents
-
-    # ------------------------------------------------------------------- the game as it goes
-    def on_event(self, event: Event) -> None:
-        """Every event of the game being played, as it happens (filter by audience before showing it)."""
-
-    def move_started(self, name: str, kind: str, round_: int | None, deadline: float | None) -> None: ...
-
-    def move_done(self, name: str, kind: str, round_: int | None, failure: str | None) -> None: ...
+    async def summary(self, ended: tuple[EpisodeRecord, list[Event]] | None = None) -> dict[str, Any]:
+        """The statistics and history pages show; with ``ended``, a game just stored to count in."""
 
     @abstractmethod
-    async def game_over(self, record: EpisodeRecord, events: list[Event]) -> None:
-        """The game ended and is stored."""
+    async def export(self, kind: Literal["json", "csv"]) -> dict[str, Any] | str:
+        """Every game of the room: a JSON document, or a CSV table."""
 
-    def game_failed(self) -> None:
-        """The server hit an error while the game was played (the room says so on the page)."""
 
-    # --------------------------------------------------------------------------------- views
-    @abstractmethod
-    def public(self) -> dict[str, Any]:
-        """What everyone in the room sees of the game (public events only)."""
-
-    @abstractmethod
-    def you(self, person: Person) -> dict[str, Any]:
-        """What only ``person`` sees: their own request."""
-
-    # ---------------------------------------------------------------------------- statistics
-    @abstractmethod
-    async def stats(self) -> dict[str, Any]:
-        """Statistics and history for the pages, after every game."""
-
-    def new_run(self) -> None:
-        """The room was just created: its run has no games yet, so nothing needs reading."""
-
-    @abstractmethod
-    async def export_json(self) -> dict[str, Any]: ...
-
-    @abstractmethod
-    async def export_csv(self) -> str: ...
+__all__ = ["AdapterError", "CurrentGame", "GameState", "GameWatcher", "RoomAdapter", "RoomView", "Watch"]

@@ -17,7 +17,7 @@ import io
 import time
 from abc import abstractmethod
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field
 
@@ -27,9 +27,11 @@ from lexicoord.core.events import Event, MessageEvent, OutcomeEvent
 from lexicoord.core.protocol import Protocol
 from lexicoord.core.spec import AgentSpec, EpisodeSpec
 from lexicoord.runs.records import EpisodeRecord
-from lexicoord.web.adapters.base import AdapterError, CurrentGame, GameState, RoomAdapter
+from lexicoord.web.adapters.base import AdapterError, CurrentGame, GameState, RoomAdapter, Watch
 from lexicoord.web.messages import Inbound
-from lexicoord.web.room import Person
+
+if TYPE_CHECKING:
+    from lexicoord.web.people import Person
 
 #: Event types that are bookkeeping, not something a player said or learned.
 SILENT = frozenset({"model_call", "outcome", "round_closed", "error"})
@@ -100,6 +102,30 @@ def form(request_schema: dict[str, Any]) -> list[dict[str, Any]]:
     return fields
 
 
+class TurnLog:
+    """A game of turns as it is played: its events, who is thinking or has answered, its outcome or error."""
+
+    def __init__(self) -> None:
+        self.status: dict[str, dict[str, Any]] = {}
+        self.events: list[Event] = []
+        self.outcome: dict[str, Any] | None = None
+        self.error: str | None = None
+
+    def on_event(self, event: Event) -> None:
+        self.events.append(event)
+        if isinstance(event, OutcomeEvent):
+            self.outcome = event.outcome
+        elif event.type == "error":
+            self.error = getattr(event, "message", "the game failed")
+
+    def move_started(self, name: str, kind: str, round_: int | None, deadline: float | None,
+                     phase: str | None = None) -> None:
+        self.status[name] = {"state": "thinking", "kind": kind, "deadline": deadline, "since": time.time()}
+
+    def move_done(self, name: str, kind: str, round_: int | None, failure: str | None) -> None:
+        self.status[name] = {"state": "failed" if failure else "done", "kind": kind, "detail": failure}
+
+
 class TurnsRoom(RoomAdapter):
     """The common part of a room played in written turns; see the module's docstring."""
 
@@ -109,11 +135,7 @@ class TurnsRoom(RoomAdapter):
 
     def __init__(self, room: Any) -> None:
         super().__init__(room)
-        self.state = TurnsState()
-        self.status: dict[str, dict[str, Any]] = {}
-        self.events: list[Event] = []
-        self.outcome: dict[str, Any] | None = None
-        self.error: str | None = None
+        self.log = TurnLog()
         self.history: list[dict[str, Any]] | None = None
 
     # ----------------------------------------------------------------- what a protocol's room says
@@ -140,42 +162,19 @@ class TurnsRoom(RoomAdapter):
     def outcome_text(self, item: dict[str, Any], outcome: dict[str, Any]) -> str:
         """How a game's end reads, answer included (the game is over)."""
 
-    # --------------------------------------------------------------------- creation and saving
-
-
-    # --------------------------------------------------------------------------------- moves
-    async def start(self) -> None:
-        if self.state.phase == "playing":
-            raise AdapterError("wrong_phase", "A game is already under way.")
-        people = [p.name for p in sorted((p for p in self.room.people.values() if not p.absent),
-                                         key=lambda p: p is not self.room.leader)]
-        agents = [AgentSpec(name=a.name, model=a.model, options={"temperature": self.settings.temperature})
-                  for a in self.settings.agents]
-        lineup = self.seats(people, agents)
+    # ------------------------------------------------------------------------------ the six calls
+    async def start(self, number: int, lineup: list[AgentSpec]) -> EpisodeSpec | None:
+        people = [a.name for a in lineup if a.kind == "human"]
+        agents = [a for a in lineup if a.kind != "human"]
+        seats = self.seats(people, agents)
         item = self.next_item()
         self.state.cursor += 1
-        self.state.games += 1
-        spec = EpisodeSpec(item_id=str(item.get("id", self.state.games)), item=item, settings=self.game_settings(),
-                           lineup=lineup, repetition=self.state.games)
-        self.state.current = CurrentGame(number=self.state.games, spec=spec, seed=spec.seed(self.settings.seed))
-        self.state.phase = "playing"
-        self.room.notice = None
-        await self.room.save()
-        self._launch({})
+        return EpisodeSpec(item_id=str(item.get("id", number)), item=item, settings=self.game_settings(),
+                           lineup=seats, repetition=number)
 
-    def _launch(self, replay: dict[str, list[dict[str, Any]]]) -> None:
-        current = self.state.current
-        assert current is not None
-        self.status, self.events, self.outcome, self.error = {}, [], None, None
-        self.room.play(self.protocol_instance(), current.spec, current.number, current.seed, replay)
-
-    async def end(self) -> None:
-        if self.state.phase != "playing" or not self.room.interrupt_game("the leader ended the game"):
-            raise AdapterError("wrong_phase", "No game is being played.")
-
-    async def handle(self, person: Person, msg: Inbound) -> None:
-        if not isinstance(msg, Reply):
-            return
+    async def move(self, person: Person | None, msg: Inbound) -> EpisodeSpec | None:
+        if not isinstance(msg, Reply) or person is None:
+            return None
         found = self.room.seat_request(person)
         if found is None:
             raise AdapterError("not_your_turn", "Nothing is asked of you now.")
@@ -186,44 +185,55 @@ class TurnsRoom(RoomAdapter):
             if msg.action not in pending.actions:
                 raise AdapterError("bad_answer", f"'{msg.action}' is not possible here.")
             seat.submit(action=msg.action)
-            return
+            return None
         value = {k: " ".join(v.split()) if isinstance(v, str) and k != "text" else v for k, v in (msg.value or {}).items()}
         problem = pending.check(value)
         if problem is not None:  # the same schema a model's reply meets: the person can correct it
             raise AdapterError("bad_answer", f"Not accepted: {problem}.")
         seat.submit(value)
+        return None
 
-    # ------------------------------------------------------------------- the game as it goes
-    def on_event(self, event: Event) -> None:
-        self.events.append(event)
-        if isinstance(event, OutcomeEvent):
-            self.outcome = event.outcome
-        elif event.type == "error":
-            self.error = getattr(event, "message", "the game failed")
+    def watch(self, current: CurrentGame) -> Watch:
+        self.log = TurnLog()
+        return Watch(self.protocol_instance(), self.log)
 
-    def move_started(self, name: str, kind: str, round_: int | None, deadline: float | None) -> None:
-        self.status[name] = {"state": "thinking", "kind": kind, "deadline": deadline, "since": time.time()}
+    def view(self, person: Person | None) -> dict[str, Any]:
+        if person is None:
+            return {"phase": self.state.phase, "games": self.state.games, "game": self._game(),
+                    "spectators": transcript(self.log.events, Viewer())}
+        viewer = self.room.seat_viewer(person)
+        found = self.room.seat_request(person)
+        request = None
+        if found is not None:
+            pending = found[1]
+            request = {"kind": pending.kind, "round": pending.round, "prompt": pending.prompt,
+                       "fields": form(pending.schema_for_answer()), "actions": list(pending.actions)}
+        return {"request": request, "transcript": transcript(self.log.events, viewer)}
 
-    def move_done(self, name: str, kind: str, round_: int | None, failure: str | None) -> None:
-        self.status[name] = {"state": "failed" if failure else "done", "kind": kind, "detail": failure}
+    async def summary(self, ended: tuple[EpisodeRecord, list[Event]] | None = None) -> dict[str, Any]:
+        if self.history is None:
+            self.history = await self.room.services.rooms.call(self._load_history)
+        elif ended is not None:
+            self.history.insert(0, self._summary(ended[0]))
+        done = [h for h in self.history if h["status"] == "done"]
+        return {"games": len(self.history), "done": len(done), "failed": len(self.history) - len(done),
+                "history": self.history[:HISTORY]}
 
-    async def game_over(self, record: EpisodeRecord, events: list[Event]) -> None:
-        async with self.room.lock:
-            self.state.phase = "over"
-            self.state.current = None
-            await self.room.save()
-        if self.history is not None:
-            self.history.insert(0, self._summary(record))
-
-    def game_failed(self) -> None:
-        self.state.phase = "over"
-        self.state.current = None
+    async def export(self, kind: Literal["json", "csv"]) -> dict[str, Any] | str:
+        history = await self.room.services.rooms.call(self._load_history)
+        if kind == "json":
+            return {"room": {"code": self.room.code, "run": self.room.run_id, "protocol": self.protocol,
+                             "settings": self.settings.model_dump(mode="json")}, "games": history}
+        out = io.StringIO()
+        write_csv(out, ["game", "item", "status", "outcome"],
+                  ([h["number"], h["item"], h["status"], h["outcome"]] for h in history))
+        return out.getvalue()
 
     # --------------------------------------------------------------------------------- views
     def _game(self) -> dict[str, Any] | None:
         current = self.state.current
         spec = current.spec if current else None
-        if spec is None and not self.events:
+        if spec is None and not self.log.events:
             return None
         item = spec.item if spec else {}
         return {
@@ -231,25 +241,10 @@ class TurnsRoom(RoomAdapter):
             "item": self.item_view(item) if spec else None,
             "players": [{"name": a.name, "kind": a.kind, "model": a.model, "role": a.role}
                         for a in (spec.lineup if spec else [])],
-            "status": self.status,
-            "error": self.error,
+            "status": self.log.status,
+            "error": self.log.error,
         }
 
-    def public(self) -> dict[str, Any]:
-        return {"phase": self.state.phase, "games": self.state.games, "game": self._game(),
-                "spectators": transcript(self.events, Viewer())}
-
-    def you(self, person: Person) -> dict[str, Any]:
-        viewer = self.room.ctx.viewer(person.name) if self.room.ctx is not None else Viewer(name=person.name)
-        found = self.room.seat_request(person)
-        request = None
-        if found is not None:
-            pending = found[1]
-            request = {"kind": pending.kind, "round": pending.round, "prompt": pending.prompt,
-                       "fields": form(pending.schema_for_answer()), "actions": list(pending.actions)}
-        return {"request": request, "transcript": transcript(self.events, viewer)}
-
-    # ---------------------------------------------------------------------------- statistics
     def _summary(self, record: EpisodeRecord) -> dict[str, Any]:
         item = (record.spec or {}).get("item", {})
         text = self.outcome_text(item, record.outcome) if record.outcome else f"failed: {record.error}"
@@ -257,25 +252,3 @@ class TurnsRoom(RoomAdapter):
 
     def _load_history(self) -> list[dict[str, Any]]:
         return [self._summary(e) for e in reversed(self.room.services.store.episodes(self.room.run_id))]
-
-    async def stats(self) -> dict[str, Any]:
-        if self.history is None:
-            self.history = await self.room.services.rooms.call(self._load_history)
-        done = [h for h in self.history if h["status"] == "done"]
-        return {"games": len(self.history), "done": len(done), "failed": len(self.history) - len(done),
-                "history": self.history[:HISTORY]}
-
-    def new_run(self) -> None:
-        self.history = []
-
-    async def export_json(self) -> dict[str, Any]:
-        history = await self.room.services.rooms.call(self._load_history)
-        return {"room": {"code": self.room.code, "run": self.room.run_id, "protocol": self.protocol,
-                         "settings": self.settings.model_dump(mode="json")}, "games": history}
-
-    async def export_csv(self) -> str:
-        history = await self.room.services.rooms.call(self._load_history)
-        out = io.StringIO()
-        write_csv(out, ["game", "item", "status", "outcome"],
-                  ([h["number"], h["item"], h["status"], h["outcome"]] for h in history))
-        return out.getvalue()

@@ -1,0 +1,91 @@
+"""Every frame the server sends a browser, typed: the page reads exactly these shapes.
+
+``welcome`` (your seat), ``state`` (the room as you may see it, after every change), ``stats`` (statistics
+and history, after every game), ``error`` (``code`` and ``message``), ``pong``. The room's part of ``state``
+is typed here; the protocol's part (its phases, its game) is the adapter's view, carried beside it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+
+class Frame(BaseModel):
+    type: str
+
+    def text(self) -> str:
+        """The frame as sent (JSON, no ASCII escaping: names and text as people wrote them)."""
+        return dumps(self)
+
+
+class Welcome(Frame):
+    type: Literal["welcome"] = "welcome"
+    name: str
+    leader: bool
+
+
+class ErrorFrame(Frame):
+    type: Literal["error"] = "error"
+    code: str
+    message: str
+
+
+class Pong(Frame):
+    type: Literal["pong"] = "pong"
+
+
+class Stats(Frame):
+    """The adapter's statistics and history, as its page part draws them."""
+
+    model_config = ConfigDict(extra="allow")
+    type: Literal["stats"] = "stats"
+
+
+class PersonSeen(BaseModel):
+    name: str
+    connected: bool
+    absent: bool
+
+
+class AgentSeen(BaseModel):
+    name: str
+    model: str
+
+
+class RoomSeen(BaseModel):
+    """What everyone in the room sees: the room's own part typed, the protocol's part (its adapter's view for
+    everyone: phase, games, the game on the table ...) beside it."""
+
+    model_config = ConfigDict(extra="allow")
+    code: str
+    protocol: str
+    agents: list[AgentSeen]
+    leader: str | None
+    people: list[PersonSeen]
+    notice: str | None
+
+
+class YouSeen(BaseModel):
+    """What only one person sees: who they are, and the adapter's view for them (their request ...)."""
+
+    model_config = ConfigDict(extra="allow")
+    name: str
+    leader: bool
+    absent: bool
+
+
+def dumps(model: BaseModel) -> str:
+    """One frame's JSON, in the one layout every frame has (``json``'s separators, text as written)."""
+    return json.dumps(model.model_dump(mode="json"), ensure_ascii=False)
+
+
+def state_text(room: str, you: YouSeen) -> str:
+    """A ``state`` frame from the room's part, serialised once per broadcast, and one person's part."""
+    return f'{{"type": "state", "room": {room}, "you": {dumps(you)}}}'
+
+
+def stats_of(values: dict[str, Any]) -> Stats:
+    return Stats(**values)
