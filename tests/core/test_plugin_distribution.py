@@ -85,6 +85,9 @@ def test_the_plugin_plays_and_gets_its_report(installed, tmp_path) -> None:
     assert "Same word: sw" in report.stdout and "agreement" in report.stdout
     written = json.loads((tmp_path / "r" / "same_word.json").read_text())
     assert written["games"] == 2 and 0 <= written["agreed"] <= 2
+    # Its own page, from its own template on lexicoord's shared shell: one document, a row per game.
+    page = (tmp_path / "r" / "report.html").read_text()
+    assert page.count("<html") == 1 and "<h1>Same word: sw</h1>" in page and page.count("<tr>") == 3
 
 
 @pytest.fixture(scope="module")

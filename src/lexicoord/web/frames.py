@@ -2,7 +2,8 @@
 
 ``welcome`` (your seat), ``state`` (the room as you may see it, after every change), ``stats`` (statistics
 and history, after every game), ``error`` (``code`` and ``message``), ``pong``. The room's part of ``state``
-is typed here; the protocol's part (its phases, its game) is the adapter's view, carried beside it.
+is typed here; the protocol's part (its phases, its game) is the adapter's view, a :class:`Part` of its own
+(:meth:`lexicoord.web.adapters.base.RoomAdapter.view`), merged beside it key for key.
 """
 
 from __future__ import annotations
@@ -42,6 +43,21 @@ class Stats(Frame):
 
     model_config = ConfigDict(extra="allow")
     type: Literal["stats"] = "stats"
+
+
+class Part(BaseModel):
+    """A piece of what an adapter shows: closed, so a key the page does not expect cannot slip into a frame
+    (a typo or a stray field fails where the part is built, not in a browser)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class SeatSeen(Part):
+    """One seat at a game's table, as the page lists it: who, a person or a model, and which model."""
+
+    name: str
+    kind: str
+    model: str | None
 
 
 class PersonSeen(BaseModel):

@@ -459,11 +459,12 @@ class Room:
             code=self.code, protocol=self.adapter.protocol, agents=self._agents,
             leader=leader.name if leader else None,
             people=[PersonSeen(name=p.name, connected=bool(p.connections), absent=p.absent) for p in self.people.values()],
-            notice=self.notice, **self.adapter.view(None),
+            notice=self.notice, **self.adapter.view(None).model_dump(mode="json"),
         )
 
     def you(self, person: Person) -> YouSeen:
-        return YouSeen(name=person.name, leader=person is self.leader, absent=person.absent, **self.adapter.view(person))
+        return YouSeen(name=person.name, leader=person is self.leader, absent=person.absent,
+                       **self.adapter.view(person).model_dump(mode="json"))
 
     def _state_text(self, person: Person, public: str) -> str:
         """The public part is serialised once per broadcast; only ``you`` differs between people."""

@@ -43,10 +43,11 @@ from lexicoord.protocols.coordination.room_messages import (
     ManualSentence,
     Propose,
 )
-from lexicoord.protocols.coordination.room_view import GameView
+from lexicoord.protocols.coordination.room_view import GameView, Table
 from lexicoord.runs.records import EpisodeRecord
 from lexicoord.seats.factory import SeatFactory
 from lexicoord.web.adapters.base import AdapterError, CurrentGame, GameState, RoomAdapter, Watch
+from lexicoord.web.frames import Part, SeatSeen
 from lexicoord.web.messages import EndGame, Inbound, Restarted
 from lexicoord.web.settings import RoomSettings
 
@@ -82,6 +83,32 @@ class CoordinationRoomSettings(RoomSettings):
                 "settings": self.game_settings()}
 
 
+#: A room's phases: manual mode's three come before play.
+Phase = Literal["lobby", "sentence", "proposing", "confirm", "playing", "over"]
+
+
+class ManualShown(Part):
+    """Manual mode as everyone sees it outside proposing: the sentence and word, and once the proposals are
+    merged, who proposed what, the options to confirm and who gave none."""
+
+    sentence: str
+    word: str
+    awaiting: list[str]
+    proposals: list[Option]
+    options: list[str]
+    silent: list[str]
+
+
+class ProposingShown(Part):
+    """Manual mode while proposing: only who has proposed (a proposal stays hidden until everyone's is in)."""
+
+    sentence: str
+    word: str
+    awaiting: list[str]
+    proposed: list[str]
+    agents_done: bool
+
+
 class ManualState(BaseModel):
     """Manual mode before play: the leader's sentence and word; while proposing, the people still to propose,
     the people's and the agents' proposals (``None`` until the agents have answered); then the merged
@@ -97,16 +124,48 @@ class ManualState(BaseModel):
     options: list[str] = Field(default_factory=list)
     silent: list[str] = Field(default_factory=list)
 
-    def public(self, phase: str) -> dict[str, Any]:
+    def public(self, phase: str) -> ManualShown | ProposingShown:
         """While proposing, only who has proposed: a proposal stays hidden until everyone's is in."""
         if phase != "proposing":
-            return self.model_dump(exclude={"people", "agents", "agents_silent"})
-        return {"sentence": self.sentence, "word": self.word, "awaiting": self.awaiting,
-                "proposed": [p.agent for p in self.people], "agents_done": self.agents is not None}
+            return ManualShown(sentence=self.sentence, word=self.word, awaiting=self.awaiting,
+                               proposals=self.proposals, options=self.options, silent=self.silent)
+        return ProposingShown(sentence=self.sentence, word=self.word, awaiting=self.awaiting,
+                              proposed=[p.agent for p in self.people], agents_done=self.agents is not None)
+
+
+class RulesShown(Part):
+    """The room's rules the page states."""
+
+    clarification_bound: int
+    seat_timeout: float
+    agent_timeout: float
+    dataset: str
+
+
+class CoordinationPublic(Part):
+    """What everyone in a coordination room sees: the phase, the rules, manual mode's phases, the table."""
+
+    phase: Phase
+    games: int
+    mode: Literal["automatic", "manual"]
+    settings: RulesShown
+    manual: ManualShown | ProposingShown | None
+    game: Table | None
+
+
+class Asked(Part):
+    """What a person is asked now (the table shows the rest): ``propose`` in manual mode has no round."""
+
+    kind: str
+    round: int | None
+
+
+class CoordinationYou(Part):
+    request: Asked | None
 
 
 class CoordinationState(GameState):
-    phase: Literal["lobby", "sentence", "proposing", "confirm", "playing", "over"] = "lobby"
+    phase: Phase = "lobby"
     cursor: int = 0
     manual: ManualState | None = None
 
@@ -125,12 +184,9 @@ class CoordinationRoom(RoomAdapter):
         self.table: GameView | None = None
         self.record: RoomRecord | None = None
         settings = self.settings
-        #: The room's fixed facts, built once: every broadcast sends them.
-        self._fixed = {
-            "mode": settings.mode,
-            "settings": {"clarification_bound": settings.clarification_bound, "seat_timeout": settings.seat_timeout,
-                         "agent_timeout": settings.agent_timeout, "dataset": settings.dataset},
-        }
+        #: The room's fixed rules, built once: every broadcast sends them.
+        self._rules = RulesShown(clarification_bound=settings.clarification_bound, seat_timeout=settings.seat_timeout,
+                                 agent_timeout=settings.agent_timeout, dataset=settings.dataset)
 
     @property
     def settings(self) -> CoordinationRoomSettings:
@@ -179,7 +235,7 @@ class CoordinationRoom(RoomAdapter):
 
     def watch(self, current: CurrentGame) -> Watch:
         spec = current.spec
-        players = [{"name": a.name, "kind": a.kind, "model": a.model} for a in spec.lineup]
+        players = [SeatSeen(name=a.name, kind=a.kind, model=a.model) for a in spec.lineup]
         self.table = GameView(current.number, spec.item, players)
         return Watch(CoordinationGame(), self.table)
 
@@ -305,25 +361,25 @@ class CoordinationRoom(RoomAdapter):
         return self._spec(self.state.games + 1, self.room.lineup(), with_proposals(item.as_task(), manual.proposals))
 
     # --------------------------------------------------------------------------------- views
-    def view(self, person: Person | None) -> dict[str, Any]:
+    def view(self, person: Person | None) -> CoordinationPublic | CoordinationYou:
         return self._public() if person is None else self._you(person)
 
-    def _public(self) -> dict[str, Any]:
+    def _public(self) -> CoordinationPublic:
         phase = self.state.phase
-        return {
-            "phase": phase, "games": self.state.games, **self._fixed,
-            "manual": self.state.manual.public(phase) if self.state.manual and phase in ("sentence", "proposing",
-                                                                                          "confirm") else None,
-            "game": self.table.public() if self.table is not None else None,
-        }
+        return CoordinationPublic(
+            phase=phase, games=self.state.games, mode=self.settings.mode, settings=self._rules,
+            manual=self.state.manual.public(phase) if self.state.manual and phase in ("sentence", "proposing",
+                                                                                       "confirm") else None,
+            game=self.table.public() if self.table is not None else None,
+        )
 
-    def _you(self, person: Person) -> dict[str, Any]:
+    def _you(self, person: Person) -> CoordinationYou:
         found = self.room.seat_request(person)
-        request = {"kind": found[1].kind, "round": found[1].round} if found is not None else None
+        request = Asked(kind=found[1].kind, round=found[1].round) if found is not None else None
         manual = self.state.manual
         if self.state.phase == "proposing" and manual is not None and person.name in manual.awaiting:
-            request = {"kind": "propose", "round": None}
-        return {"request": request}
+            request = Asked(kind="propose", round=None)
+        return CoordinationYou(request=request)
 
     # ---------------------------------------------------------------------------- statistics
     async def summary(self, ended: tuple[EpisodeRecord, list[Event]] | None = None) -> dict[str, Any]:

@@ -25,7 +25,7 @@ import secrets
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from lexicoord.core.events import Event
 from lexicoord.core.spec import AgentSpec, EpisodeSpec
@@ -33,11 +33,12 @@ from lexicoord.errors import ConfigError
 from lexicoord.protocols.werewolf import WerewolfGame, WerewolfSettings
 from lexicoord.protocols.werewolf.room_history import WerewolfRecord, history_csv, load_record
 from lexicoord.protocols.werewolf.room_messages import MESSAGES, Act, Speak
-from lexicoord.protocols.werewolf.room_view import EVERYTHING, SPECTATOR, WerewolfView
+from lexicoord.protocols.werewolf.room_view import EVERYTHING, SPECTATOR, Projection, Table, WerewolfView
 from lexicoord.protocols.werewolf.rules import check_table
 from lexicoord.protocols.werewolf.state import game_item
 from lexicoord.runs.records import EpisodeRecord
 from lexicoord.web.adapters.base import AdapterError, CurrentGame, GameState, RoomAdapter, Watch
+from lexicoord.web.frames import Part, SeatSeen
 from lexicoord.web.messages import Inbound
 from lexicoord.web.people import Person
 from lexicoord.web.settings import RoomSettings
@@ -92,6 +93,42 @@ class WerewolfState(GameState):
     phase: Literal["lobby", "playing", "over"] = "lobby"
 
 
+class RulesShown(WerewolfSettings):
+    """The rules the room's games are played by, as the page states them, and the time each move may take."""
+
+    model_config = ConfigDict(extra="forbid")
+    seat_timeout: float
+    agent_timeout: float
+
+
+class WerewolfPublic(Part):
+    """What everyone in a Werewolf room sees; ``revealed`` once the game's end is announced."""
+
+    phase: Literal["lobby", "playing", "over"]
+    games: int
+    settings: RulesShown
+    revealed: bool
+    game: Table | None
+
+
+class Asked(Part):
+    """What a person's seat is asked: the task as its prompt words it, the channel of a talk, the choices."""
+
+    kind: str
+    round: int | None
+    task: str | None
+    channel: str | None
+    choices: list[str] | None
+
+
+class WerewolfYou(Part):
+    """What one person sees: their request, whether they still play, and the game as they may see it."""
+
+    request: Asked | None
+    seated: bool
+    game: Projection | None
+
+
 class WerewolfRoom(RoomAdapter):
     state: WerewolfState
     protocol = "werewolf"
@@ -107,9 +144,10 @@ class WerewolfRoom(RoomAdapter):
         #: The spec of the game the view shows: the room's context is read only while it plays this game.
         self._spec: EpisodeSpec | None = None
         #: The spectators' projection, shared by all of them until the next change.
-        self._spectators: dict[str, Any] | None = None
-        self._fixed = {"settings": {**self.settings.game_settings(), "seat_timeout": self.settings.seat_timeout,
-                                    "agent_timeout": self.settings.agent_timeout}}
+        self._spectators: Projection | None = None
+        #: The room's rules, built once: every broadcast sends them.
+        self._rules = RulesShown(**self.settings.game_settings(), seat_timeout=self.settings.seat_timeout,
+                                 agent_timeout=self.settings.agent_timeout)
 
     @property
     def settings(self) -> WerewolfRoomSettings:
@@ -131,7 +169,7 @@ class WerewolfRoom(RoomAdapter):
                            settings=self.settings.game_settings(), lineup=lineup, repetition=number)
 
     def watch(self, current: CurrentGame) -> Watch:
-        players = [{"name": a.name, "kind": a.kind, "model": a.model} for a in current.spec.lineup]
+        players = [SeatSeen(name=a.name, kind=a.kind, model=a.model) for a in current.spec.lineup]
         self.table = WerewolfView(current.number, players)
         self._spec = current.spec
         self._spectators = None
@@ -169,45 +207,46 @@ class WerewolfRoom(RoomAdapter):
         return self._spec is not None and self.room.game_spec is self._spec
 
     # --------------------------------------------------------------------------------- views
-    def view(self, person: Person | None) -> dict[str, Any]:
+    def view(self, person: Person | None) -> WerewolfPublic | WerewolfYou:
         if person is not None:
             return self._you(person)
         stage, day = self.room.clock if self._in_play() else (None, None)
-        return {"phase": self.state.phase, "games": self.state.games, **self._fixed, "revealed": self.revealed,
-                "game": self.table.public(stage, day) if self.table is not None else None}
+        return WerewolfPublic(phase=self.state.phase, games=self.state.games, settings=self._rules,
+                              revealed=self.revealed,
+                              game=self.table.public(stage, day) if self.table is not None else None)
 
     def seated(self, person: Person) -> bool:
         """Whether ``person`` plays in the game on the table (and still may: not dead, not let go)."""
         view = self.table
         return (view is not None and not person.absent and person.name not in view.dead
-                and any(p["name"] == person.name and p["kind"] == "human" for p in view.players))
+                and any(p.name == person.name and p.kind == "human" for p in view.players))
 
-    def _you(self, person: Person) -> dict[str, Any]:
+    def _you(self, person: Person) -> WerewolfYou:
         found = self.room.seat_request(person)
         request = None
         if found is not None:
             pending = found[1]
-            request = {"kind": pending.kind, "round": pending.round, "task": pending.view.get("task"),
-                       "channel": pending.view.get("channel"),
-                       "choices": list(pending.choices) if pending.choices is not None else None}
+            request = Asked(kind=pending.kind, round=pending.round, task=pending.view.get("task"),
+                            channel=pending.view.get("channel"),
+                            choices=list(pending.choices) if pending.choices is not None else None)
         seated = self.seated(person)
-        return {"request": request, "seated": seated, "game": self._projection(person, seated)}
+        return WerewolfYou(request=request, seated=seated, game=self._projection(person, seated))
 
-    def _projection(self, person: Person, seated: bool) -> dict[str, Any] | None:
+    def _projection(self, person: Person, seated: bool) -> Projection | None:
         """The game as this person may see it: their seat's events while they play, the public events as a
         spectator, every event once the game is over."""
         view = self.table
         if view is None:
             return None
         if not self._in_play():  # a restart after the game: its log is in the history
-            return {"log": [], "pools": [], "moving": [], "viewer": "everyone" if self.revealed else "spectator"}
+            return Projection(log=[], pools=[], moving=[], viewer="everyone" if self.revealed else "spectator")
         if self.revealed:
-            return {**view.project(self.room.events_for(EVERYTHING), EVERYTHING), "viewer": "everyone"}
+            return view.project(self.room.events_for(EVERYTHING), EVERYTHING, "everyone")
         if seated:
             viewer = self.room.seat_viewer(person)
-            return {**view.project(self.room.events_for(viewer), viewer), "viewer": "seat"}
+            return view.project(self.room.events_for(viewer), viewer, "seat")
         if self._spectators is None:
-            self._spectators = {**view.project(self.room.events_for(SPECTATOR), SPECTATOR), "viewer": "spectator"}
+            self._spectators = view.project(self.room.events_for(SPECTATOR), SPECTATOR, "spectator")
         return self._spectators
 
     # ---------------------------------------------------------------------------- statistics

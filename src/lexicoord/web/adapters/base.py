@@ -147,9 +147,10 @@ class RoomAdapter(ABC):
         """The rules and a fresh watcher for ``current``, about to be played (or played again after a restart)."""
 
     @abstractmethod
-    def view(self, person: Person | None) -> dict[str, Any]:
-        """The protocol's part of the page: for ``None``, what everyone sees (public events only); for a person,
-        what only they see (their own request, and their seat's view)."""
+    def view(self, person: Person | None) -> BaseModel:
+        """The protocol's part of the page, as a model whose JSON the room merges into the frame: for ``None``,
+        what everyone sees (public events only); for a person, what only they see (their own request, and their
+        seat's view)."""
 
     @abstractmethod
     async def summary(self, ended: tuple[EpisodeRecord, list[Event]] | None = None) -> dict[str, Any]:

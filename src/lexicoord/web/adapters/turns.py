@@ -17,7 +17,7 @@ import io
 import time
 from abc import abstractmethod
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from pydantic import Field
 
@@ -28,6 +28,7 @@ from lexicoord.core.protocol import Protocol
 from lexicoord.core.spec import AgentSpec, EpisodeSpec
 from lexicoord.runs.records import EpisodeRecord
 from lexicoord.web.adapters.base import AdapterError, CurrentGame, GameState, RoomAdapter, Watch
+from lexicoord.web.frames import Part, SeatSeen
 from lexicoord.web.messages import Inbound
 
 if TYPE_CHECKING:
@@ -59,6 +60,104 @@ class TurnsState(GameState):
     cursor: int = 0
 
 
+# ------------------------------------------------------------------ what the page is sent (turns.js reads it)
+#: A value a closed field offers: what an answer schema's ``enum`` may list.
+Choice = str | int | float | bool | None
+
+
+class Line(Part):
+    """One line of a transcript, and who else could read it."""
+
+    round: int | None
+    phase: str | None
+    text: str
+    to: str
+
+
+class ChoiceField(Part):
+    """A field answered by picking one of a closed set (an ``enum``, or yes / no)."""
+
+    name: str
+    required: bool
+    kind: Literal["choice"] = "choice"
+    choices: list[Choice]
+
+
+class TextField(Part):
+    """A field answered in words, within the schema's lengths."""
+
+    name: str
+    required: bool
+    kind: Literal["text"] = "text"
+    max_length: int
+    min_length: int
+
+
+FormField = Annotated[ChoiceField | TextField, Field(discriminator="kind")]
+
+
+class Asked(Part):
+    """The request a person's seat waits on: the prompt a model would read, the form, the other ways out."""
+
+    kind: str
+    round: int | None
+    prompt: str
+    fields: list[FormField]
+    actions: list[str]
+
+
+class Thinking(Part):
+    """A seat asked and not yet answered: since when, and until when it may take."""
+
+    state: Literal["thinking"] = "thinking"
+    kind: str
+    deadline: float | None
+    since: float
+
+
+class Answered(Part):
+    """A seat's move done (or failed, and why)."""
+
+    state: Literal["done", "failed"]
+    kind: str
+    detail: str | None
+
+
+SeatStatus = Annotated[Thinking | Answered, Field(discriminator="state")]
+
+
+class Player(SeatSeen):
+    role: str | None
+
+
+class TurnGame(Part):
+    """The game on the table: the task as everyone may see it (never its key), the seats and how each fares."""
+
+    number: int
+    #: The protocol's own view of its task (:meth:`TurnsRoom.item_view`).
+    item: dict[str, Any] | None
+    players: list[Player]
+    status: dict[str, SeatStatus]
+    error: str | None
+
+
+class TurnsPublic(Part):
+    """What everyone in a turn room sees."""
+
+    phase: Literal["lobby", "playing", "over"]
+    games: int
+    game: TurnGame | None
+    #: The lines anyone may read (the page shows them to a person with no seat).
+    spectators: list[Line]
+
+
+class TurnsYou(Part):
+    """What one person sees: their request, and the lines their seat may read."""
+
+    request: Asked | None
+    transcript: list[Line]
+
+
 def event_line(event: Event) -> str | None:
     """How an event reads in a transcript (``None`` for bookkeeping)."""
     if event.type in SILENT:
@@ -74,7 +173,7 @@ def event_line(event: Event) -> str | None:
     return f"{who}{text}"
 
 
-def transcript(events: list[Event], viewer: Viewer) -> list[dict[str, Any]]:
+def transcript(events: list[Event], viewer: Viewer) -> list[Line]:
     """The lines ``viewer`` may read, each with who else could read it."""
     out = []
     for e in events:
@@ -82,23 +181,22 @@ def transcript(events: list[Event], viewer: Viewer) -> list[dict[str, Any]]:
             continue
         text = event_line(e)
         if text is not None:
-            out.append({"round": e.round, "phase": e.phase, "text": text, "to": e.audience.describe()})
+            out.append(Line(round=e.round, phase=e.phase, text=text, to=e.audience.describe()))
     return out
 
 
-def form(request_schema: dict[str, Any]) -> list[dict[str, Any]]:
+def form(request_schema: dict[str, Any]) -> list[ChoiceField | TextField]:
     """The fields of an answer schema, as the page draws them (a closed set, a long text, a line)."""
-    fields = []
+    fields: list[ChoiceField | TextField] = []
     required = set(request_schema.get("required", []))
     for name, spec in request_schema.get("properties", {}).items():
-        field: dict[str, Any] = {"name": name, "required": name in required}
         if "enum" in spec:
-            field.update(kind="choice", choices=list(spec["enum"]))
+            fields.append(ChoiceField(name=name, required=name in required, choices=list(spec["enum"])))
         elif spec.get("type") == "boolean":
-            field.update(kind="choice", choices=[True, False])
+            fields.append(ChoiceField(name=name, required=name in required, choices=[True, False]))
         else:
-            field.update(kind="text", max_length=spec.get("maxLength", MAX_TEXT), min_length=spec.get("minLength", 0))
-        fields.append(field)
+            fields.append(TextField(name=name, required=name in required, max_length=spec.get("maxLength", MAX_TEXT),
+                                    min_length=spec.get("minLength", 0)))
     return fields
 
 
@@ -106,7 +204,7 @@ class TurnLog:
     """A game of turns as it is played: its events, who is thinking or has answered, its outcome or error."""
 
     def __init__(self) -> None:
-        self.status: dict[str, dict[str, Any]] = {}
+        self.status: dict[str, Thinking | Answered] = {}
         self.events: list[Event] = []
         self.outcome: dict[str, Any] | None = None
         self.error: str | None = None
@@ -120,10 +218,10 @@ class TurnLog:
 
     def move_started(self, name: str, kind: str, round_: int | None, deadline: float | None,
                      phase: str | None = None) -> None:
-        self.status[name] = {"state": "thinking", "kind": kind, "deadline": deadline, "since": time.time()}
+        self.status[name] = Thinking(kind=kind, deadline=deadline, since=time.time())
 
     def move_done(self, name: str, kind: str, round_: int | None, failure: str | None) -> None:
-        self.status[name] = {"state": "failed" if failure else "done", "kind": kind, "detail": failure}
+        self.status[name] = Answered(state="failed" if failure else "done", kind=kind, detail=failure)
 
 
 class TurnsRoom(RoomAdapter):
@@ -197,18 +295,18 @@ class TurnsRoom(RoomAdapter):
         self.log = TurnLog()
         return Watch(self.protocol_instance(), self.log)
 
-    def view(self, person: Person | None) -> dict[str, Any]:
+    def view(self, person: Person | None) -> TurnsPublic | TurnsYou:
         if person is None:
-            return {"phase": self.state.phase, "games": self.state.games, "game": self._game(),
-                    "spectators": transcript(self.log.events, Viewer())}
+            return TurnsPublic(phase=self.state.phase, games=self.state.games, game=self._game(),
+                               spectators=transcript(self.log.events, Viewer()))
         viewer = self.room.seat_viewer(person)
         found = self.room.seat_request(person)
         request = None
         if found is not None:
             pending = found[1]
-            request = {"kind": pending.kind, "round": pending.round, "prompt": pending.prompt,
-                       "fields": form(pending.schema_for_answer()), "actions": list(pending.actions)}
-        return {"request": request, "transcript": transcript(self.log.events, viewer)}
+            request = Asked(kind=pending.kind, round=pending.round, prompt=pending.prompt,
+                            fields=form(pending.schema_for_answer()), actions=list(pending.actions))
+        return TurnsYou(request=request, transcript=transcript(self.log.events, viewer))
 
     async def summary(self, ended: tuple[EpisodeRecord, list[Event]] | None = None) -> dict[str, Any]:
         if self.history is None:
@@ -230,20 +328,19 @@ class TurnsRoom(RoomAdapter):
         return out.getvalue()
 
     # --------------------------------------------------------------------------------- views
-    def _game(self) -> dict[str, Any] | None:
+    def _game(self) -> TurnGame | None:
         current = self.state.current
         spec = current.spec if current else None
         if spec is None and not self.log.events:
             return None
         item = spec.item if spec else {}
-        return {
-            "number": current.number if current else self.state.games,
-            "item": self.item_view(item) if spec else None,
-            "players": [{"name": a.name, "kind": a.kind, "model": a.model, "role": a.role}
-                        for a in (spec.lineup if spec else [])],
-            "status": self.log.status,
-            "error": self.log.error,
-        }
+        return TurnGame(
+            number=current.number if current else self.state.games,
+            item=self.item_view(item) if spec else None,
+            players=[Player(name=a.name, kind=a.kind, model=a.model, role=a.role) for a in (spec.lineup if spec else [])],
+            status=self.log.status,
+            error=self.log.error,
+        )
 
     def _summary(self, record: EpisodeRecord) -> dict[str, Any]:
         item = (record.spec or {}).get("item", {})

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from lexicoord.analysis.html import render
 from lexicoord.analysis.report import Report, ReportTable
 from lexicoord.core.events import Event
 from lexicoord.runs.records import EpisodeRecord, RunInfo
@@ -29,6 +30,10 @@ def report(store: Store, run: RunInfo, out_dir: Path) -> Report:
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / "same_word.json"
     path.write_text(json.dumps(stats.model_dump()))
+    games = [(r.item_id, r.outcome) for r, _ in store.iter_run_events(run.id) if r.outcome]
+    rows = [[item, str(o["agreed"]), ", ".join(f"{k}: {v}" for k, v in o["words"].items())] for item, o in games]
+    page = out_dir / "report.html"
+    page.write_text(render("same_word_game", run=run.id, rows=rows), encoding="utf-8")
     table = ReportTable(title=f"Same word: {run.id}", head=["games", "agreed", "agreement (of finished games)"],
                         rows=[[str(stats.games), str(stats.agreed), f"{stats.agreed}/{stats.games}"]])
-    return Report(tables=[table], files={"json": path})
+    return Report(tables=[table], files={"json": path, "html": page})

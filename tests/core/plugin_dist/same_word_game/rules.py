@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -22,13 +23,13 @@ class SameWordOutcome(BaseModel):
     words: dict[str, str | None]
 
 
-class SameWord(Protocol):
+class SameWord(Protocol[dict[str, Any], SameWordSettings, SameWordOutcome]):
     name = "same-word"
     settings_model = SameWordSettings
     outcome_model = SameWordOutcome
 
     async def play(self, ctx: EpisodeContext) -> SameWordOutcome:
-        settings = SameWordSettings(**ctx.settings)
+        settings = self.settings_of(ctx)
         seats = [ctx.seat(spec) for spec in ctx.spec.lineup]
         request = Request(kind="name", view={"thing": ctx.item["thing"]}, schema=WORD, max_tokens=settings.max_tokens,
                           prompt=f"Name this in one word, as JSON {{\"word\": ...}}:\n{fence(ctx.item['thing'], 'THING')}")
