@@ -76,4 +76,5 @@ bench: $(BIN)/python postgres
 	$(BIN)/python benchmarks/werewolf_rooms.py
 	$(BIN)/python benchmarks/viewer_speed.py
 	$(BIN)/python benchmarks/dataset_memory.py
+	$(BIN)/python benchmarks/startup.py
 	$(BIN)/python benchmarks/shared_run.py

@@ -17,7 +17,6 @@ from lexicoord.cli.options import (
     parse_options,
     run_async,
 )
-from lexicoord.cli.terminal import printable
 from lexicoord.errors import ConfigError
 from lexicoord.models import ChatMessage, GenerateConfig, get_model
 from lexicoord.models.structured import check_schema
@@ -39,6 +38,8 @@ def ask(
     option: ModelOptions = None,
 ) -> None:
     """Print one completion, then its usage, latency and cache status on stderr."""
+    from lexicoord.cli.terminal import printable  # it imports the runner and the store: not for `ask --help`
+
     schema = load_json_arg(json_schema)
     if schema is not None and not isinstance(schema, dict):
         raise ConfigError("--json-schema must be a JSON object (a schema such as {\"type\": \"object\", ...}).")

@@ -10,16 +10,8 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from lexicoord.cli.lineup import lineup_from
 from lexicoord.cli.options import DbOption, NoCacheOption, cache_setting, run_async, run_name_option
 from lexicoord.errors import ConfigError
-from lexicoord.models.pool import ModelPool
-from lexicoord.protocols.coordination import CoordinationGame
-from lexicoord.protocols.coordination.terminal import print_game
-from lexicoord.runs.grid import grid
-from lexicoord.runs.runner import Runner
-from lexicoord.runs.store import Store
-from lexicoord.tasks.ambiguous import builtin_items
 
 console = Console()
 DEFAULT_ITEM = "release-01"
@@ -36,6 +28,15 @@ def demo(
     no_cache: NoCacheOption = False,
 ) -> None:
     """One coordination game: agents pick a meaning of an ambiguous word, clarify, and converge or fail."""
+    from lexicoord.cli.lineup import lineup_from
+    from lexicoord.models.pool import ModelPool
+    from lexicoord.protocols.coordination import CoordinationGame
+    from lexicoord.protocols.coordination.terminal import print_game
+    from lexicoord.runs.grid import grid
+    from lexicoord.runs.runner import Runner
+    from lexicoord.runs.store import Store
+    from lexicoord.tasks.ambiguous import builtin_items
+
     items = {i.id: i for i in builtin_items()}
     base_seed = seed if seed is not None else random.randrange(2**31)
     chosen_id = random.Random(base_seed).choice(sorted(items)) if item == "random" else item or DEFAULT_ITEM

@@ -10,8 +10,6 @@ from rich.markup import escape
 from rich.table import Table
 
 from lexicoord.cli.options import ModelOptions, parse_options, run_async
-from lexicoord.models import get_model, list_providers
-from lexicoord.models.registry import plugin_errors
 
 app = typer.Typer(help="List providers, or check that a model answers.", no_args_is_help=False)
 console = Console()
@@ -22,6 +20,9 @@ def show_providers(ctx: typer.Context) -> None:
     """List providers and presets (model specs are provider/model)."""
     if ctx.invoked_subcommand is not None:
         return
+    from lexicoord.models import list_providers
+    from lexicoord.models.registry import plugin_errors
+
     table = Table(title="Providers (use as provider/model)")
     table.add_column("provider", style="bold")
     table.add_column("what")
@@ -42,6 +43,8 @@ def check(
     timeout: Annotated[float, typer.Option(help="Seconds per attempt.")] = 60.0,
 ) -> None:
     """Send one tiny request (uncached, no retries) and print the latency or why it failed."""
+    from lexicoord.models import get_model
+
     opts = {"max_retries": 0, "timeout": timeout, **parse_options(option)}
     model = get_model(spec, cache=False, **opts)
     out = run_async(model.generate("Reply with the single word: ready", max_tokens=8, temperature=0))

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from lexicoord.analysis.report import Report, report_run
 from lexicoord.cli.options import DbOption, OutFolderOption
-from lexicoord.runs.store import Store
+
+if TYPE_CHECKING:
+    from lexicoord.analysis.report import Report
 
 console = Console()
 
@@ -40,4 +41,7 @@ def report(
     db: DbOption = None,
 ) -> None:
     """Tables in the terminal; figures (PNG, SVG), an HTML report, JSON and CSV on disk, for any protocol."""
+    from lexicoord.analysis.report import report_run
+    from lexicoord.runs.store import Store
+
     print_report(report_run(Store(db), run_id, out))

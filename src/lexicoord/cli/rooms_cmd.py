@@ -9,7 +9,7 @@ the room's open pages, saying why.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -18,9 +18,9 @@ from rich.table import Table
 
 from lexicoord.cli.options import DbOption
 from lexicoord.errors import LexicoordError
-from lexicoord.runs.store import Store
-from lexicoord.web.persistence import RoomStore, RoomSummary
-from lexicoord.web.tokens import normalize_code
+
+if TYPE_CHECKING:
+    from lexicoord.web.persistence import RoomSummary
 
 app = typer.Typer(help="List and close the live rooms of `lexicoord serve`.", no_args_is_help=True)
 console = Console()
@@ -48,6 +48,9 @@ def list_rooms(
     db: DbOption = None,
 ) -> None:
     """The open rooms (every room with --all), oldest first."""
+    from lexicoord.runs.store import Store
+    from lexicoord.web.persistence import RoomStore
+
     rooms = RoomStore(Store(db))
     try:
         found = rooms.listing(include_closed=all_)
@@ -68,6 +71,10 @@ def close_rooms(
     """Close rooms: no one can join or play in them any more; their games stay in the store."""
     if not codes and not empty:
         raise LexicoordError("Name the rooms to close (their codes), or pass --empty for rooms no one has joined.")
+    from lexicoord.runs.store import Store
+    from lexicoord.web.persistence import RoomStore
+    from lexicoord.web.tokens import normalize_code
+
     rooms = RoomStore(Store(db))
     try:
         wanted = [normalize_code(c) for c in codes or []]

@@ -6,7 +6,7 @@ import datetime as dt
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -14,9 +14,9 @@ from rich.markup import escape
 from rich.table import Table
 
 from lexicoord.cli.options import DbOption, out_file_option
-from lexicoord.core.events import ChoiceEvent, ErrorEvent, Event, MessageEvent, OutcomeEvent
-from lexicoord.models.observe import ModelCallEvent
-from lexicoord.runs.store import Store
+
+if TYPE_CHECKING:
+    from lexicoord.core.events import Event
 
 app = typer.Typer(help="Inspect and export stored runs.", no_args_is_help=True)
 console = Console()
@@ -29,6 +29,8 @@ def _when(ts: float) -> str:
 @app.command("list")
 def list_runs(db: DbOption = None) -> None:
     """All runs, newest first."""
+    from lexicoord.runs.store import Store
+
     store = Store(db)
     runs = store.runs()
     if not runs:
@@ -43,6 +45,9 @@ def list_runs(db: DbOption = None) -> None:
 
 
 def _event_line(e: Event) -> str:
+    from lexicoord.core.events import ChoiceEvent, ErrorEvent, MessageEvent, OutcomeEvent
+    from lexicoord.models.observe import ModelCallEvent
+
     who = f"[bold]{escape(e.agent)}[/bold] " if e.agent else ""
     rnd = f"r{e.round} " if e.round is not None else ""
     if isinstance(e, ModelCallEvent):
@@ -74,6 +79,8 @@ def show(
     db: DbOption = None,
 ) -> None:
     """A run's settings and episodes; with --transcript, what happened in each."""
+    from lexicoord.runs.store import Store
+
     store = Store(db)
     run = store.run(run_id)
     console.print(
@@ -108,6 +115,8 @@ def export(
     db: DbOption = None,
 ) -> None:
     """The run, its episodes and every event as JSON lines."""
+    from lexicoord.runs.store import Store
+
     store = Store(db)
     run_id = store.run(run_id).id  # an unknown run is an error before any file is made
     if output is None:

@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 
-from lexicoord.cli.lineup import dataset_from
 from lexicoord.cli.options import DbOption, ModelOptions, NoCacheOption, cache_setting, parse_options
 from lexicoord.cli.ports import check_port
 from lexicoord.errors import ConfigError
-from lexicoord.models.pool import ModelPool
-from lexicoord.runs.store import Store
-from lexicoord.tasks.ambiguous import AmbiguityItem
-from lexicoord.web.messages import MAX_MESSAGE
+
+if TYPE_CHECKING:
+    from lexicoord.tasks.ambiguous import AmbiguityItem
 
 console = Console(stderr=True)
 #: Minutes a room may stand with no page open (and no game under way) before it closes.
@@ -29,6 +27,8 @@ ROOMS_PER_ADDRESS, CONNECTIONS_PER_ADDRESS = 20, 64
 def load_datasets(sources: list[str]) -> dict[str, Sequence[AmbiguityItem]]:
     """``builtin``, ``NAME=path.jsonl``, ``path.jsonl`` or ``coarsewsd:FOLDER``, each checked now (a file's items
     are then read from it one game at a time)."""
+    from lexicoord.cli.lineup import dataset_from
+
     out: dict[str, Sequence[AmbiguityItem]] = {}
     for source in sources:
         name, sep, where = source.partition("=")
@@ -114,9 +114,12 @@ def serve(
     import uvicorn
 
     from lexicoord.collector import tune_for_long_runs
+    from lexicoord.models.pool import ModelPool
+    from lexicoord.runs.store import Store
     from lexicoord.web.app import create_app
     from lexicoord.web.guard import ConnectionGuard, connection_budget
     from lexicoord.web.hosts import EVERY_INTERFACE, proxy_addresses, served_hosts
+    from lexicoord.web.messages import MAX_MESSAGE
     from lexicoord.web.services import Services
 
     hosts = served_hosts(host, allowed_host or [])

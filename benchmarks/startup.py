@@ -1,0 +1,100 @@
+"""Start-up time of the ``lexicoord`` command: what a user waits for before anything happens.
+
+Each command runs in a fresh process, once unmeasured (to warm the file cache and create the store), then
+``--repeat`` times (5 by default); the median wall time is printed beside the machine's load average (1, 5 and
+15 minutes) read just before, since a shared machine's load moves every figure:
+
+- ``python -c pass``: the interpreter alone, the floor;
+- ``lexicoord --help``: the command listing (target ≤ 0.5 s on an idle machine);
+- ``lexicoord runs list --db FILE``: a light command on an empty store in a temporary folder (target ≤ 1 s);
+- ``lexicoord coordination --help``: a protocol's own group, imported because it is asked for.
+
+Then the ten imports that cost the most, cumulatively (``python -X importtime``), of ``import lexicoord.cli.app``
+and of ``lexicoord --help`` (which reads the protocols' registry and renders the page).
+The ``lexicoord`` next to the interpreter is used, so ``PYTHONPATH=OTHER/src python benchmarks/startup.py``
+measures another checkout of the source with the same environment.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HELP_TARGET, RUNS_TARGET = 0.5, 1.0
+
+
+def load() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"load {one:.2f} {five:.2f} {fifteen:.2f} on {os.cpu_count()} CPUs"
+
+
+def lexicoord() -> list[str]:
+    """The installed command as a user runs it, or the module when the environment has no script."""
+    script = Path(sys.executable).with_name("lexicoord")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "lexicoord.cli.app"]
+
+
+def median_wall(argv: list[str], env: dict[str, str], repeat: int) -> float:
+    """Median wall time of ``argv`` over ``repeat`` fresh processes, after one unmeasured run; each must succeed."""
+    times = []
+    for i in range(repeat + 1):
+        start = time.perf_counter()
+        done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300)
+        elapsed = time.perf_counter() - start
+        if done.returncode != 0:
+            raise SystemExit(f"{' '.join(argv)} failed ({done.returncode}): {done.stderr.strip()[-500:]}")
+        if i:
+            times.append(elapsed)
+    return statistics.median(times)
+
+
+#: ``lexicoord --help`` in-process, as the entry point runs it.
+HELP = "import sys; sys.argv = ['lexicoord', '--help']; from lexicoord.cli.app import main; main()"
+
+
+def top_imports(code: str, env: dict[str, str], count: int = 10) -> list[tuple[float, str]]:
+    """The ``count`` imports of running ``code`` with the largest cumulative time, in seconds."""
+    done = subprocess.run([sys.executable, "-X", "importtime", "-c", code], env=env,
+                          capture_output=True, text=True, timeout=300)
+    rows = []
+    for line in done.stderr.splitlines():
+        if not line.startswith("import time:") or "cumulative" in line:
+            continue
+        _, cumulative, name = line.split("|")
+        rows.append((int(cumulative) / 1e6, name.rstrip()))
+    return sorted(rows, reverse=True)[:count]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=5, help="Measured runs of each command (the median is shown).")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="lexicoord-startup-") as home:
+        env = {**os.environ, "LEXICOORD_HOME": home, "COLUMNS": "120"}
+        db = str(Path(home) / "runs.db")
+        cases = [
+            ("python -c pass", [sys.executable, "-c", "pass"], None),
+            ("lexicoord --help", [*lexicoord(), "--help"], HELP_TARGET),
+            ("lexicoord runs list --db FILE", [*lexicoord(), "runs", "list", "--db", db], RUNS_TARGET),
+            ("lexicoord coordination --help", [*lexicoord(), "coordination", "--help"], None),
+        ]
+        print(f"median of {args.repeat} wall times, each in a fresh process")
+        for label, argv, target in cases:
+            before = load()
+            seconds = median_wall(argv, env, args.repeat)
+            goal = f"  (target ≤ {target} s on an idle machine)" if target else ""
+            print(f"{label:32} {seconds:6.3f} s   [{before}]{goal}")
+        for label, code in (("import lexicoord.cli.app", "import lexicoord.cli.app"), ("lexicoord --help", HELP)):
+            print(f"\n{label}: the 10 largest cumulative import times   [{load()}]")
+            for seconds, name in top_imports(code, env):
+                print(f"  {seconds:6.3f} s  {name}")
+
+
+if __name__ == "__main__":
+    main()
