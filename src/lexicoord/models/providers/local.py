@@ -41,6 +41,7 @@ floating-point rounding.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import importlib.util
 import os
 import threading
@@ -247,6 +248,17 @@ def _sized_ram_cache(capacity_bytes: int) -> Any:
 
 _loaded: dict[tuple[str, int, int, int], _Loaded] = {}
 _load_lock = threading.Lock()
+
+
+@atexit.register
+def _free_all() -> None:
+    """Free every loaded model while the interpreter is whole: left to ``Llama.__del__`` at shutdown, llama.cpp's
+    cleanup runs after its module's globals are gone and prints a TypeError traceback on every exit."""
+    with _load_lock:
+        for loaded in _loaded.values():
+            for context in loaded.contexts:
+                context.llama.close()
+        _loaded.clear()
 
 
 #: A GGUF this size or larger gets one context by default (see ``default_contexts``).
