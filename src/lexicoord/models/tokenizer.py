@@ -6,6 +6,7 @@ Length metrics default to the completion tokens each backend reported; a study c
 
 from __future__ import annotations
 
+import atexit
 from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
@@ -28,7 +29,10 @@ def _vocab(name: str) -> Any:
     ensure_llama_runs(path)
     from llama_cpp import Llama
 
-    return Llama(str(path), vocab_only=True, verbose=False)
+    vocab = Llama(str(path), vocab_only=True, verbose=False)
+    # Freed at exit while the interpreter is whole (see providers/local.py: left to __del__, it prints a traceback).
+    atexit.register(vocab.close)
+    return vocab
 
 
 def named_tokenizer(name: str) -> Counter:
