@@ -13,6 +13,8 @@ import os
 import tempfile
 import time
 
+import machine
+
 from lexicoord.core.spec import AgentSpec
 from lexicoord.models.cache import ResponseCache
 from lexicoord.models.pool import ModelPool
@@ -49,4 +51,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    machine.run(main)

@@ -23,6 +23,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import machine
+
 from lexicoord.collector import tune_for_long_runs
 from lexicoord.core.spec import AgentSpec
 from lexicoord.models import Model
@@ -137,4 +139,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    machine.run(main)

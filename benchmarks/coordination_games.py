@@ -14,6 +14,8 @@ import os
 import tempfile
 import time
 
+import machine
+
 from lexicoord.core.spec import AgentSpec
 from lexicoord.models.pool import ModelPool
 from lexicoord.models.providers import local
@@ -68,4 +70,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    machine.run(main)

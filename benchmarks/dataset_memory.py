@@ -25,6 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import machine
+
 KINDS = ("baseline", "load", "one item", "one sampled item", "coord run")
 
 
@@ -101,4 +103,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    machine.run(main)

@@ -32,6 +32,8 @@ from pathlib import Path
 from statistics import mean
 from typing import Any
 
+import machine
+
 from lexicoord.core.spec import AgentSpec
 from lexicoord.models.pool import ModelPool
 from lexicoord.models.providers import local
@@ -127,4 +129,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    machine.run(main)

@@ -29,6 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from importlib.metadata import version
 from typing import Any
 
+import machine
 from pydantic import BaseModel
 
 from lexicoord.core import EpisodeContext, Protocol
@@ -262,4 +263,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    machine.run(main)

@@ -26,12 +26,9 @@ import tempfile
 import time
 from pathlib import Path
 
+import machine
+
 HELP_TARGET, RUNS_TARGET = 0.5, 1.0
-
-
-def load() -> str:
-    one, five, fifteen = os.getloadavg()
-    return f"load {one:.2f} {five:.2f} {fifteen:.2f} on {os.cpu_count()} CPUs"
 
 
 def lexicoord() -> list[str]:
@@ -86,15 +83,15 @@ def main() -> None:
         ]
         print(f"median of {args.repeat} wall times, each in a fresh process")
         for label, argv, target in cases:
-            before = load()
+            before = machine.load_line()
             seconds = median_wall(argv, env, args.repeat)
             goal = f"  (target ≤ {target} s on an idle machine)" if target else ""
             print(f"{label:32} {seconds:6.3f} s   [{before}]{goal}")
         for label, code in (("import lexicoord.cli.app", "import lexicoord.cli.app"), ("lexicoord --help", HELP)):
-            print(f"\n{label}: the 10 largest cumulative import times   [{load()}]")
+            print(f"\n{label}: the 10 largest cumulative import times   [{machine.load_line()}]")
             for seconds, name in top_imports(code, env):
                 print(f"  {seconds:6.3f} s  {name}")
 
 
 if __name__ == "__main__":
-    main()
+    machine.run(main)

@@ -30,6 +30,7 @@ import time
 from pathlib import Path
 
 import httpx
+import machine
 import psutil
 
 from lexicoord.core.audience import Audience
@@ -159,4 +160,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    machine.run(main)

@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import machine
 import psutil
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
@@ -304,4 +305,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    machine.run(main)

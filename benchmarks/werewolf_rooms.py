@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import machine
 import psutil
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
@@ -363,4 +364,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    machine.run(main)

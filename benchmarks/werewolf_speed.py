@@ -13,6 +13,8 @@ import os
 import tempfile
 import time
 
+import machine
+
 from lexicoord.core.spec import AgentSpec
 from lexicoord.models.observe import ModelCallEvent
 from lexicoord.models.pool import ModelPool
@@ -55,4 +57,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    machine.run(main)

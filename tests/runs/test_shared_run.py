@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -22,9 +23,9 @@ ROOT = Path(__file__).resolve().parents[2]
 N = 60
 
 
-def start(url: str, plays: Path, latency: float, env: dict[str, str]) -> subprocess.Popen[str]:
+def start(url: str, plays: Path, latency: float, env: dict[str, str], n: int = N) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "tests.runs.kill_target", url, str(N), str(latency), str(plays)],
+        [sys.executable, "-m", "tests.runs.kill_target", url, str(n), str(latency), str(plays)],
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
 
@@ -114,3 +115,32 @@ def test_a_process_stopped_with_ctrl_c_hands_its_episodes_over_at_once(store_url
     assert summary["skipped"] + summary["done"] + summary["by_others"] == N, "the summary counts the other's work"
     by_key = plays_by_key(plays)
     assert all(len(pids) <= 2 for pids in by_key.values())
+
+
+def test_two_processes_on_a_near_free_run_both_exit_within_seconds_of_its_last_episode(store_url, tmp_path) -> None:
+    """Episodes cost next to nothing, so saving is the work: neither process may sit on claims it took ahead,
+    or wait for the other's to expire (the default 60 s lease), once the last episode is saved."""
+    plays, n = tmp_path / "plays.log", 600
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("LEXICOORD_CLAIM_SECONDS", None)
+    procs = [start(store_url, plays, 0.001, env, n=n) for _ in range(2)]
+    exits: dict[int, float] = {}
+
+    def wait(proc: subprocess.Popen[str]) -> None:
+        proc.communicate(timeout=300)
+        exits[proc.pid] = time.time()
+
+    threads = [threading.Thread(target=wait, args=(p,)) for p in procs]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(p.returncode == 0 for p in procs)
+    episodes = Store(store_url).episodes("killme")
+    assert len(episodes) == n and all(e.status == "done" for e in episodes)
+    by_key = plays_by_key(plays)
+    players = {pid for pids in by_key.values() for pid in pids}
+    assert players == {p.pid for p in procs}, "both processes played"
+    last = max(e.finished_at for e in episodes)
+    late = {pid: round(at - last, 1) for pid, at in exits.items()}
+    assert all(seconds <= 5 for seconds in late.values()), f"seconds from the last save to each exit: {late}"

@@ -8,11 +8,12 @@ import time
 import pytest
 
 from lexicoord.core.events import ChoiceEvent, Event, OutcomeEvent
+from lexicoord.core.spec import AgentSpec, EpisodeSpec
 from lexicoord.errors import LexicoordError
 from lexicoord.models.observe import ModelCallEvent
 from lexicoord.models.types import ChatMessage, Usage
 from lexicoord.runs.records import EpisodeRecord
-from lexicoord.runs.store import Store
+from lexicoord.runs.store import LiveGame, LiveWrite, Move, Store
 
 
 def record(run_id: str, key: str, status: str = "done", **kw) -> EpisodeRecord:
@@ -183,3 +184,45 @@ def test_a_read_only_handle_reads_and_refuses_every_write(store_url) -> None:
     with pytest.raises(Exception, match="readonly|read-only|query_only"):
         reader.save_episode(record("r", "e2"), [])
     assert store.run("r").status == "running" and store.run("r").done == 1
+
+
+def test_one_batch_saves_new_retried_already_done_and_live_episodes_each_as_alone(store_url: str) -> None:
+    """A save of several episodes at once ends each as a save of it alone would: a new one is attempt 1, a
+    failed one is replaced by attempt 2 without its old events, one done meanwhile stands, a live game's row
+    becomes the ended episode in place; and the ids come back in the batch's order."""
+    store = Store(store_url)
+    store.open_run("r", "toy", {}, total=4)
+    live = EpisodeSpec(item_id="g", item={}, lineup=[AgentSpec(name="Ann", kind="human")])
+    store.save_episode(record("r", "failed", status="failed", error="boom"), sample_events()[:2])
+    done_id = store.save_episode(record("r", "done", outcome={"first": True}), sample_events()[:1])
+    store.keep_live([LiveWrite(LiveGame.of("r", live, 3), [sample_events()[1]], start=True)])
+    [playing] = store.episode_page("r", limit=10, status="playing")
+    store.add_episode_moves([Move("r", "failed", "a1", 0, {"error": "timeout"}), Move("r", "failed", "a1", 1, {"x": 1}),
+                             Move("r", "new", "a1", 0, {"x": 2})])
+
+    batch = [(record("r", live.key, outcome={"live": True}), sample_events()),
+             (record("r", "new", outcome={"new": True}), sample_events()[:3]),
+             (record("r", "done", outcome={"second": True}), sample_events()),
+             (record("r", "failed", status="failed", error="again"), sample_events()[:1])]
+    ids = store.save_episodes(batch)
+
+    by_key = {e.key: e for e in store.episode_page("r", limit=10)}
+    assert ids == [by_key[live.key].id, by_key["new"].id, done_id, by_key["failed"].id]
+    assert by_key[live.key].id == playing.id and by_key[live.key].status == "done"
+    assert by_key[live.key].outcome == {"live": True} and by_key[live.key].attempt == 1
+    assert by_key["new"].attempt == 1 and by_key["new"].outcome == {"new": True}
+    assert by_key["done"].outcome == {"first": True}, "the first result stands"
+    assert by_key["failed"].attempt == 2 and by_key["failed"].error == "again"
+    assert [len(store.events(i)) for i in ids] == [4, 3, 1, 1]
+    assert store.episode_moves("r", "new") == {}, "a done episode's journal is cleared"
+    assert store.episode_moves("r", "failed") == {"a1": [{"x": 1}]}, "a failed one keeps what was answered"
+
+
+def test_the_same_episode_twice_in_one_batch_is_saved_in_order(store_url: str) -> None:
+    store = Store(store_url)
+    store.open_run("r", "toy", {}, total=1)
+    first, second = store.save_episodes([(record("r", "k", status="failed", error="boom"), sample_events()[:1]),
+                                         (record("r", "k", outcome={"ok": True}), sample_events())])
+    [episode] = store.episodes("r")
+    assert episode.id == second and episode.attempt == 2 and episode.outcome == {"ok": True}
+    assert len(store.events(second)) == 4

@@ -46,14 +46,23 @@ current_observer: ContextVar[Observer | None] = ContextVar("lexicoord_observer",
 current_agent: ContextVar[str | None] = ContextVar("lexicoord_agent", default=None)
 
 
-@contextmanager
-def acting_as(agent: str) -> Iterator[None]:
-    """Attribute the model calls made inside this block to ``agent``."""
-    token = current_agent.set(agent)
-    try:
-        yield
-    finally:
-        current_agent.reset(token)
+class acting_as:  # noqa: N801 - used as a function: ``with acting_as(name):``
+    """Attribute the model calls made inside this block to ``agent``.
+
+    A class rather than a generator-based context manager: it wraps every model call, and a generator
+    costs several times as much to enter and leave.
+    """
+
+    __slots__ = ("agent", "_token")
+
+    def __init__(self, agent: str) -> None:
+        self.agent = agent
+
+    def __enter__(self) -> None:
+        self._token = current_agent.set(self.agent)
+
+    def __exit__(self, *exc: object) -> None:
+        current_agent.reset(self._token)
 
 
 @contextmanager

@@ -51,24 +51,18 @@ class GenerateConfig(BaseModel):
 
     def merged(self, other: GenerateConfig | None = None, **overrides: Any) -> GenerateConfig:
         """This config with the set fields of ``other`` and ``overrides`` on top."""
+        # This runs several times on every model call. Both configs were validated when they were made, so
+        # without overrides the result is a copy with ``other``'s fields laid over (no validation again).
+        update = {} if other is None or other is self else {k: v for k, v in other.__dict__.items() if v is not None}
         overrides = {k: v for k, v in overrides.items() if v is not None}
-        if not overrides:
-            # Fast paths: this runs on every model call.
-            if other is None or other is self:
-                return self
-            if self == _EMPTY:
-                return other
-        data = self.model_dump(exclude_none=True)
-        if other is not None:
-            data.update(other.model_dump(exclude_none=True))
-        data.update(overrides)
-        return GenerateConfig(**data)
+        if overrides:
+            mine = {k: v for k, v in self.__dict__.items() if v is not None}
+            return GenerateConfig(**{**mine, **update, **overrides})
+        return self.model_copy(update=update) if update else self
 
     def cache_fields(self) -> dict[str, Any]:
         return self.model_dump(exclude={"timeout", "max_retries"}, mode="json")
 
-
-_EMPTY = GenerateConfig()
 
 
 class Usage(BaseModel):

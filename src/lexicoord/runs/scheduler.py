@@ -21,6 +21,8 @@ from lexicoord.runs.claims import Claims, Remaining
 
 log = logging.getLogger(__name__)
 
+#: Seconds between looks at what other processes still hold, while they finish the run's last episodes.
+LOOK_AGAIN = 0.25
 #: Plays the episode with this key, and hands it on to be saved.
 Play = Callable[[str], Awaitable[None]]
 
@@ -91,8 +93,9 @@ class Scheduler:
                     continue
                 if not left.held:
                     return  # every episode is saved or in play here
-                # Another process holds the rest: wait for it to save them, or for its claims to expire.
-                await asyncio.sleep(min(max(left.next_expiry - time.time(), 0.05), 1.0))
+                # Another process holds the rest: wait for it to save them, or for its claims to expire. Looked at
+                # four times a second (one small statement), so a process ends soon after the run's last save.
+                await asyncio.sleep(min(max(left.next_expiry - time.time(), 0.05), LOOK_AGAIN))
                 continue
             if key not in self.mine:
                 self.foreign.add(key)

@@ -18,12 +18,26 @@ import json
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple, TextIO
+from typing import Any, NamedTuple, TextIO, cast
 from urllib.parse import quote
 
 from alembic import command
 from alembic.config import Config as AlembicConfig
-from sqlalchemy import ColumnElement, and_, case, create_engine, delete, event, func, insert, select, tuple_, update
+from pydantic_core import to_json
+from sqlalchemy import (
+    ColumnElement,
+    Table,
+    and_,
+    case,
+    create_engine,
+    delete,
+    event,
+    func,
+    insert,
+    select,
+    tuple_,
+    update,
+)
 from sqlalchemy.engine import URL, Engine, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, IntegrityError, OperationalError, ProgrammingError
 from sqlalchemy.orm import Session
@@ -75,6 +89,27 @@ class LiveWrite(NamedTuple):
     start: bool = False
 
 
+class _Encoded(str):
+    """A value already written as JSON (an event serialised by pydantic): stored as it is."""
+
+
+def _json(value: Any) -> str:
+    """JSON columns' writer: pydantic's serialiser, several times faster than :func:`json.dumps` on the
+    event data every save writes (NaN and infinities become null, which the standard JSON type cannot hold)."""
+    return value if isinstance(value, _Encoded) else to_json(value).decode()
+
+
+#: Episodes and events are written by plain statements on their tables (one executemany each), not through the
+#: ORM's bulk path, which goes row by row when it hands back ids.
+_INSERT_EVENTS = insert(cast(Table, EventRow.__table__))
+_INSERT_EPISODES = insert(cast(Table, EpisodeRow.__table__))
+
+
+def _event_row(episode_id: int, e: Event) -> dict[str, Any]:
+    return {"episode_id": episode_id, "seq": e.seq, "type": e.type, "agent": e.agent, "round": e.round, "ts": e.ts,
+            "data": _Encoded(e.model_dump_json())}
+
+
 def _hide_password(url: str) -> str:
     try:
         return make_url(url).render_as_string(hide_password=True)
@@ -102,7 +137,7 @@ class Store:
         #: Seconds to wait for a store another process holds locked (``LEXICOORD_DB_WAIT``).
         self.wait = lock_wait()
         try:
-            self.engine: Engine = create_engine(raw_url)
+            self.engine: Engine = create_engine(raw_url, json_serializer=_json)
         except (ArgumentError, ImportError) as exc:
             hint = ""
             if isinstance(exc, ImportError) and raw_url.startswith(("postgresql", "postgres")):
@@ -288,67 +323,84 @@ class Store:
 
     def save_episodes(self, batch: Sequence[tuple[EpisodeRecord, Sequence[Event]]]) -> list[int]:
         """Write several ended episodes in one transaction (all or none); returns their ids."""
-        ids = []
         with self.session() as s, s.begin():
-            for record, events in batch:
-                ids.append(self._write_episode(s, record, events))
-        return ids
+            keys = [(record.run_id, record.key) for record, _ in batch]
+            if len(set(keys)) < len(keys):  # the same episode twice: each save sees the one before
+                return [self._write_episodes(s, [entry])[0] for entry in batch]
+            return self._write_episodes(s, batch)
 
-    def _write_episode(self, s: Session, record: EpisodeRecord, events: Sequence[Event]) -> int:
-        # The episode's claim (see runs/claims.py) goes with the save, whoever saves it.
-        s.execute(delete(ClaimRow).where(ClaimRow.run_id == record.run_id, ClaimRow.key == record.key))
-        where = (EpisodeRow.run_id == record.run_id, EpisodeRow.key == record.key)
-        prior = s.scalars(select(EpisodeRow).where(*where)).first()
-        if prior is not None and prior.status == PLAYING:
-            # Locked, so that a write of the game's live events (keep_live) either ends before this save,
-            # and its events are replaced below, or waits and then finds the game ended.
-            prior = s.scalars(select(EpisodeRow).where(*where).with_for_update()
-                              .execution_options(populate_existing=True)).first()
-        attempt = 1
-        kept: EpisodeRow | None = None
-        if prior is not None:
+    def _write_episodes(self, s: Session, batch: Sequence[tuple[EpisodeRecord, Sequence[Event]]]) -> list[int]:
+        """Each step is one statement for the whole batch, not one per episode: a save is a write that other
+        processes' claims and saves queue behind, so its length is theirs too."""
+        if not batch:
+            return []
+        keys = [(record.run_id, record.key) for record, _ in batch]
+        # The episodes' claims (see runs/claims.py) go with the save, whoever saves them.
+        s.execute(delete(ClaimRow).where(tuple_(ClaimRow.run_id, ClaimRow.key).in_(keys)))
+        these = tuple_(EpisodeRow.run_id, EpisodeRow.key).in_(keys)
+        priors = {(p.run_id, p.key): p for p in s.scalars(select(EpisodeRow).where(these))}
+        playing = [k for k, p in priors.items() if p.status == PLAYING]
+        if playing:
+            # Locked, so that a write of a game's live events (keep_live) either ends before this save, and
+            # its events are replaced below, or waits and then finds the game ended.
+            locked = select(EpisodeRow).where(tuple_(EpisodeRow.run_id, EpisodeRow.key).in_(playing))
+            for p in s.scalars(locked.with_for_update().execution_options(populate_existing=True)):
+                priors[(p.run_id, p.key)] = p
+        ids: dict[tuple[str, str], int] = {}
+        attempts: dict[tuple[str, str], int] = {}
+        kept: dict[tuple[str, str], EpisodeRow] = {}  # live games: the game as it was shown becomes the episode
+        for key, prior in priors.items():
             if prior.status == "done":
-                return prior.id  # done meanwhile (another process on the same run): the first result stands
-            s.execute(delete(EventRow).where(EventRow.episode_id == prior.id))
-            if prior.status == PLAYING:
-                kept, attempt = prior, prior.attempt  # the game as it was shown becomes the ended episode
+                ids[key] = prior.id  # done meanwhile (another process on the same run): the first result stands
+            elif prior.status == PLAYING:
+                kept[key], attempts[key] = prior, prior.attempt
             else:
-                attempt = prior.attempt + 1
-                s.delete(prior)
-                s.flush()
-        self._settle_moves(s, record)
-        data = record.model_dump(exclude={"id", "version"})
-        data["attempt"] = attempt
-        if kept is not None:
-            for name, value in data.items():
-                setattr(kept, name, value)
-            row = kept
-        else:
-            row = EpisodeRow(**data)
-            s.add(row)
-        s.flush()
-        if events:
-            s.execute(
-                insert(EventRow),
-                [
-                    {"episode_id": row.id, "seq": e.seq, "type": e.type, "agent": e.agent, "round": e.round,
-                     "ts": e.ts, "data": e.model_dump(mode="json")}
-                    for e in events
-                ],
-            )
-        return row.id
+                attempts[key] = prior.attempt + 1
+        replaced = [p.id for k, p in priors.items() if k not in ids]
+        if replaced:
+            s.execute(delete(EventRow).where(EventRow.episode_id.in_(replaced)))
+            gone = [p.id for k, p in priors.items() if k not in ids and k not in kept]
+            if gone:
+                s.execute(delete(EpisodeRow).where(EpisodeRow.id.in_(gone)).execution_options(
+                    synchronize_session=False))
+        saving = [(record, events) for record, events in batch if (record.run_id, record.key) not in ids]
+        self._settle_moves(s, [record for record, _ in saving])
+        new: list[dict[str, Any]] = []
+        for record, _ in saving:
+            key = (record.run_id, record.key)
+            data = record.model_dump(exclude={"id", "version"})
+            data["attempt"] = attempts.get(key, 1)
+            if key in kept:
+                for name, value in data.items():
+                    setattr(kept[key], name, value)
+            else:
+                new.append(data)
+        if kept:
+            s.flush()
+            ids.update((key, row.id) for key, row in kept.items())
+        if new:
+            # One executemany; the ids are read back by key.
+            s.execute(_INSERT_EPISODES, new)
+            made = tuple_(EpisodeRow.run_id, EpisodeRow.key).in_([(d["run_id"], d["key"]) for d in new])
+            ids.update(((run_id, key), row_id) for run_id, key, row_id in
+                       s.execute(select(EpisodeRow.run_id, EpisodeRow.key, EpisodeRow.id).where(made)))
+        rows = [_event_row(ids[(record.run_id, record.key)], e) for record, events in saving for e in events]
+        if rows:
+            s.execute(_INSERT_EVENTS, rows)
+        return [ids[key] for key in keys]
 
-    # the journal of games still in play (campaign episodes and room games alike) -----------------
-    def _settle_moves(self, s: Session, record: EpisodeRecord) -> None:
-        """A saved episode's journal: cleared when it is done; when it failed, only the failed moves go, so
+    def _settle_moves(self, s: Session, records: Sequence[EpisodeRecord]) -> None:
+        """Saved episodes' journals: cleared when they are done; when one failed, only its failed moves go, so
         a retry replays what was answered and asks the rest again."""
-        where = (MoveRow.run_id == record.run_id, MoveRow.key == record.key)
-        if record.status == "done":
-            s.execute(delete(MoveRow).where(*where))
-            return
-        failed = [row.id for row in s.scalars(select(MoveRow).where(*where)) if "error" in row.data]
+        done = [(r.run_id, r.key) for r in records if r.status == "done"]
+        failed = [(r.run_id, r.key) for r in records if r.status != "done"]
+        if done:
+            s.execute(delete(MoveRow).where(tuple_(MoveRow.run_id, MoveRow.key).in_(done)))
         if failed:
-            s.execute(delete(MoveRow).where(MoveRow.id.in_(failed)))
+            rows = s.scalars(select(MoveRow).where(tuple_(MoveRow.run_id, MoveRow.key).in_(failed)))
+            errors = [row.id for row in rows if "error" in row.data]
+            if errors:
+                s.execute(delete(MoveRow).where(MoveRow.id.in_(errors)))
 
     def add_episode_move(self, run_id: str, key: str, player: str, idx: int, data: dict[str, Any]) -> None:
         """Journal one answer of an unfinished episode; returns once it is committed."""
@@ -399,16 +451,14 @@ class Store:
                 at = (w.game.run_id, w.game.key)
                 if w.start or at not in ids:
                     if w.start and rows:  # a game played again from its start clears what came before
-                        s.execute(insert(EventRow), rows)
+                        s.execute(_INSERT_EVENTS, rows)
                         rows = []
                     ids[at] = self._live_row(s, w.game, w.start, now)
                 episode_id = ids[at]
                 if episode_id is not None:
-                    rows += [{"episode_id": episode_id, "seq": e.seq, "type": e.type, "agent": e.agent,
-                              "round": e.round, "ts": e.ts, "data": e.model_dump(mode="json")}
-                             for e in w.events if e.audience.public]
+                    rows += [_event_row(episode_id, e) for e in w.events if e.audience.public]
             if rows:
-                s.execute(insert(EventRow), rows)
+                s.execute(_INSERT_EVENTS, rows)
 
     def _live_row(self, s: Session, game: LiveGame, start: bool, now: float) -> int | None:
         """The id of ``game``'s ``playing`` row (made or made anew on ``start``); None once the game ended."""
