@@ -19,10 +19,15 @@ def load_line() -> str:
     return f"load {one:.2f} {five:.2f} {fifteen:.2f} on {cores} CPUs{flag}"
 
 
+#: Options a benchmark passes to itself when it runs a part in a process of its own: that process's output
+#: is read by its parent, so it prints nothing of its own.
+WORKER_FLAGS = ("--worker", "--raw", "--memory-of", "--measure")
+
+
 def run(main: Callable[[], None]) -> None:
     """Run a benchmark's ``main`` between two load lines: what else ran before its figures, and during them
-    (the benchmark's own load included). A worker process the benchmark starts prints nothing of its own."""
-    if "--worker" in sys.argv:
+    (the benchmark's own load included)."""
+    if any(flag in sys.argv for flag in WORKER_FLAGS):
         main()
         return
     print(f"before: {load_line()}", flush=True)

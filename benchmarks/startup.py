@@ -7,7 +7,9 @@ Each command runs in a fresh process, once unmeasured (to warm the file cache an
 - ``python -c pass``: the interpreter alone, the floor;
 - ``lexicoord --help``: the command listing (target ≤ 0.5 s on an idle machine);
 - ``lexicoord runs list --db FILE``: a light command on an empty store in a temporary folder (target ≤ 1 s);
-- ``lexicoord coordination --help``: a protocol's own group, imported because it is asked for.
+- ``lexicoord coordination --help``: a protocol's own group, imported because it is asked for;
+- ``lexicoord ask local/smollm2-135m "Say yes." --max-tokens 1``: a one-shot question to the embedded model,
+  to its first token (target ≤ 1.5 s on an idle machine): start-up, the weights mapped, one context made.
 
 Then the ten imports that cost the most, cumulatively (``python -X importtime``), of ``import lexicoord.cli.app``
 and of ``lexicoord --help`` (which reads the protocols' registry and renders the page).
@@ -51,6 +53,9 @@ def median_wall(argv: list[str], env: dict[str, str], repeat: int) -> float:
     return statistics.median(times)
 
 
+#: Seconds to the first token of a one-shot ``ask`` on the embedded model, on an idle machine.
+ASK_TARGET = 1.5
+
 #: ``lexicoord --help`` in-process, as the entry point runs it.
 HELP = "import sys; sys.argv = ['lexicoord', '--help']; from lexicoord.cli.app import main; main()"
 
@@ -80,6 +85,8 @@ def main() -> None:
             ("lexicoord --help", [*lexicoord(), "--help"], HELP_TARGET),
             ("lexicoord runs list --db FILE", [*lexicoord(), "runs", "list", "--db", db], RUNS_TARGET),
             ("lexicoord coordination --help", [*lexicoord(), "coordination", "--help"], None),
+            ("lexicoord ask, embedded, 1 token",
+             [*lexicoord(), "ask", "local/smollm2-135m", "Say yes.", "--max-tokens", "1", "--no-cache"], ASK_TARGET),
         ]
         print(f"median of {args.repeat} wall times, each in a fresh process")
         for label, argv, target in cases:

@@ -1,6 +1,7 @@
 """The embedded model, for real: llama.cpp generating with the bundled SmolLM2 GGUF."""
 
 import asyncio
+import os
 import time
 from pathlib import Path
 
@@ -138,23 +139,30 @@ def test_a_bad_contexts_setting_is_a_clear_error() -> None:
 
 
 async def spans_of_calls_at_once(contexts: int, monkeypatch: pytest.MonkeyPatch, prompts: list[str],
+                                 threads: list[int] | None = None, n_threads: int | None = None,
                                  **settings: object) -> tuple[list[tuple[float, float, int]], list]:
-    """Generate ``prompts`` at once; each call's (start, end, context) as its thread ran it, and the outputs."""
+    """Generate ``prompts`` at once; each call's (start, end, context) as its thread ran it, and the outputs
+    (and into ``threads``, the llama.cpp threads each call ran on)."""
     spans: list[tuple[float, float, int]] = []
     real = local.LocalProvider._complete
 
-    def timed(self, loaded, context, messages, config):  # type: ignore[no-untyped-def]
+    def timed(self, loaded, context, messages, config, n_threads):  # type: ignore[no-untyped-def]
         started = time.perf_counter()
         try:
-            return real(self, loaded, context, messages, config)
+            return real(self, loaded, context, messages, config, n_threads)
         finally:
             spans.append((started, time.perf_counter(), loaded.contexts.index(context)))
+            if threads is not None:
+                threads.append(context.threads)
 
     monkeypatch.setattr(local.LocalProvider, "_complete", timed)
-    model = get_model("local/smollm2-135m", cache=False, contexts=contexts)
+    model = get_model("local/smollm2-135m", cache=False, contexts=contexts,
+                      **({"n_threads": n_threads} if n_threads else {}))
     assert model.max_concurrency == contexts, "as many calls at once as there are contexts"
     await model.generate("warm up", max_tokens=2)
     spans.clear()
+    if threads is not None:
+        threads.clear()
     outs = await asyncio.gather(*(model.generate(p, **settings) for p in prompts))
     return spans, outs
 
@@ -262,3 +270,62 @@ def test_the_default_number_of_contexts_follows_the_cores_and_the_model_size(
 def test_a_bad_contexts_option_is_a_clear_error(value: object) -> None:
     with pytest.raises(ConfigError, match="contexts"):
         get_model("local/smollm2-135m", contexts=value)
+
+
+async def test_contexts_are_made_as_calls_at_once_need_them_up_to_the_setting() -> None:
+    """A one-shot call waits for one context, not for all: the others are made when calls at once need them."""
+    model = get_model("local/smollm2-135m", cache=False, contexts=3, n_ctx=1024)
+    await model.generate("Say yes.", max_tokens=2)
+    loaded = local.load(local.resolve_path("smollm2-135m"), n_ctx=1024, contexts=3)
+    assert len(loaded.contexts) == 1
+    await model.generate("Say no.", max_tokens=2)
+    assert len(loaded.contexts) == 1, "calls one after another share the one context"
+    await asyncio.gather(*(model.generate(f"Count to {k}.", max_tokens=8) for k in (2, 3)))
+    assert len(loaded.contexts) == 2
+    outs = await asyncio.gather(*(model.generate(f"Name {k} colours.", max_tokens=8) for k in range(2, 8)))
+    assert len(loaded.contexts) == 3, "never more than the setting"
+    assert all(o.text.strip() for o in outs)
+
+
+async def test_a_lone_call_runs_on_every_core_and_calls_at_once_share_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    cores = os.cpu_count() or 1
+    alone: list[int] = []
+    await spans_of_calls_at_once(2, monkeypatch, ["Say yes."], threads=alone, max_tokens=4)
+    assert alone == [cores]
+    together: list[int] = []
+    spans, _ = await spans_of_calls_at_once(2, monkeypatch, ["Count to ten.", "Name three colours."],
+                                            threads=together, max_tokens=24)
+    assert overlapping(spans) and sorted(together) == [max(1, cores // 2)] * 2
+
+
+async def test_threads_given_are_the_threads_of_every_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    used: list[int] = []
+    await spans_of_calls_at_once(1, monkeypatch, ["Say yes."], threads=used, n_threads=1, max_tokens=4)
+    assert used == [1], "one call alone, on the one thread it was given"
+
+
+async def test_what_the_process_prints_while_contexts_are_made_is_kept(capfd: pytest.CaptureFixture[str]) -> None:
+    """Contexts are made while other calls run and the terminal draws: nothing printed meanwhile, on the
+    process's own file descriptors, may go to /dev/null (llama-cpp-python's quiet loading did that)."""
+    model = get_model("local/smollm2-135m", cache=False, contexts=4, n_ctx=512)
+    printing = True
+
+    async def ticks() -> int:
+        n = 0
+        while printing:
+            os.write(1, f"tick {n}\n".encode())
+            os.write(2, f"tock {n}\n".encode())
+            n += 1
+            await asyncio.sleep(0.002)
+        return n
+
+    async def calls() -> None:
+        nonlocal printing
+        await asyncio.gather(*(model.generate(f"Name {k} animals.", max_tokens=6) for k in range(2, 10)))
+        printing = False
+
+    _, n = await asyncio.gather(calls(), ticks())
+    out, err = capfd.readouterr()
+    assert n > 20 and len(local.load(local.resolve_path("smollm2-135m"), n_ctx=512, contexts=4).contexts) == 4
+    assert out.splitlines() == [f"tick {k}" for k in range(n)]
+    assert err.splitlines() == [f"tock {k}" for k in range(n)]

@@ -8,6 +8,7 @@ from lexicoord.errors import ModelError
 from lexicoord.models import GenerateConfig, Model, ModelCallRecord, ResponseCache, acting_as, observing
 from lexicoord.models.provider import Provider, TransientError
 from lexicoord.models.providers.scripted import ScriptedProvider
+from lexicoord.models.types import ProviderResponse
 
 
 def counting_model(cache: ResponseCache | None, latency: float = 0.0) -> tuple[Model, list]:
@@ -74,6 +75,29 @@ async def test_failed_calls_are_reported_too() -> None:
     with observing(records.append), pytest.raises(ModelError, match="gave up after 2 attempts"):
         await Model(Down("down", "x"), max_retries=1, backoff_initial=0.01).generate("hi")
     assert records[0].error and records[0].attempts == 2
+
+
+async def test_a_calls_latency_leaves_out_the_loading_of_the_weights() -> None:
+    """The first call of an embedded model waits for its weights; that wait is the model's, not the call's."""
+    class Loading(Provider):
+        loaded = False
+
+        async def prepare(self) -> None:
+            if not self.loaded:
+                await asyncio.sleep(0.4)
+                self.loaded = True
+
+        async def generate(self, messages, config):
+            await asyncio.sleep(0.05)
+            return ProviderResponse(text="ok")
+
+    records: list[ModelCallRecord] = []
+    model = Model(Loading("loading", "x"))
+    with observing(records.append):
+        first = await model.generate("hi")
+        second = await model.generate("hi again")
+    assert 0.04 < first.latency < 0.3 and 0.04 < second.latency < 0.3, (first.latency, second.latency)
+    assert [r.latency for r in records] == [first.latency, second.latency]
 
 
 async def test_concurrency_limit_is_shared_by_models_of_one_provider() -> None:

@@ -121,6 +121,8 @@ class Model:
             response, attempts = cached, 0
         else:
             try:
+                await self.provider.prepare()
+                start = time.perf_counter()  # loading the weights (the first call of an embedded model) is not the call's
                 response, attempts = await self._with_retries(msgs, cfg)
             except Exception as exc:  # recorded whatever it is, then raised as it is
                 report(
@@ -198,7 +200,6 @@ class Model:
         # library's per-call machinery cost more than the model call in fast protocols.
         timeout = cfg.timeout or self.timeout
         retries = self.max_retries if cfg.max_retries is None else cfg.max_retries
-        await self.provider.prepare()  # loading weights is not the call's time
         attempts = timeouts = 0
         while True:
             attempts += 1

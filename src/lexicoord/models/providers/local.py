@@ -6,11 +6,14 @@ imported); ``local//abs/path.gguf`` or ``local/./rel.gguf`` load any GGUF.
 One loaded model is shared by every agent that names it. It has several
 llama.cpp contexts over the same memory-mapped weights (``-o contexts=N``; the
 default is in ``default_contexts``: four on two cores for a small model such as
-SmolLM2, one for a GGUF of 1 GiB or more), each driven by a thread of its own
-with ``cores / contexts`` llama.cpp threads (``-o n_threads=N``): a context is
-not safe to share between threads and serves one call at a time, so calls made
-at once run at once on different contexts, and the runner and the rooms send as
-many at once as there are contexts. A call goes to an idle context, preferring
+SmolLM2, one for a GGUF of 1 GiB or more), each driven by a thread of its own:
+a context is not safe to share between threads and serves one call at a time,
+so calls made at once run at once on different contexts, and the runner and the
+rooms send as many at once as there are contexts. Contexts are made as calls at
+once need them (the first call waits for one, not four: a one-shot ``ask`` starts
+sooner), and each call runs on ``cores / calls in flight`` llama.cpp threads, so a
+lone call has every core and four calls at once one each (``-o n_threads=N`` fixes
+the threads of every call instead). A call goes to an idle context, preferring
 the one whose last prompt shares the longest head with it. Why several contexts
 and not llama.cpp's batched decoding of several sequences in one context: both
 were measured on two cores (see ``benchmarks/embedded_throughput.py``), four
@@ -46,7 +49,7 @@ import importlib.util
 import os
 import threading
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -129,19 +132,29 @@ class _Context:
     )
     #: The text of the last prompt it evaluated: a call prefers the context that shares most of it.
     last_prompt: str = ""
+    #: llama.cpp threads it runs on now (set per call when they adapt to the calls in flight).
+    threads: int = 0
 
 
 class _Idle:
     """Which contexts are free, per event loop. A context stays taken from the start of a generation until
     its thread really ends, even when the caller stopped waiting (a timeout), so abandoned generations never
-    pile up on one context."""
+    pile up on one context. When every context is taken and the model may have more, the caller makes one."""
 
     def __init__(self, n: int) -> None:
         self.free = list(range(n))
         self.waiters: deque[asyncio.Future[None]] = deque()
+        self.taken = 0
 
-    async def take(self, contexts: Sequence[_Context], prompt: str) -> int:
+    async def take(self, loaded: _Loaded, prompt: str) -> int:
         while not self.free:
+            if loaded.reserve():
+                self.taken += 1  # in flight from now: calls deciding their threads meanwhile count it
+                try:
+                    return await self._grow(loaded)
+                except BaseException:
+                    self.taken -= 1
+                    raise
             waiter = asyncio.get_running_loop().create_future()
             self.waiters.append(waiter)
             try:
@@ -150,13 +163,27 @@ class _Idle:
                 if waiter.done() and not waiter.cancelled():
                     self._wake()  # woken and cancelled at once: the wake goes to the next in line
                 raise
+        contexts = loaded.contexts
         best = max(self.free, key=lambda i: len(os.path.commonprefix([contexts[i].last_prompt, prompt])))
         self.free.remove(best)
+        self.taken += 1
         return best
 
-    def give(self, index: int) -> None:
+    async def _grow(self, loaded: _Loaded) -> int:
+        making = asyncio.ensure_future(asyncio.to_thread(loaded.grow))
+        try:
+            return await asyncio.shield(making)
+        except asyncio.CancelledError:  # the context is made all the same: it joins the free ones
+            making.add_done_callback(lambda done: None if done.exception() else self._add(done.result()))
+            raise
+
+    def _add(self, index: int) -> None:
         self.free.append(index)
         self._wake()
+
+    def give(self, index: int) -> None:
+        self.taken -= 1
+        self._add(index)
 
     def _wake(self) -> None:
         while self.waiters:
@@ -168,12 +195,42 @@ class _Idle:
 
 @dataclass
 class _Loaded:
-    contexts: list[_Context]
+    #: Makes one more context over the mapped weights.
+    make: Callable[[], Any]
+    #: The most contexts it may have (``contexts``); they are made as calls at once need them.
+    limit: int
+    #: Whether each call's threads follow the calls in flight (no ``n_threads`` was given).
+    adapt: bool
+    #: llama.cpp threads a context is made with (every call's, when they do not adapt).
+    threads: int
+    contexts: list[_Context] = field(default_factory=list)
+    #: Contexts being made, counted against ``limit``.
+    pending: int = 0
+    growing: threading.Lock = field(default_factory=threading.Lock)
     idle: dict[Any, _Idle] = field(default_factory=dict)
     #: The RAM prompt cache, made on first use with the size its first user asks for (one loaded
     #: model has one cache, shared by its contexts; a later, different ``prompt_cache_mb`` is not applied).
     ram_cache: Any = None
     cache_made: threading.Lock = field(default_factory=threading.Lock)
+
+    def reserve(self) -> bool:
+        """Count one more context to be made, if the model may have it."""
+        with self.growing:
+            if len(self.contexts) + self.pending >= self.limit:
+                return False
+            self.pending += 1
+            return True
+
+    def grow(self) -> int:
+        """Make a reserved context (a fraction of a second: off the event loop); its index."""
+        try:
+            context = _Context(self.make(), threads=self.threads)
+        finally:
+            with self.growing:
+                self.pending -= 1
+        with self.growing:
+            self.contexts.append(context)
+            return len(self.contexts) - 1
 
     def use_cache(self, context: _Context, mode: str, megabytes: int) -> None:
         """Set llama.cpp's prefix reuse for the context's next call (on its own thread, under its lock)."""
@@ -289,17 +346,46 @@ def default_contexts(path: Path, n_threads: int | None = None) -> int:
     return max(1, contexts)
 
 
-def default_threads(contexts: int) -> int:
-    """Threads per context: the cores shared out, at least one."""
-    return max(1, (os.cpu_count() or 1) // contexts)
+class _Unchanged:
+    """A stand-in for llama-cpp-python's ``suppress_stdout_stderr`` that leaves the process's output alone."""
+
+    def __init__(self, disable: bool = True) -> None:
+        pass
+
+    def __enter__(self) -> _Unchanged:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def quiet_loading() -> None:
+    """Load models without redirecting the process's output.
+
+    With ``verbose=False`` llama-cpp-python points file descriptors 1 and 2 at /dev/null for the whole of a
+    load. Contexts are made while other calls run and the terminal draws its progress: everything printed
+    meanwhile, by any thread, was lost, and two loads at once could leave the descriptors on /dev/null for
+    good (the process then ended silently). llama.cpp's own messages go through its log callback, which
+    ``verbose=False`` already limits to errors, so the redirection is not needed to keep loading quiet.
+    """
+    import llama_cpp._internals
+    import llama_cpp.llama
+
+    for module in (llama_cpp.llama, llama_cpp._internals):
+        if hasattr(module, "suppress_stdout_stderr"):
+            module.suppress_stdout_stderr = _Unchanged  # type: ignore[attr-defined]
+
+
+def threads_for(calls: int) -> int:
+    """llama.cpp threads for each of ``calls`` calls in flight: the cores shared out, at least one."""
+    return max(1, (os.cpu_count() or 1) // max(1, calls))
 
 
 def load(path: Path, n_ctx: int = DEFAULT_N_CTX, n_threads: int | None = None, contexts: int | None = None) -> _Loaded:
-    """The process-wide loaded model for these settings: weights are mapped once (the file's pages are
-    shared by all its contexts; each context adds its KV cache and compute buffers)."""
+    """The process-wide loaded model for these settings, with its first context: weights are mapped once (the
+    file's pages are shared by all its contexts; each context adds its KV cache and compute buffers)."""
     contexts = contexts or default_contexts(path, n_threads)
-    threads = n_threads or default_threads(contexts)
-    key = (str(path), n_ctx, contexts, threads)
+    key = (str(path), n_ctx, contexts, n_threads or 0)
     with _load_lock:
         if key not in _loaded:
             ensure_llama_runs(path)  # a build that dies on this CPU is one sentence, not a killed process
@@ -307,12 +393,19 @@ def load(path: Path, n_ctx: int = DEFAULT_N_CTX, n_threads: int | None = None, c
                 from llama_cpp import Llama
             except ImportError as exc:  # pragma: no cover - it is a dependency
                 raise ConfigError(f"The embedded backend needs llama-cpp-python ({exc}).") from None
-            try:
-                made = [Llama(model_path=str(path), n_ctx=n_ctx, n_threads=threads, verbose=False)
-                        for _ in range(contexts)]
-            except ValueError as exc:
-                raise ModelNotFoundError(f"llama.cpp could not load {path}: {exc}.") from None
-            _loaded[key] = _Loaded([_Context(llama) for llama in made])
+            quiet_loading()
+            threads = n_threads or threads_for(1)
+
+            def make() -> Any:
+                try:
+                    return Llama(model_path=str(path), n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads,
+                                 verbose=False)
+                except ValueError as exc:
+                    raise ModelNotFoundError(f"llama.cpp could not load {path}: {exc}.") from None
+
+            loaded = _Loaded(make=make, limit=contexts, adapt=n_threads is None, threads=threads)
+            loaded.contexts.append(_Context(make(), threads=threads))
+            _loaded[key] = loaded
         return _loaded[key]
 
 
@@ -364,7 +457,7 @@ class LocalProvider(Provider):
         await asyncio.to_thread(load, self.path, self.n_ctx, self.n_threads, self.contexts)
 
     def _complete(self, loaded: _Loaded, context: _Context, messages: Sequence[ChatMessage],
-                  config: GenerateConfig) -> ProviderResponse:
+                  config: GenerateConfig, threads: int) -> ProviderResponse:
         kwargs: dict[str, Any] = {"messages": [m.model_dump() for m in messages]}
         if config.temperature is not None:
             kwargs["temperature"] = config.temperature
@@ -377,6 +470,11 @@ class LocalProvider(Provider):
         if schema is not None:
             kwargs["response_format"] = {"type": "json_object", "schema": schema}
         with context.lock:
+            if threads != context.threads:
+                import llama_cpp
+
+                llama_cpp.llama_set_n_threads(context.llama.ctx, threads, threads)
+                context.threads = threads
             loaded.use_cache(context, self.prompt_cache, self.prompt_cache_mb)
             try:
                 result = context.llama.create_chat_completion(**kwargs)
@@ -398,12 +496,17 @@ class LocalProvider(Provider):
         loaded = load(self.path, self.n_ctx, self.n_threads, self.contexts)
         prompt = "\n".join(f"{m.role}: {m.content}" for m in messages)
         idle = loaded.idle_here()
-        index = await idle.take(loaded.contexts, prompt)
+        index = await idle.take(loaded, prompt)
         context = loaded.contexts[index]
         context.last_prompt = prompt
         try:
+            # Calls made together (the workers of a runner whose episodes ended at once) all take their
+            # contexts before any decides its threads: a lone call has every core, calls at once share them.
+            # A call that comes while another runs shares from its start; the running one keeps its threads.
+            await asyncio.sleep(0)
+            threads = threads_for(idle.taken) if loaded.adapt else loaded.threads
             future = asyncio.get_running_loop().run_in_executor(
-                context.executor, self._complete, loaded, context, messages, config)
+                context.executor, self._complete, loaded, context, messages, config, threads)
         except BaseException:
             idle.give(index)
             raise
