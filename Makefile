@@ -78,3 +78,4 @@ bench: $(BIN)/python postgres
 	$(BIN)/python benchmarks/dataset_memory.py
 	$(BIN)/python benchmarks/startup.py
 	$(BIN)/python benchmarks/shared_run.py
+	$(BIN)/python benchmarks/report_speed.py

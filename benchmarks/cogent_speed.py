@@ -4,7 +4,8 @@
   scripted model that sleeps a fixed latency per call and coins two terms per pass (so candidates, shares and
   uses are all recorded). A COGENT episode's calls are sequential, so the ideal wall time is
   (all calls x latency) / concurrency; the ratio above 1 is what the runner, the events and the store cost
-  (with the collector tuned as ``cogent run`` tunes it). Target: <= 1.05.
+  (with the collector tuned as ``cogent run`` tunes it). Target: <= 1.05. The same schedule in plain asyncio
+  (sleeps only) is printed beside it: the floor no runner can beat.
 - **embedded**: items per minute for each variant on the embedded model (SmolLM2-135M, greedy, the paper's
   R, K, R_c = 3, 2, 2), with llama.cpp prompt-prefix reuse in RAM and with it off. COGENT's coining passes
   re-read the task and the agent's latest response, so reuse should pay there most. The model's accuracy on
@@ -67,6 +68,24 @@ async def overhead_once(items: int, latency: float, concurrency: int, home: str)
     return time.perf_counter() - started, summary.done, summary.model_calls
 
 
+async def floor(items: int, latency: float, concurrency: int) -> float:
+    """The same schedule in plain asyncio (an episode is its calls' sleeps one after another, episodes in the
+    runner's order, ``concurrency`` at once; no protocol, models, events or store): what no runner can beat."""
+    queue: asyncio.Queue[int] = asyncio.Queue()
+    for variant in sorted(VARIANTS, key=CALLS.__getitem__, reverse=True):
+        for _ in range(items):
+            queue.put_nowait(CALLS[variant])
+
+    async def worker() -> None:
+        while not queue.empty():
+            for _ in range(queue.get_nowait()):
+                await asyncio.sleep(latency)
+
+    started = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    return time.perf_counter() - started
+
+
 def overhead(args: argparse.Namespace) -> None:
     tune_for_long_runs()  # as `lexicoord cogent run` does
     walls = []
@@ -81,6 +100,8 @@ def overhead(args: argparse.Namespace) -> None:
           f"latency {args.latency}s, concurrency {args.concurrency}")
     print(f"[overhead] walls {', '.join(f'{w:.2f}' for w in walls)} s; median {wall:.2f} s; ideal {ideal:.2f} s; "
           f"ratio {wall / ideal:.3f} (target <= 1.05)")
+    bare = asyncio.run(floor(args.items, args.latency, args.concurrency))
+    print(f"[overhead] plain-asyncio floor for the same schedule: {bare:.2f} s, ratio {bare / ideal:.3f}")
 
 
 def embedded(args: argparse.Namespace) -> None:

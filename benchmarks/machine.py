@@ -27,7 +27,7 @@ WORKER_FLAGS = ("--worker", "--raw", "--memory-of", "--measure")
 def run(main: Callable[[], None]) -> None:
     """Run a benchmark's ``main`` between two load lines: what else ran before its figures, and during them
     (the benchmark's own load included)."""
-    if any(flag in sys.argv for flag in WORKER_FLAGS):
+    if any(flag in sys.argv for flag in (*WORKER_FLAGS, "-h", "--help")):
         main()
         return
     print(f"before: {load_line()}", flush=True)

@@ -10,7 +10,7 @@ from sqlalchemy import text
 from lexicoord.runs.schema import Base
 from lexicoord.runs.store import LiveGame, LiveWrite, Store
 
-HEAD = "0006_one_journal"
+HEAD = "0007_episode_order"
 
 
 def test_migrated_database_matches_the_models(store_url) -> None:

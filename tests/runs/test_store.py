@@ -226,3 +226,28 @@ def test_the_same_episode_twice_in_one_batch_is_saved_in_order(store_url: str) -
     [episode] = store.episodes("r")
     assert episode.id == second and episode.attempt == 2 and episode.outcome == {"ok": True}
     assert len(store.events(second)) == 4
+
+
+def test_a_run_read_as_a_stream_gives_every_episode_once_in_grid_order_with_its_events(store_url: str) -> None:
+    """Read a few episodes a page: the pages join up (no episode lost or repeated across a page's edge, two
+    episodes at one position included), each keeps its own events in order, and a live game is not a result."""
+    store = Store(store_url)
+    store.open_run("r", "toy", {}, total=12)
+    positions = [5, 0, 3, 3, 9, 1, 7, 2, 8, 4, 6]  # saved out of order; two share a position
+    for n, position in enumerate(positions):
+        events = sample_events()[: 1 + n % 4]
+        store.save_episode(record("r", f"k{n}", position=position,
+                                  **({"status": "failed", "error": "x"} if n % 5 == 0 else {})), events)
+    store.keep_live([LiveWrite(LiveGame.of("r", EpisodeSpec(item_id="g", item={}, lineup=[]), 0),
+                               sample_events()[:1], start=True)])
+    read = list(store.iter_run_events("r", page=3))
+    assert [r.key for r, _ in read] == [e.key for e in sorted(store.episodes("r"), key=lambda e: (e.position, e.id))]
+    assert len(read) == len(positions) and len({r.key for r, _ in read}) == len(positions)
+    for episode, events in read:
+        n = int(episode.key[1:])
+        assert [e.model_dump(mode="json", exclude={"ts"}) for e in events] == [
+            e.model_dump(mode="json", exclude={"ts"}) for e in sample_events()[: 1 + n % 4]]
+    choices = list(store.iter_run_events("r", page=4, types=["choice"]))
+    assert [r.key for r, _ in choices] == [r.key for r, _ in read]
+    assert all(all(e.type == "choice" for e in events) for _, events in choices)
+    assert sum(len(events) for _, events in choices) == sum(1 + n % 4 >= 2 for n in range(len(positions)))

@@ -39,7 +39,7 @@ class RunRow(Base):
 
 class EpisodeRow(Base):
     __tablename__ = "episodes"
-    __table_args__ = (UniqueConstraint("run_id", "key"),)
+    __table_args__ = (UniqueConstraint("run_id", "key"), Index("ix_episodes_run_position_id", "run_id", "position", "id"))
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True)
     key: Mapped[str] = mapped_column(String(64))

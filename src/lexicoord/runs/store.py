@@ -23,7 +23,7 @@ from urllib.parse import quote
 
 from alembic import command
 from alembic.config import Config as AlembicConfig
-from pydantic_core import to_json
+from pydantic_core import from_json, to_json
 from sqlalchemy import (
     ColumnElement,
     Table,
@@ -95,7 +95,8 @@ class _Encoded(str):
 
 def _json(value: Any) -> str:
     """JSON columns' writer: pydantic's serialiser, several times faster than :func:`json.dumps` on the
-    event data every save writes (NaN and infinities become null, which the standard JSON type cannot hold)."""
+    event data every save writes (NaN and infinities become null, which the standard JSON type cannot hold).
+    Its reader is pydantic's parser, likewise (a report parses every event it reads)."""
     return value if isinstance(value, _Encoded) else to_json(value).decode()
 
 
@@ -137,7 +138,7 @@ class Store:
         #: Seconds to wait for a store another process holds locked (``LEXICOORD_DB_WAIT``).
         self.wait = lock_wait()
         try:
-            self.engine: Engine = create_engine(raw_url, json_serializer=_json)
+            self.engine: Engine = create_engine(raw_url, json_serializer=_json, json_deserializer=from_json)
         except (ArgumentError, ImportError) as exc:
             hint = ""
             if isinstance(exc, ImportError) and raw_url.startswith(("postgresql", "postgres")):
@@ -501,10 +502,37 @@ class Store:
             rows = s.scalars(select(EventRow.data).where(EventRow.episode_id == episode_id).order_by(EventRow.seq))
             return [event_from_dict(d) for d in rows]
 
-    def iter_run_events(self, run_id: str) -> Iterator[tuple[EpisodeRecord, list[Event]]]:
-        for episode in self.episodes(run_id):
-            assert episode.id is not None
-            yield episode, self.events(episode.id)
+    def iter_run_events(self, run_id: str, page: int = 200,
+                        types: Sequence[str] | None = None) -> Iterator[tuple[EpisodeRecord, list[Event]]]:
+        """The run's ended episodes in grid order, each with its events, read ``page`` episodes at a time.
+
+        Two queries a page (the episodes after the last one read, then all their events), not one per
+        episode; only a page is held, so a report of a million events reads it in the memory of a page.
+        ``types``: only events of these types (a statistic that reads choices need not parse every prompt).
+        """
+        after: tuple[int, int] | None = None
+        while True:
+            with self.session() as s:
+                query = select(EpisodeRow).where(EpisodeRow.run_id == run_id, EpisodeRow.status != PLAYING)
+                if after is not None:
+                    query = query.where(tuple_(EpisodeRow.position, EpisodeRow.id) > tuple_(*after))
+                records = [_record(r) for r in s.scalars(query.order_by(EpisodeRow.position, EpisodeRow.id)
+                                                          .limit(page))]
+                if not records:
+                    return
+                ids = [r.id for r in records]
+                by_episode: dict[int, list[Event]] = {i: [] for i in ids if i is not None}
+                wanted = select(EventRow.episode_id, EventRow.data).where(EventRow.episode_id.in_(ids))
+                if types is not None:
+                    wanted = wanted.where(EventRow.type.in_(list(types)))
+                for episode_id, data in s.execute(wanted.order_by(EventRow.episode_id, EventRow.seq)):
+                    by_episode[episode_id].append(event_from_dict(data))
+            for record in records:
+                assert record.id is not None
+                yield record, by_episode.pop(record.id)
+            last = records[-1]
+            assert last.id is not None
+            after = (last.position, last.id)
 
     def export_jsonl(self, run_id: str, out: TextIO) -> int:
         """One line for the run, then per episode one line for it and one per event. Returns lines written."""
@@ -538,7 +566,7 @@ class Store:
             # The server's own session default: a SET on connect would be undone by the pool's first rollback.
             connect_args["options"] = "-c default_transaction_read_only=on"
         reader = object.__new__(Store)
-        reader.engine = create_engine(url, connect_args=connect_args)
+        reader.engine = create_engine(url, connect_args=connect_args, json_deserializer=from_json)
         reader.url = self.url
         reader.where, reader.wait = self.where, self.wait
         watch(reader.engine, self.where, self.wait)

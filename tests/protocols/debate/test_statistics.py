@@ -249,7 +249,7 @@ async def test_errors_and_unreachable_models_are_counted_per_configuration_in_on
     assert row[1:4] == ["0.0% (0/3)", "0.0% (0/3)", "100.0% (3/3)"]
     assert [r[-2:] for r in detection_rows(stats)[1] if r[0] == "Single(e)"] == [["3 of 3", "0"]]
     assert [r[1:] for r in twin_rows(stats)[1] if r[0] == "Single(e)"] == [["0.0% (0/3)", "0.0% (0/3)", "3 of 3", "0"]]
-    failed = failed_by_config(store.iter_run_events("b"))
+    failed = failed_by_config(store.episodes("b"))
     assert failed == {("Single(u)", True): 3, ("Single(u)", False): 3}
     shown = {r[0]: r[-1] for r in detection_rows(compute(episodes_from(store.iter_run_events("b")), 6, failed))[1]}
     assert shown.get("Single(u)") is None, "a configuration with no finished episode has no rate to show"

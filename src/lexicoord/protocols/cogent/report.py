@@ -14,6 +14,7 @@ from lexicoord.analysis.cells import records_csv, write_csv
 from lexicoord.analysis.html import inline_svg, render
 from lexicoord.analysis.numbers import num
 from lexicoord.analysis.numbers import pct as percent
+from lexicoord.analysis.reading import keeping_failed
 from lexicoord.analysis.report import Report, ReportTable
 from lexicoord.analysis.term_functions import (
     BENCHMARK_FUNCTIONS,
@@ -249,11 +250,11 @@ def report(store: Store, run: RunInfo, out_dir: Path, tokenizer: str = "backend"
            annotations: Path | None = None) -> Report:
     """The COGENT report of a stored run (registered for ``lexicoord report``); the annotation file is read
     from ``annotations`` or, when there is one, ``OUT_DIR/term_functions.csv``."""
-    rows = list(store.iter_run_events(run.id))
-    episodes = episodes_from(rows, named_tokenizer(tokenizer))
+    rows, failed = keeping_failed(store.iter_run_events(run.id))
+    episodes = episodes_from(rows, named_tokenizer(tokenizer))  # one pass; summaries, not events, are kept
     if not episodes:
         raise LexicoordError(f"Run '{run.id}' has no finished COGENT episodes yet.")
-    stats = compute_stats(episodes, failed_cells(rows), tokenizer)
+    stats = compute_stats(episodes, failed_cells(failed), tokenizer)
     path = annotations or (out_dir / ANNOTATIONS)
     labels = read_labels(path, BENCHMARK_FUNCTIONS) if annotations or path.is_file() else []
     found = profiles(labels, BENCHMARK_FUNCTIONS) if labels else []

@@ -40,6 +40,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from lexicoord.analysis.reading import keeping_failed
 from lexicoord.analysis.term_functions import TermLabel
 from lexicoord.core.events import Event
 from lexicoord.lexicon.events import TermCandidateEvent, TermsSharedEvent, TermUsedEvent
@@ -396,9 +397,9 @@ def warnings(stats: CogentStats) -> list[str]:
     return out
 
 
-def failed_cells(rows: Iterable[tuple[EpisodeRecord, list[Event]]]) -> Counter[tuple[str, str, str]]:
+def failed_cells(records: Iterable[EpisodeRecord]) -> Counter[tuple[str, str, str]]:
     out: Counter[tuple[str, str, str]] = Counter()
-    for record, _ in rows:
+    for record in records:
         if record.status == "failed":
             s = record.spec.get("settings", {})
             out[(model_label(record.spec.get("lineup", [])), s.get("variant", "?"), s.get("task", "?"))] += 1
@@ -408,8 +409,9 @@ def failed_cells(rows: Iterable[tuple[EpisodeRecord, list[Event]]]) -> Counter[t
 def statistics(rows: Iterable[tuple[EpisodeRecord, list[Event]]], tok: Tokenizer = reported,
                tokenizer: str = "backend") -> CogentStats:
     """A run's COGENT statistics (registered as the protocol's ``statistics``)."""
-    rows = list(rows)
-    return compute(episodes_from(rows, tok), failed_cells(rows), tokenizer)
+    stream, failed = keeping_failed(rows)
+    episodes = episodes_from(stream, tok)
+    return compute(episodes, failed_cells(failed), tokenizer)
 
 
 def term_labels(episodes: Iterable[CogentEpisode]) -> list[TermLabel]:

@@ -11,8 +11,9 @@ from lexicoord.analysis.cells import write_csv
 from lexicoord.analysis.figures import depth_distribution
 from lexicoord.analysis.html import inline_svg, render
 from lexicoord.analysis.report import Report, ReportTable
+from lexicoord.core.events import ChoiceEvent
 from lexicoord.errors import LexicoordError
-from lexicoord.protocols.coordination.statistics import CoordinationStats, Game, games_from, statistics
+from lexicoord.protocols.coordination.statistics import CoordinationStats, Game, compute, games_from
 from lexicoord.runs.records import RunInfo
 from lexicoord.runs.store import Store
 
@@ -152,12 +153,12 @@ def write_report(run: RunInfo, stats: CoordinationStats, games: list[Game], out_
 
 def report(store: Store, run: RunInfo, out_dir: Path) -> Report:
     """The coordination game's report of a stored run (registered for ``lexicoord report``)."""
-    rows = list(store.iter_run_events(run.id))
-    games = games_from(rows)
+    # One pass over the choices (all a game's summary reads of its events); summaries, not events, are kept.
+    games = games_from(store.iter_run_events(run.id, types=[ChoiceEvent.model_fields["type"].default]))
     if not games:
         raise LexicoordError(f"Run '{run.id}' has no finished coordination games yet.")
     bound = (run.config.get("settings") or {}).get("clarification_bound", run.config.get("bound"))
-    stats = statistics(rows, bound=bound)
+    stats = compute(games, bound=bound)
     agents = agent_rows(stats)
     depth = [[str(d), str(n)] for d, n in stats.depth_distribution.items()] + [["failed", str(stats.failed)]]
     lengths = [[str(n), str(stats.failed_rounds.get(n, 0))] for n in range(1, max([*stats.failed_rounds, 1]) + 1)]

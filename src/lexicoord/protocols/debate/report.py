@@ -10,10 +10,18 @@ from pathlib import Path
 from lexicoord.analysis.cells import records_csv
 from lexicoord.analysis.html import inline_svg, render
 from lexicoord.analysis.numbers import num, pct
+from lexicoord.analysis.reading import keeping_failed
 from lexicoord.analysis.report import Report, ReportTable
 from lexicoord.errors import LexicoordError
 from lexicoord.protocols.debate.figures import study_figures
-from lexicoord.protocols.debate.statistics import Episode, Share, StudyStats, episodes_from, statistics
+from lexicoord.protocols.debate.statistics import (
+    Episode,
+    Share,
+    StudyStats,
+    compute,
+    episodes_from,
+    failed_by_config,
+)
 from lexicoord.runs.records import RunInfo
 from lexicoord.runs.store import RUNTIME, Store
 
@@ -182,11 +190,11 @@ def write_report(run: RunInfo, stats: StudyStats, episodes: list[Episode], out_d
 
 def report(store: Store, run: RunInfo, out_dir: Path) -> Report:
     """The debate study's report of a stored run (registered for ``lexicoord report``)."""
-    rows = list(store.iter_run_events(run.id))
-    episodes = episodes_from(rows)
+    rows, failed = keeping_failed(store.iter_run_events(run.id))
+    episodes = episodes_from(rows)  # one pass; summaries, not events, are kept
     if not episodes:
         raise LexicoordError(f"Run '{run.id}' has no finished debate episodes yet.")
-    stats = statistics(rows)
+    stats = compute(episodes, failed=len(failed), failed_configs=failed_by_config(failed))
     used = (run.config.get(RUNTIME) or {}).get("concurrency") or []
     stats.concurrency = [c for c in used if isinstance(c, int)]
     tables = [ReportTable(title=f"{run.id}: {title}" if i == 0 else title, head=head, rows=body)

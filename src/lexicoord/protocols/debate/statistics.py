@@ -40,6 +40,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, computed_field
 
+from lexicoord.analysis.reading import keeping_failed
 from lexicoord.core.events import Event
 from lexicoord.models.observe import ModelCallEvent
 from lexicoord.protocols.debate import DebateStudy
@@ -165,11 +166,11 @@ def _judge_failure(o: DebateOutcome, events: list[Event]) -> str | None:
     return o.judge.failure or from_event or "no verdict"
 
 
-def failed_by_config(rows: Iterable[tuple[EpisodeRecord, list[Event]]]) -> Counter[tuple[str, bool]]:
+def failed_by_config(records: Iterable[EpisodeRecord]) -> Counter[tuple[str, bool]]:
     """Failed episodes (a model that could not be reached, a prompt too long) by configuration label and
     by whether the instruction was ambiguous."""
     out: Counter[tuple[str, bool]] = Counter()
-    for record, _ in rows:
+    for record in records:
         if record.status == "failed":
             settings, lineup = record.spec.get("settings", {}), record.spec.get("lineup", [])
             condition = settings.get("condition", "debate")
@@ -355,6 +356,6 @@ def compute(episodes: list[Episode], failed: int = 0,
 
 def statistics(rows: Iterable[tuple[EpisodeRecord, list[Event]]]) -> StudyStats:
     """The study's statistics of a run's stored episodes, failed ones counted per configuration (registered)."""
-    rows = list(rows)
-    failed = sum(1 for r, _ in rows if r.status == "failed")
-    return compute(episodes_from(rows), failed=failed, failed_configs=failed_by_config(rows))
+    stream, failed = keeping_failed(rows)
+    episodes = episodes_from(stream)
+    return compute(episodes, failed=len(failed), failed_configs=failed_by_config(failed))

@@ -5,6 +5,7 @@ player's own view); terminal tables, a figure (PNG, SVG), one HTML page (templat
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from lexicoord.analysis.cells import records_csv, write_csv
 from lexicoord.analysis.figures import _pyplot, save_figure
 from lexicoord.analysis.html import inline_svg, render
 from lexicoord.analysis.numbers import num
+from lexicoord.analysis.reading import Row, keeping_failed
 from lexicoord.analysis.report import Report, ReportTable
 from lexicoord.analysis.term_figures import radar
 from lexicoord.analysis.term_functions import WEREWOLF_FUNCTIONS, FunctionProfile, profiles, read_labels
@@ -174,11 +176,20 @@ def _figure(stats: WerewolfStats, out_dir: Path) -> list[Path]:
 def report(store: Store, run: RunInfo, out_dir: Path, tokenizer: str = "words", annotations: Path | None = None) -> Report:
     """The Werewolf report of a stored run (registered for ``lexicoord report``); the lexical-function file is
     read from ``annotations`` or, when there is one, ``OUT_DIR/term_functions.csv``."""
-    rows = list(store.iter_run_events(run.id))
-    games = games_from(rows, named_tokenizer(tokenizer))
+    rows, failed = keeping_failed(store.iter_run_events(run.id))
+    replays: list[Replay] = []
+
+    def replayed(rows: Iterable[Row]) -> Iterator[Row]:
+        for record, events in rows:
+            if record.status == "done":
+                replays.append(replay(record, events))
+            yield record, events
+
+    # One pass: a game's summary and its replay (what each player saw) are kept, not its events.
+    games = games_from(replayed(rows), named_tokenizer(tokenizer))
     if not games:
         raise LexicoordError(f"Run '{run.id}' has no finished Werewolf games yet.")
-    stats = compute(games, sum(1 for r, _ in rows if r.status == "failed"), tokenizer)
+    stats = compute(games, len(failed), tokenizer)
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "stats.json").write_text(json.dumps(stats.model_dump(mode="json"), indent=2), encoding="utf-8")
     columns = ["episode_id", "seed", "condition", "winner", "days", "calls", "prompt_tokens", "completion_tokens",
@@ -203,7 +214,7 @@ def report(store: Store, run: RunInfo, out_dir: Path, tokenizer: str = "words", 
                            settings=json.dumps(run.config, ensure_ascii=False),
                            tables=[(title, head, body) for title, (head, body) in sections],
                            figures=[inline_svg(f[1]) for f in figures],
-                           replays=[replay(r, ev) for r, ev in rows if r.status == "done"]), encoding="utf-8")
+                           replays=replays), encoding="utf-8")
     tables = [ReportTable(title=f"{run.id}: games", head=results_rows(stats)[0], rows=results_rows(stats)[1]),
               ReportTable(title="lexical grounding (Table 7)", head=lexical_rows(stats)[0], rows=lexical_rows(stats)[1])]
     if stats.matched:

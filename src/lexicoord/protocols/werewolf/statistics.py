@@ -38,6 +38,7 @@ from statistics import mean
 
 from pydantic import BaseModel, Field
 
+from lexicoord.analysis.reading import keeping_failed
 from lexicoord.analysis.term_functions import TermLabel
 from lexicoord.core.audience import Viewer, can_see
 from lexicoord.core.events import Event
@@ -399,8 +400,9 @@ def compute(games: list[Game], failed: int = 0, tokenizer: str = "words") -> Wer
 def statistics(rows: Iterable[tuple[EpisodeRecord, list[Event]]], tok: Tok = words,
                tokenizer: str = "words") -> WerewolfStats:
     """A run's Werewolf statistics (registered as the protocol's ``statistics``)."""
-    rows = list(rows)
-    return compute(games_from(rows, tok), sum(1 for r, _ in rows if r.status == "failed"), tokenizer)
+    stream, failed = keeping_failed(rows)
+    games = games_from(stream, tok)
+    return compute(games, len(failed), tokenizer)
 
 
 def term_labels(games: Iterable[Game]) -> list[TermLabel]:
