@@ -9,7 +9,8 @@ Each command runs in a fresh process, once unmeasured (to warm the file cache an
 - ``lexicoord runs list --db FILE``: a light command on an empty store in a temporary folder (target ≤ 1 s);
 - ``lexicoord coordination --help``: a protocol's own group, imported because it is asked for;
 - ``lexicoord ask local/smollm2-135m "Say yes." --max-tokens 1``: a one-shot question to the embedded model,
-  to its first token (target ≤ 1.5 s on an idle machine): start-up, the weights mapped, one context made.
+  to its first token (target ≤ 1.5 s on an idle machine): start-up, the weights mapped, one context made;
+- ``lexicoord serve``: from launch to its start page answered on loopback (target ≤ 2 s on an idle machine).
 
 Then the ten imports that cost the most, cumulatively (``python -X importtime``), of ``import lexicoord.cli.app``
 and of ``lexicoord --help`` (which reads the protocols' registry and renders the page).
@@ -21,11 +22,13 @@ from __future__ import annotations
 
 import argparse
 import os
+import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
 
 import machine
@@ -55,6 +58,40 @@ def median_wall(argv: list[str], env: dict[str, str], repeat: int) -> float:
 
 #: Seconds to the first token of a one-shot ``ask`` on the embedded model, on an idle machine.
 ASK_TARGET = 1.5
+#: Seconds from starting ``lexicoord serve`` to its first page answered, on an idle machine.
+SERVE_TARGET = 2.0
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def serve_first_page(db: str, env: dict[str, str], repeat: int) -> float:
+    """Median seconds from launching ``lexicoord serve`` to its start page answering 200, each a fresh process."""
+    times = []
+    for i in range(repeat + 1):
+        port = free_port()
+        started = time.perf_counter()
+        proc = subprocess.Popen([*lexicoord(), "serve", "--port", str(port), "--db", db, "--model", "scripted/echo"],
+                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            while True:
+                if proc.poll() is not None:
+                    raise SystemExit(f"lexicoord serve ended with {proc.returncode} before answering")
+                try:
+                    with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2) as page:
+                        if page.status == 200:
+                            break
+                except OSError:
+                    time.sleep(0.01)
+            if i:
+                times.append(time.perf_counter() - started)
+        finally:
+            proc.terminate()
+            proc.wait(30)
+    return statistics.median(times)
 
 #: ``lexicoord --help`` in-process, as the entry point runs it.
 HELP = "import sys; sys.argv = ['lexicoord', '--help']; from lexicoord.cli.app import main; main()"
@@ -94,6 +131,9 @@ def main() -> None:
             seconds = median_wall(argv, env, args.repeat)
             goal = f"  (target ≤ {target} s on an idle machine)" if target else ""
             print(f"{label:32} {seconds:6.3f} s   [{before}]{goal}")
+        before = machine.load_line()
+        seconds = serve_first_page(db, env, args.repeat)
+        print(f"{'lexicoord serve, first page':32} {seconds:6.3f} s   [{before}]  (target ≤ {SERVE_TARGET} s on an idle machine)")
         for label, code in (("import lexicoord.cli.app", "import lexicoord.cli.app"), ("lexicoord --help", HELP)):
             print(f"\n{label}: the 10 largest cumulative import times   [{machine.load_line()}]")
             for seconds, name in top_imports(code, env):

@@ -8,9 +8,43 @@ from alembic.migration import MigrationContext
 from sqlalchemy import text
 
 from lexicoord.runs.schema import Base
-from lexicoord.runs.store import LiveGame, LiveWrite, Store
+from lexicoord.runs.store import SCHEMA_HEAD, LiveGame, LiveWrite, Store
 
-HEAD = "0007_episode_order"
+HEAD = SCHEMA_HEAD
+
+
+def test_the_store_knows_the_newest_migration() -> None:
+    """The store skips Alembic when a database is at SCHEMA_HEAD: that must be the migrations' own head."""
+    from pathlib import Path
+
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+
+    import lexicoord.runs.store as store_module
+
+    config = Config()
+    config.set_main_option("script_location", str(Path(store_module.__file__).parent / "migrations"))
+    assert ScriptDirectory.from_config(config).get_heads() == [SCHEMA_HEAD]
+
+
+def test_an_up_to_date_store_opens_without_alembic_and_an_old_one_is_still_migrated(tmp_path) -> None:
+    import subprocess
+    import sys
+
+    path = tmp_path / "runs.db"
+    probe = ("import sys; from lexicoord.runs.store import Store; Store(sys.argv[1]); "
+             "print('alembic' in sys.modules)")
+    first = subprocess.run([sys.executable, "-c", probe, str(path)], capture_output=True, text=True, check=True)
+    again = subprocess.run([sys.executable, "-c", probe, str(path)], capture_output=True, text=True, check=True)
+    assert first.stdout.strip() == "True", "a new file is migrated by Alembic"
+    assert again.stdout.strip() == "False", "a file at the newest schema is opened without it"
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE alembic_version SET version_num = '0006_one_journal'")
+        conn.execute("DROP INDEX ix_episodes_run_position_id")
+    Store(str(path))
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT version_num FROM alembic_version").fetchall() == [(SCHEMA_HEAD,)]
+        assert conn.execute("SELECT name FROM sqlite_master WHERE name = 'ix_episodes_run_position_id'").fetchall()
 
 
 def test_migrated_database_matches_the_models(store_url) -> None:

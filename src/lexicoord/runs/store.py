@@ -21,8 +21,6 @@ from pathlib import Path
 from typing import Any, NamedTuple, TextIO, cast
 from urllib.parse import quote
 
-from alembic import command
-from alembic.config import Config as AlembicConfig
 from pydantic_core import from_json, to_json
 from sqlalchemy import (
     ColumnElement,
@@ -35,6 +33,7 @@ from sqlalchemy import (
     func,
     insert,
     select,
+    text,
     tuple_,
     update,
 )
@@ -54,6 +53,9 @@ from lexicoord.runs.store_errors import StoreError, explain, lock_wait, reason_o
 
 #: The key of a run's config holding how it was executed (values may change on a resume; all are kept).
 RUNTIME = "runtime"
+#: The newest migration in ``runs/migrations/versions`` (a test keeps the two equal): a store already there
+#: is opened without loading Alembic.
+SCHEMA_HEAD = "0007_episode_order"
 #: The status of a live room's game still being played (an ended episode is ``done`` or ``failed``).
 PLAYING = "playing"
 
@@ -168,6 +170,11 @@ class Store:
         A store another process keeps locked is retried only within the lock wait: each
         attempt already waited that long, so the person hears of the lock after one wait.
         """
+        if self._at_head():
+            return  # the usual case: Alembic (a fifth of a command's start-up) is not even imported
+        from alembic import command
+        from alembic.config import Config as AlembicConfig
+
         config = AlembicConfig()
         config.set_main_option("script_location", str(Path(__file__).parent / "migrations"))
         started = time.monotonic()
@@ -184,6 +191,16 @@ class Store:
                 if attempt == 4 or waited_out or not any(t in str(exc.orig) for t in transient):
                     raise
                 time.sleep(0.05 * (attempt + 1))
+
+    def _at_head(self) -> bool:
+        """Whether the database already has the newest schema, read in one query (any doubt: no, and the
+        migration that follows says what is wrong)."""
+        try:
+            with self.engine.connect() as connection:
+                found = connection.execute(text("SELECT version_num FROM alembic_version")).scalars().all()
+        except DBAPIError:
+            return False
+        return list(found) == [SCHEMA_HEAD]
 
     def session(self) -> Session:
         """A session on the store's database, for modules that keep their own tables there (live rooms)."""
