@@ -225,10 +225,12 @@ class _Loaded:
         """Make a reserved context (a fraction of a second: off the event loop); its index."""
         try:
             context = _Context(self.make(), threads=self.threads)
-        finally:
+        except BaseException:
             with self.growing:
                 self.pending -= 1
-        with self.growing:
+            raise
+        with self.growing:  # counted as pending until it is in the list: never more than ``limit``
+            self.pending -= 1
             self.contexts.append(context)
             return len(self.contexts) - 1
 
