@@ -1,8 +1,8 @@
 """Memory to play one item of a large dataset: peak resident memory (RSS) of each way a file is loaded.
 
 A JSONL file of --mb megabytes (220 by default) of valid ambiguity items is written to a temporary folder
-(never kept). Each measurement runs in a fresh process and prints its peak RSS (``getrusage``'s
-``ru_maxrss``) and its wall time:
+(never kept). Each measurement runs in a fresh process and prints its own peak RSS (VmHWM: see
+``machine.peak_mb``) and its wall time:
 
 - ``baseline``: the process with lexicoord imported, nothing loaded;
 - ``load``: every item as an object (``TASK.load``: what a caller that wants them all pays);
@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -71,8 +70,7 @@ def measure(kind: str, path: str, home: str) -> None:
         except SystemExit as stop:
             if stop.code not in (0, None):
                 raise
-    peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # kilobytes on Linux
-    print(json.dumps({"peak_mb": peak_kb / 1024, "seconds": time.perf_counter() - imported,
+    print(json.dumps({"peak_mb": machine.peak_mb(), "seconds": time.perf_counter() - imported,
                       "import_seconds": imported - started}))
 
 

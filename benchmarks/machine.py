@@ -33,3 +33,15 @@ def run(main: Callable[[], None]) -> None:
     print(f"before: {load_line()}", flush=True)
     main()
     print(f"after:  {load_line()}", flush=True)
+
+
+def peak_mb() -> float:
+    """This process's own peak resident memory, in MB.
+
+    Read from VmHWM, the high-water mark of the process's own address space. ``getrusage``'s ``ru_maxrss`` is
+    not that: Linux carries it across fork and exec, so a child started by a large parent reports the
+    parent's peak as its own.
+    """
+    with open("/proc/self/status", encoding="ascii") as status:
+        hwm = next(line for line in status if line.startswith("VmHWM:"))
+    return int(hwm.split()[1]) / 1024

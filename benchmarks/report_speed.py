@@ -3,7 +3,7 @@
 A coordination run is played once through the real runner by three scripted agents that answer at random
 (so games converge, fail and take every depth), then copied under new keys until it holds each size's
 events (``--events``, 63,000 and 1,000,000 by default; the copies are real stored episodes). For each size
-the command a user types is timed and its peak memory read (the child's maximum resident set size). Targets:
+the command a user types is timed and its peak memory read (the child's own high-water resident set). Targets:
 at most 5 s for 63,000 events, at most 150 MB whatever the size. The report's numbers are the tests' to
 check; this script prints what they cost.
 """
@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -30,15 +29,17 @@ from lexicoord.runs.runner import Runner
 from lexicoord.runs.store import Store
 from lexicoord.tasks.ambiguous import builtin_items
 
-#: Run as the child: the report command, then its own peak memory on the last line of stderr.
+#: Run as the child: the report command, then its own peak memory (see ``machine.peak_mb``) on stderr's last line.
 CHILD = """
-import resource, sys
+import sys
+sys.path.insert(0, sys.argv[4])
+import machine
 from lexicoord.cli.app import main
 sys.argv = ["lexicoord", "report", sys.argv[1], "--db", sys.argv[2], "--out", sys.argv[3]]
 try:
     main()
 finally:
-    print("maxrss_kb", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)
+    print("peak_mb", machine.peak_mb(), file=sys.stderr)
 """
 
 
@@ -76,14 +77,15 @@ def grown(db: str, base: str, name: str, events: int) -> int:
 
 
 def measured(db: str, run: str, out: str) -> tuple[float, int]:
-    """Wall seconds and peak memory (MB) of ``lexicoord report`` in a fresh process."""
+    """Wall seconds and peak resident memory (MB) of ``lexicoord report`` in a fresh process."""
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-c", CHILD, run, db, out], capture_output=True, text=True, timeout=3600)
+    here = str(Path(__file__).resolve().parent)
+    done = subprocess.run([sys.executable, "-c", CHILD, run, db, out, here], capture_output=True, text=True,
+                          timeout=3600)
     wall = time.perf_counter() - started
     if done.returncode != 0:
         raise SystemExit(f"the report failed: {done.stderr[-2000:]}")
-    kb = int(done.stderr.strip().splitlines()[-1].split()[-1])
-    return wall, kb // 1024
+    return wall, round(float(done.stderr.strip().splitlines()[-1].split()[-1]))
 
 
 def main() -> None:
@@ -105,7 +107,6 @@ def main() -> None:
             target = "  (target: <= 5 s)" if size <= 63_000 else ""
             print(f"{episodes:7d} episodes, {events:9d} events: report {wall:6.1f} s{target}, peak memory {mb} MB "
                   f"(target <= 150 MB); store {os.path.getsize(db) >> 20} MB")
-    print(f"this process's own peak: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss >> 10} MB")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,8 @@
 """Statistics computed from stored events of games played by scripted rules."""
 
+import csv
 import html
+import random
 from pathlib import Path
 
 from lexicoord.core.seat import SeatInfo
@@ -11,7 +13,7 @@ from lexicoord.models.pool import ModelPool
 from lexicoord.models.providers.scripted import ScriptedProvider
 from lexicoord.protocols.coordination import CoordinationGame
 from lexicoord.protocols.coordination.report import summary_rows, write_report
-from lexicoord.protocols.coordination.statistics import Game, compute, games_from
+from lexicoord.protocols.coordination.statistics import Game, Tally, compute, games_from
 from lexicoord.runs.grid import grid
 from lexicoord.runs.runner import Runner
 from lexicoord.runs.store import Store
@@ -60,7 +62,7 @@ async def test_statistics_from_events(tmp_path) -> None:
     runner = Runner(Store(str(tmp_path / "s.db")), CoordinationGame(), models=pool, concurrency=1)
     items = [item("g0"), item("g1"), item("g2"), item("g3")]
     await runner.run("s", grid(items, [lineup], settings=[{"clarification_bound": 1}]))
-    games = games_from(runner.store.iter_run_events("s"))
+    games = list(games_from(runner.store.iter_run_events("s")))
     assert [g.item_id for g in games] == ["g0", "g1", "g2", "g3"]
     stats = compute(games, bound=1)
     assert (stats.games, stats.converged, stats.failed) == (4, 3, 1)
@@ -84,7 +86,8 @@ async def test_statistics_from_events(tmp_path) -> None:
     assert stats.pairwise_agreement["p1 / p2"] == 3 / 6
 
     run = runner.store.run("s")
-    paths = write_report(run, stats, games, tmp_path / "report")
+    written, paths = write_report(run, games, tmp_path / "report", bound=1)
+    assert written == stats, "the report's one pass counts what compute counts"
     for kind in ("html", "png", "svg", "json", "csv"):
         assert paths[kind].is_file() and paths[kind].stat().st_size > 100
     assert paths["png"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -101,7 +104,7 @@ def test_user_text_in_the_report_is_escaped(tmp_path) -> None:
                 interpretation=evil, intended=None, correct=None, announcement=evil, leader="x",
                 agents={"x": {"name": "x", "kind": "human"}}, rounds={1: {"x": evil}})
     run = RunInfo(id="r<b>", protocol="coordination", status="finished", created_at=0, updated_at=0)
-    paths = write_report(run, compute([game]), [game], Path(tmp_path / "r"))
+    _, paths = write_report(run, [game], Path(tmp_path / "r"))
     page = paths["html"].read_text()
     assert evil not in page and html.escape(evil) in page and "r&lt;b&gt;" in page
 
@@ -210,8 +213,42 @@ def test_the_report_shows_the_accuracy_table_with_its_denominators(tmp_path) -> 
     from lexicoord.runs.records import RunInfo
 
     run = RunInfo(id="acc", protocol="coordination", status="finished", created_at=0, updated_at=0)
-    stats = compute(SCORED)
-    page = write_report(run, stats, SCORED, tmp_path / "r")["html"].read_text()
+    page = write_report(run, SCORED, tmp_path / "r")[1]["html"].read_text()
     assert "Accuracy against the intended meaning" in page
     assert "of converged games with an intended meaning" in page and "5 of 7 (71.4%)" in page
     assert "4 of 8 (50.0%)" in page
+
+
+def test_the_statistics_do_not_depend_on_the_order_of_the_games() -> None:
+    games = HAND + SCORED
+    expected = compute(games, bound=3)
+    rng = random.Random(7)
+    for _ in range(20):
+        shuffled = rng.sample(games, len(games))
+        assert compute(shuffled, bound=3) == expected
+
+
+def test_a_tally_read_part_way_then_grown_gives_what_the_whole_gives() -> None:
+    tally = Tally(bound=3)
+    for game in HAND:
+        tally.add(game)
+    early = tally.stats()
+    for game in SCORED:
+        tally.add(game)
+    assert early == compute(HAND, bound=3), "the games added later do not change a tally's earlier figures"
+    assert tally.stats() == compute(HAND + SCORED, bound=3)
+
+
+def test_the_page_lists_the_first_games_and_the_csv_every_game(tmp_path, monkeypatch) -> None:
+    from lexicoord.protocols.coordination import report as report_module
+    from lexicoord.runs.records import RunInfo
+
+    monkeypatch.setattr(report_module, "PAGE_GAMES", 3)
+    run = RunInfo(id="many", protocol="coordination", status="finished", created_at=0, updated_at=0)
+    stats, paths = write_report(run, SCORED, tmp_path / "r")
+    page = paths["html"].read_text()
+    assert stats.games == len(SCORED) == 9
+    assert "first 3 of 9 games" in " ".join(page.split())
+    assert page.count("<td>x4</td>") == 0 and page.count("<td>x1</td>") == 2
+    with paths["csv"].open(newline="") as fh:
+        assert [row["item"] for row in csv.DictReader(fh)] == [g.item_id for g in SCORED]

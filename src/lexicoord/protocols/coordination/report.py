@@ -4,6 +4,8 @@ and CSV."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +15,7 @@ from lexicoord.analysis.html import inline_svg, render
 from lexicoord.analysis.report import Report, ReportTable
 from lexicoord.core.events import ChoiceEvent
 from lexicoord.errors import LexicoordError
-from lexicoord.protocols.coordination.statistics import CoordinationStats, Game, compute, games_from
+from lexicoord.protocols.coordination.statistics import CoordinationStats, Game, Tally, games_from
 from lexicoord.runs.records import RunInfo
 from lexicoord.runs.store import Store
 
@@ -120,24 +122,40 @@ def _label_pair(pair: str, stats: CoordinationStats) -> str:
 
 
 GAMES_HEAD = ["item", "rep", "outcome", "depth", "rounds", "agreed meaning", "intended"]
+CSV_HEAD = ["item", "repetition", "converged", "reason", "depth", "rounds", "interpretation", "intended", "correct",
+            "simulated_agents"]
+
+#: Games listed on the page (a run's first, in grid order); games.csv holds every game.
+PAGE_GAMES = 1000
 
 
-def game_cells(games: list[Game]) -> list[list[str]]:
-    """The page's games table: one row a game, its outcome and the meaning agreed beside the intended one."""
-    return [[g.item_id, str(g.repetition), "converged" if g.converged else g.reason,
-             "" if g.depth is None else str(g.depth), str(g.played), g.interpretation or "", g.intended or "(open)"]
-            for g in games]
+def game_cells(game: Game) -> list[str]:
+    """A row of the page's games table: a game's outcome and the meaning agreed beside the intended one."""
+    return [game.item_id, str(game.repetition), "converged" if game.converged else game.reason,
+            "" if game.depth is None else str(game.depth), str(game.played), game.interpretation or "",
+            game.intended or "(open)"]
 
 
-def write_report(run: RunInfo, stats: CoordinationStats, games: list[Game], out_dir: Path) -> dict[str, Path]:
+def write_report(run: RunInfo, games: Iterable[Game], out_dir: Path,
+                 bound: int | None = None) -> tuple[CoordinationStats, dict[str, Path]]:
+    """Every file of a report from one pass over ``games``: each game goes to games.csv and into the tally as it
+    passes, and only the page's first rows are kept, so a run of any size is read in bounded memory."""
     out_dir.mkdir(parents=True, exist_ok=True)
+    tally = Tally(bound)
+    shown: list[list[str]] = []
+
+    def rows() -> Iterator[list[Any]]:
+        for g in games:
+            tally.add(g)
+            if len(shown) < PAGE_GAMES:
+                shown.append(game_cells(g))
+            yield [g.item_id, g.repetition, g.converged, g.reason, g.depth, g.played, g.interpretation, g.intended,
+                   g.correct, " ".join(n for n, a in g.agents.items() if a.simulated)]
+
+    write_csv(out_dir / "games.csv", CSV_HEAD, rows())
+    stats = tally.stats()
     png, svg = depth_distribution(stats, out_dir / "depth_distribution")
     (out_dir / "stats.json").write_text(json.dumps(stats.model_dump(mode="json"), indent=2), encoding="utf-8")
-    write_csv(out_dir / "games.csv", ["item", "repetition", "converged", "reason", "depth", "rounds",
-                                      "interpretation", "intended", "correct", "simulated_agents"],
-              ([g.item_id, g.repetition, g.converged, g.reason, g.depth, g.played, g.interpretation, g.intended,
-                g.correct, " ".join(n for n, a in g.agents.items() if a.simulated)] for g in games))
-
     agents = agent_rows(stats)
     page = render("lexicoord.protocols.coordination", run=run, settings=json.dumps(run.config, ensure_ascii=False),
                   summary=[list(r) for r in summary_rows(stats)], accuracy_head=ACCURACY_HEAD,
@@ -145,20 +163,22 @@ def write_report(run: RunInfo, stats: CoordinationStats, games: list[Game], out_
                   failed_rounds=[[str(n), str(v)] for n, v in stats.failed_rounds.items()],
                   agents_head=list(agents[0]) if agents else ["agent"], agents=[list(a.values()) for a in agents],
                   pairs=[[_label_pair(k, stats), _pct(v)] for k, v in stats.pairwise_agreement.items()],
-                  games_head=GAMES_HEAD, games=game_cells(games))
+                  games_head=GAMES_HEAD, games=shown, games_total=stats.games)
     report = out_dir / "report.html"
     report.write_text(page, encoding="utf-8")
-    return {"html": report, "png": png, "svg": svg, "json": out_dir / "stats.json", "csv": out_dir / "games.csv"}
+    return stats, {"html": report, "png": png, "svg": svg, "json": out_dir / "stats.json",
+                   "csv": out_dir / "games.csv"}
 
 
 def report(store: Store, run: RunInfo, out_dir: Path) -> Report:
     """The coordination game's report of a stored run (registered for ``lexicoord report``)."""
-    # One pass over the choices (all a game's summary reads of its events); summaries, not events, are kept.
+    # One pass over the choices (all a game's summary reads of its events), games counted as they stream by.
     games = games_from(store.iter_run_events(run.id, types=[ChoiceEvent.model_fields["type"].default]))
-    if not games:
+    first = next(games, None)
+    if first is None:
         raise LexicoordError(f"Run '{run.id}' has no finished coordination games yet.")
     bound = (run.config.get("settings") or {}).get("clarification_bound", run.config.get("bound"))
-    stats = compute(games, bound=bound)
+    stats, files = write_report(run, chain([first], games), out_dir, bound=bound)
     agents = agent_rows(stats)
     depth = [[str(d), str(n)] for d, n in stats.depth_distribution.items()] + [["failed", str(stats.failed)]]
     lengths = [[str(n), str(stats.failed_rounds.get(n, 0))] for n in range(1, max([*stats.failed_rounds, 1]) + 1)]
@@ -173,4 +193,4 @@ def report(store: Store, run: RunInfo, out_dir: Path) -> Report:
         ReportTable(title="agents", head=list(agents[0]) if agents else ["agent"],
                     rows=[[str(v) for v in a.values()] for a in agents]),
     ]
-    return Report(tables=tables, files=write_report(run, stats, games, out_dir))
+    return Report(tables=tables, files=files)

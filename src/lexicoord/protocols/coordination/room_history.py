@@ -10,7 +10,7 @@ from lexicoord.core.audience import Viewer, visible
 from lexicoord.core.events import ChoiceEvent, Event, MessageEvent
 from lexicoord.protocols.coordination import CoordinationGame
 from lexicoord.protocols.coordination.report import summary_rows
-from lexicoord.protocols.coordination.statistics import Game, compute, games_from
+from lexicoord.protocols.coordination.statistics import Tally, games_from
 from lexicoord.runs.records import EpisodeRecord
 from lexicoord.runs.store import Store
 
@@ -54,19 +54,19 @@ class RoomRecord:
     """A room's finished games, kept up to date in memory so a finished game never re-reads the run."""
 
     def __init__(self, bound: int | None) -> None:
-        self.bound = bound
-        self.games: list[Game] = []
+        self.tally = Tally(bound)
         self.history: list[dict[str, Any]] = []
 
     def add(self, episode: EpisodeRecord, events: list[Event]) -> None:
-        self.games += games_from([(episode, events)])
+        for game in games_from([(episode, events)]):
+            self.tally.add(game)
         self.history.append(game_history(episode, events))
 
     def stats(self, history: int | None = PAGE_HISTORY) -> dict[str, Any]:
-        stats = compute(self.games, bound=self.bound) if self.games else None
+        stats = self.tally.stats() if self.tally.games else None
         latest = self.history[::-1]
         return {
-            "games": len(self.games),
+            "games": self.tally.games,
             "won": stats.converged if stats else 0,
             "lost": stats.failed if stats else 0,
             "depth": {str(k): v for k, v in (stats.depth_distribution.items() if stats else [])},

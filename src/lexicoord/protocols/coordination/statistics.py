@@ -15,7 +15,7 @@ everywhere.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable, Iterator
 from itertools import combinations
 from typing import Any, Literal
 
@@ -51,8 +51,8 @@ class Game(BaseModel):
     played: int = 0
 
 
-def games_from(episodes: Iterable[tuple[EpisodeRecord, list[Event]]]) -> list[Game]:
-    games = []
+def games_from(episodes: Iterable[tuple[EpisodeRecord, list[Event]]]) -> Iterator[Game]:
+    """Each finished game of ``episodes``, as they pass (a run is never held whole)."""
     for episode, events in episodes:
         if episode.status != "done" or not episode.outcome or "converged" not in episode.outcome:
             continue
@@ -63,16 +63,13 @@ def games_from(episodes: Iterable[tuple[EpisodeRecord, list[Event]]]) -> list[Ga
         for e in events:
             if isinstance(e, ChoiceEvent) and e.round is not None and e.round >= 1:
                 rounds[e.round][e.agent or ""] = e.choice
-        games.append(
-            Game(
-                episode_id=episode.id, item_id=episode.item_id, repetition=episode.repetition,
-                converged=out.converged, reason=out.reason, depth=out.depth, interpretation=out.interpretation,
-                intended=out.intended, correct=out.correct, announcement=out.announcement,
-                leader=next(iter(agents), ""), agents=agents, rounds=dict(rounds), played=out.rounds,
-                listed=out.original_options or list(item.get("options") or []),
-            )
+        yield Game(
+            episode_id=episode.id, item_id=episode.item_id, repetition=episode.repetition,
+            converged=out.converged, reason=out.reason, depth=out.depth, interpretation=out.interpretation,
+            intended=out.intended, correct=out.correct, announcement=out.announcement,
+            leader=next(iter(agents), ""), agents=agents, rounds=dict(rounds), played=out.rounds,
+            listed=out.original_options or list(item.get("options") or []),
         )
-    return games
 
 
 def _rate(num: int, den: int) -> float | None:
@@ -129,56 +126,6 @@ class AccuracyRow(BaseModel):
     games_all: int
 
 
-def _inventory(game: Game) -> tuple[str, ...]:
-    return tuple(game.listed)
-
-
-def most_frequent_senses(games: list[Game]) -> dict[tuple[str, ...], str]:
-    """The sense intended most often among the run's items that offer the same senses, per sense list.
-
-    Each item counts once, however many times it was played; a tie goes to the sense listed first.
-    The counts are the gold labels of the very items being scored (there is no separate training
-    split to count on), so this baseline knows each sense list's distribution: an oracle, and an
-    item alone with its senses gets its own answer.
-    """
-    intended: dict[str, tuple[tuple[str, ...], str]] = {}
-    for g in games:
-        if g.intended:
-            intended[g.item_id] = (_inventory(g), g.intended)
-    counts: dict[tuple[str, ...], Counter[str]] = defaultdict(Counter)
-    for inventory, sense in intended.values():
-        counts[inventory][sense] += 1
-
-    def order(inventory: tuple[str, ...], sense: str) -> int:
-        return inventory.index(sense) if sense in inventory else len(inventory)
-
-    return {inv: min(c, key=lambda s: (-c[s], order(inv, s), s)) for inv, c in counts.items()}
-
-
-def accuracy_table(games: list[Game]) -> list[AccuracyRow]:
-    """The team's converged meaning, the first-listed sense and the most frequent sense, on the same games.
-
-    The first-listed sense is the first of the item's own candidates, in the order the dataset gives
-    them (CoarseWSD-20: sense number 0 of the word's class map), not the order of play, where the
-    leader's announcement comes first.
-    """
-    scored = [g for g in games if g.intended]
-    frequent = most_frequent_senses(scored)
-    answers: dict[str, Callable[[Game], str | None]] = {
-        "converged meaning": lambda g: g.interpretation if g.converged else None,
-        "first-listed sense": lambda g: g.listed[0] if g.listed else None,
-        "most frequent sense": lambda g: frequent.get(_inventory(g)),
-    }
-    rows = []
-    for name, answer in answers.items():
-        right = [answer(g) == g.intended for g in scored]
-        rows.append(AccuracyRow(
-            answer=name, right=sum(r for g, r in zip(scored, right) if g.converged),
-            games=sum(1 for g in scored if g.converged), right_all=sum(right), games_all=len(scored),
-        ))
-    return rows
-
-
 class CoordinationStats(BaseModel):
     games: int
     converged: int
@@ -223,20 +170,89 @@ def people_in_round_one(game: Game) -> list[str | None] | None:
     return [first[n] for n in people] if len(people) >= 2 else None
 
 
-def alignment(games: list[Game]) -> tuple[list[Alignment], int, int]:
-    """Rows for people who agreed and who disagreed in round 1, then the games outside both groups (fewer than
-    two people; a person's failed round-1 move)."""
-    rows = {g: Alignment(group=g, games=0, at_once=0, later=0, failed=0) for g in ("agreed", "disagreed")}
-    few = failed_move = 0
-    for game in games:
+def frequent_sense(inventory: tuple[str, ...], counts: Counter[str]) -> str:
+    """The sense intended most often among the items offering ``inventory``; a tie goes to the sense listed first.
+
+    The counts are the gold labels of the very items being scored (there is no separate training split to
+    count on), so this baseline knows each sense list's distribution: an oracle, and an item alone with its
+    senses gets its own answer.
+    """
+    def order(sense: str) -> int:
+        return inventory.index(sense) if sense in inventory else len(inventory)
+
+    return min(counts, key=lambda s: (-counts[s], order(s), s))
+
+
+class Tally:
+    """A run's statistics, counted one game at a time so that a run of any size is read in one pass.
+
+    A game adds to counters and leaves nothing behind: the only figures that need the whole run first
+    (the most frequent sense of each sense list, items alone with their senses) are counted per item and
+    per kind of game, and settled in :meth:`stats`, which may be called at any time and again after more
+    games. The order of the games changes nothing.
+    """
+
+    def __init__(self, bound: int | None = None) -> None:
+        self.bound = bound
+        self.games = 0
+        self.converged = 0
+        self.depths: Counter[int] = Counter()
+        self.failed_played: Counter[int] = Counter()
+        self.reasons: Counter[str] = Counter()
+        self.causes: Counter[str] = Counter()
+        self.alignment = {g: Alignment(group=g, games=0, at_once=0, later=0, failed=0)
+                          for g in ("agreed", "disagreed")}
+        self.fewer_than_two = 0
+        self.failed_move = 0
+        self.people = 0
+        self.simulated_people = 0
+        self.scored = 0
+        self.scored_right = 0
+        self.open_games = 0
+        #: Items with an intended meaning: their sense list and that meaning (an item counts once).
+        self.items: dict[str, tuple[tuple[str, ...], str]] = {}
+        #: Games with an intended meaning by (sense list, intended, converged, team right, first-listed right).
+        self.answered: Counter[tuple[tuple[str, ...], str, bool, bool, bool]] = Counter()
+        self.revisions: dict[str, dict[str, Any]] = {}
+        self.toward: dict[str, dict[str, Any]] = {}
+        self.agree: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
+
+    def add(self, g: Game) -> None:
+        self.games += 1
+        if g.converged:
+            self.converged += 1
+            if g.depth is not None:
+                self.depths[g.depth] += 1
+            if g.correct is not None:
+                self.scored += 1
+                self.scored_right += bool(g.correct)
+        else:
+            self.failed_played[g.played] += 1
+            self.reasons[g.reason] += 1
+            self.causes[_failure_cause(g)] += 1
+        self._align(g)
+        people = [a for a in g.agents.values() if a.kind in PEOPLE]
+        self.people += len(people)
+        self.simulated_people += sum(a.simulated for a in people)
+        if g.intended:
+            inventory = tuple(g.listed)
+            self.items[g.item_id] = (inventory, g.intended)
+            team = g.converged and g.interpretation == g.intended
+            first = bool(g.listed) and g.listed[0] == g.intended
+            self.answered[(inventory, g.intended, g.converged, team, first)] += 1
+        else:
+            self.open_games += 1
+        self._moves(g)
+
+    def _align(self, game: Game) -> None:
         choices = people_in_round_one(game)
         if choices is None:
-            few += 1
-            continue
+            self.fewer_than_two += 1
+            return
         if None in choices:
-            failed_move += 1
-            continue
-        row = rows["agreed" if len(set(choices)) == 1 else "disagreed"]
+            self.failed_move += 1
+            return
+        row = self.alignment["agreed" if len(set(choices)) == 1 else "disagreed"]
         row.games += 1
         if not game.converged:
             row.failed += 1
@@ -244,26 +260,12 @@ def alignment(games: list[Game]) -> tuple[list[Alignment], int, int]:
             row.at_once += 1
         else:
             row.later += 1
-    return list(rows.values()), few, failed_move
 
-
-def compute(games: list[Game], bound: int | None = None) -> CoordinationStats:
-    converged = [g for g in games if g.converged]
-    failed = [g for g in games if not g.converged]
-    depths = Counter(g.depth for g in converged if g.depth is not None)
-    top = max([*depths, bound or 0], default=0)
-    aligned, few, failed_move = alignment(games)
-    people = [a for g in games for a in g.agents.values() if a.kind in PEOPLE]
-    scored = [g for g in converged if g.correct is not None]
-    items_per_inventory = Counter(_inventory(g) for g in {g.item_id: g for g in games if g.intended}.values())
-
-    revisions: dict[str, dict[str, Any]] = {}
-    toward: dict[str, dict[str, Any]] = {}
-    agree: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
-    for g in games:
+    def _moves(self, g: Game) -> None:
+        """Revisions per agent, moves toward the leader's announcement and pairwise agreement, round by round."""
         ordered = [g.rounds[r] for r in sorted(g.rounds)]
         for name, info in g.agents.items():
-            row = revisions.setdefault(
+            row = self.revisions.setdefault(
                 name, {"kind": info.kind, "model": info.model, "simulated": info.simulated,
                        "revisions": 0, "games": 0, "opportunities": 0, "leads": False},
             )
@@ -275,7 +277,7 @@ def compute(games: list[Game], bound: int | None = None) -> CoordinationStats:
                     row["revisions"] += before[name] != after[name]
             if name == g.leader or not g.announcement:
                 continue
-            t = toward.setdefault(name, {"moved": 0, "opportunities": 0})
+            t = self.toward.setdefault(name, {"moved": 0, "opportunities": 0})
             for before, after in zip(ordered, ordered[1:]):
                 if before.get(name) not in (None, g.announcement):
                     t["opportunities"] += 1
@@ -284,36 +286,74 @@ def compute(games: list[Game], bound: int | None = None) -> CoordinationStats:
             for a, b in combinations(sorted(round_choices), 2):
                 ca, cb = round_choices[a], round_choices[b]
                 if ca is not None and cb is not None:
-                    agree[(a, b)][1] += 1
-                    agree[(a, b)][0] += ca == cb
-    for t in toward.values():
-        t["rate"] = _rate(t["moved"], t["opportunities"])
-    return CoordinationStats(
-        games=len(games),
-        converged=len(converged),
-        failed=len(failed),
-        failure_reasons=dict(Counter(g.reason for g in failed)),
-        depth_distribution={d: depths.get(d, 0) for d in range(top + 1)},
-        failed_rounds=dict(sorted(Counter(g.played for g in failed).items())),
-        first_round_rate=_rate(depths.get(0, 0), len(games)),
-        first_round_of_converged=_rate(depths.get(0, 0), len(converged)),
-        mean_depth=_rate(sum(d * n for d, n in depths.items()), len(converged)),
-        failure_causes=dict(Counter(_failure_cause(g) for g in failed)),
-        accuracy=_rate(sum(1 for g in scored if g.correct), len(scored)),
-        accuracy_games=len(scored),
-        accuracy_right=sum(1 for g in scored if g.correct),
-        accuracy_table=accuracy_table(games),
-        open_games=sum(1 for g in games if not g.intended),
-        single_item_games=sum(1 for g in games if g.intended and items_per_inventory[_inventory(g)] == 1),
-        revisions=revisions,
-        pairwise_agreement={f"{a} / {b}": n / d for (a, b), (n, d) in sorted(agree.items()) if d},
-        toward_leader=toward,
-        bound=bound,
-        alignment=aligned,
-        alignment_fewer_than_two=few,
-        alignment_failed_move=failed_move,
-        people_simulated=bool(people) and all(a.simulated for a in people),
-    )
+                    self.agree[(a, b)][1] += 1
+                    self.agree[(a, b)][0] += ca == cb
+
+    def accuracy_table(self) -> list[AccuracyRow]:
+        """The team's converged meaning, the first-listed sense and the most frequent sense, on the same games.
+
+        The first-listed sense is the first of the item's own candidates, in the order the dataset gives
+        them (CoarseWSD-20: sense number 0 of the word's class map), not the order of play, where the
+        leader's announcement comes first.
+        """
+        counts: dict[tuple[str, ...], Counter[str]] = defaultdict(Counter)
+        for inventory, sense in self.items.values():
+            counts[inventory][sense] += 1
+        frequent = {inv: frequent_sense(inv, c) for inv, c in counts.items()}
+        rows = {name: AccuracyRow(answer=name, right=0, games=0, right_all=0, games_all=0)
+                for name in ("converged meaning", "first-listed sense", "most frequent sense")}
+        for (inventory, intended, converged, team, first), n in self.answered.items():
+            for name, right in (("converged meaning", team), ("first-listed sense", first),
+                                ("most frequent sense", frequent.get(inventory) == intended)):
+                row = rows[name]
+                row.games_all += n
+                row.right_all += n * right
+                if converged:
+                    row.games += n
+                    row.right += n * right
+        return list(rows.values())
+
+    def stats(self) -> CoordinationStats:
+        converged = self.converged
+        failed = self.games - converged
+        top = max([*self.depths, self.bound or 0], default=0)
+        items_per_inventory = Counter(inventory for inventory, _ in self.items.values())
+        single = sum(n for (inventory, *_), n in self.answered.items() if items_per_inventory[inventory] == 1)
+        toward = {k: {**t, "rate": _rate(t["moved"], t["opportunities"])} for k, t in self.toward.items()}
+        return CoordinationStats(
+            games=self.games,
+            converged=converged,
+            failed=failed,
+            failure_reasons=dict(self.reasons),
+            depth_distribution={d: self.depths.get(d, 0) for d in range(top + 1)},
+            failed_rounds=dict(sorted(self.failed_played.items())),
+            first_round_rate=_rate(self.depths.get(0, 0), self.games),
+            first_round_of_converged=_rate(self.depths.get(0, 0), converged),
+            mean_depth=_rate(sum(d * n for d, n in self.depths.items()), converged),
+            failure_causes=dict(self.causes),
+            accuracy=_rate(self.scored_right, self.scored),
+            accuracy_games=self.scored,
+            accuracy_right=self.scored_right,
+            accuracy_table=self.accuracy_table(),
+            open_games=self.open_games,
+            single_item_games=single,
+            revisions={k: dict(v) for k, v in self.revisions.items()},
+            pairwise_agreement={f"{a} / {b}": n / d for (a, b), (n, d) in sorted(self.agree.items()) if d},
+            toward_leader=toward,
+            bound=self.bound,
+            alignment=[row.model_copy() for row in self.alignment.values()],
+            alignment_fewer_than_two=self.fewer_than_two,
+            alignment_failed_move=self.failed_move,
+            people_simulated=self.people > 0 and self.simulated_people == self.people,
+        )
+
+
+def compute(games: Iterable[Game], bound: int | None = None) -> CoordinationStats:
+    """The statistics of ``games``, which are read once (a list or a stream)."""
+    tally = Tally(bound)
+    for game in games:
+        tally.add(game)
+    return tally.stats()
 
 
 def statistics(rows: Iterable[tuple[EpisodeRecord, list[Event]]], bound: int | None = None) -> CoordinationStats:
