@@ -50,7 +50,7 @@ def write_dataset(path: Path, megabytes: float) -> int:
 def measure(kind: str, path: str, home: str) -> None:
     """In this (fresh) process: do ``kind``, then print the peak RSS in MB and the seconds it took."""
     started = time.perf_counter()
-    from lexicoord.cli.lineup import dataset_from
+    from lexicoord.protocols.coordination.lineup import dataset_from
     from lexicoord.tasks.ambiguous import TASK
 
     imported = time.perf_counter()

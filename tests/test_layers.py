@@ -47,12 +47,19 @@ def test_the_generic_web_imports_no_protocol(path: Path) -> None:
     assert not bad, f"{path.relative_to(SRC)} imports {sorted(bad)}"
 
 
+@pytest.mark.parametrize("path", files("experiments"), ids=lambda p: p.name)
+def test_experiments_know_protocols_only_through_the_registry(path: Path) -> None:
+    """A protocol installed from another distribution runs from a file exactly as a built-in one does."""
+    bad = {m for m in imports_of(path) if m.startswith(("lexicoord.protocols", "lexicoord.cli", "lexicoord.web"))}
+    assert not bad, f"{path.name} imports {sorted(bad)}"
+
+
 #: A protocol package's modules that mount it on the layers above: its statistics and report (on the store and
 #: the shared analysis helpers), its live room (on the web's rooms) and its commands (on the command line's).
 MOUNTS = {"statistics": ("runs", "analysis"), "figures": ("analysis",), "report": ("runs", "analysis"),
-          "room": ("runs", "analysis", "web"), "cli": ("runs", "analysis", "web", "cli"),
-          "terminal": ("runs", "cli")}
-ABOVE = ("runs", "web", "cli", "analysis")
+          "room": ("runs", "analysis", "web"), "cli": ("runs", "analysis", "web", "cli", "experiments"),
+          "terminal": ("runs", "cli"), "experiment": ("runs", "experiments")}
+ABOVE = ("runs", "web", "cli", "analysis", "experiments")
 
 
 def mount_of(path: Path) -> str | None:

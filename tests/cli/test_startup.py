@@ -109,8 +109,10 @@ def test_each_declared_line_is_the_command_s_own_first_paragraph() -> None:
 
 
 def test_a_typo_is_still_answered_with_the_nearest_names() -> None:
-    result = CliRunner().invoke(app, ["run"])
+    result = CliRunner().invoke(app, ["rnus"])
     assert result.exit_code == 2 and "Did you mean 'runs'?" in result.output
+    both = CliRunner().invoke(app, ["runss"])
+    assert both.exit_code == 2 and "Did you mean 'runs', 'run'?" in both.output
 
 
 BROKEN = {

@@ -107,6 +107,34 @@ def test_resuming_with_other_settings_is_refused(store_url) -> None:
         store.open_run("r", "toy", {"seed": 2, "model": "a"}, 3)
 
 
+@pytest.mark.parametrize("grown, allowed", [
+    ({"items": 5}, True),
+    ({"items": 3}, True),
+    ({"variants": ["single", "vanilla", "cogent"]}, True),
+    ({"variants": ["cogent", "single"]}, True),                 # the same entries in another order
+    ({"items": 2}, False),
+    ({"variants": ["single"]}, False),
+    ({"items": 5, "settings": {"rounds": 2}}, False),            # a grown count does not excuse a changed setting
+])
+def test_a_run_grows_by_its_growable_keys_and_never_shrinks(store_url, grown, allowed) -> None:
+    from lexicoord.errors import ConfigError
+
+    store = Store(store_url)
+    first = {"items": 3, "variants": ["single", "cogent"], "settings": {"rounds": 3}}
+    store.open_run("g", "toy", first, 6)
+    again = {**first, **grown}
+    if allowed:
+        assert store.open_run("g", "toy", again, 10, grows=("items", "variants")).total_episodes == 10
+        stored = store.run("g").config
+        assert stored["items"] == again["items"] and stored["variants"] == again["variants"]
+    else:
+        with pytest.raises(ConfigError, match="grows but never shrinks|resume it with the same settings"):
+            store.open_run("g", "toy", again, 10, grows=("items", "variants"))
+        assert store.run("g").config == first, "a refused resume changes nothing"
+    with pytest.raises(ConfigError, match="resume it with the same settings"):
+        store.open_run("g", "toy", {**first, "items": 9}, 10), "without grows, any difference is refused"
+
+
 def test_passwords_never_appear_in_messages() -> None:
     from lexicoord.errors import ConfigError
 

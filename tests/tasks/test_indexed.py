@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from lexicoord.cli.lineup import dataset_from
 from lexicoord.errors import ConfigError
+from lexicoord.protocols.coordination.lineup import dataset_from
 from lexicoord.tasks import indexed
 from lexicoord.tasks.ambiguous import TASK, AmbiguityItem, DatasetError, builtin_items, load_jsonl
 from lexicoord.tasks.indexed import IndexedItems, index_jsonl

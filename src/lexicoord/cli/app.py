@@ -27,8 +27,12 @@ if TYPE_CHECKING:
 BUILT_IN = (
     Lazy("ask", "lexicoord.cli.ask_cmd:ask",
          "Print one completion, then its usage, latency and cache status on stderr."),
+    Lazy("run", "lexicoord.cli.run_cmd:run",
+         "Run an experiment file: protocol, data, models by role, settings and grid; resumes and grows on re-run."),
     Lazy("report", "lexicoord.cli.report_cmd:report",
          "Tables in the terminal; figures (PNG, SVG), an HTML report, JSON and CSV on disk, for any protocol."),
+    Lazy("compare", "lexicoord.cli.compare_cmd:compare",
+         "Compare two runs on shared items: paired tests, disagreements, cost; a table and an HTML page."),
     Lazy("protocols", "lexicoord.cli.protocols_cmd:protocols",
          "Every installed protocol: its name, what it is, its settings, and whether it has a report and a live room."),
     Lazy("demo", "lexicoord.cli.demo_cmd:demo",

@@ -28,9 +28,9 @@ def demo(
     no_cache: NoCacheOption = False,
 ) -> None:
     """One coordination game: agents pick a meaning of an ambiguous word, clarify, and converge or fail."""
-    from lexicoord.cli.lineup import lineup_from
     from lexicoord.models.pool import ModelPool
     from lexicoord.protocols.coordination import CoordinationGame
+    from lexicoord.protocols.coordination.lineup import lineup_from
     from lexicoord.protocols.coordination.terminal import print_game
     from lexicoord.runs.grid import grid
     from lexicoord.runs.runner import Runner

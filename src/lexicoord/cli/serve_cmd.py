@@ -27,7 +27,7 @@ ROOMS_PER_ADDRESS, CONNECTIONS_PER_ADDRESS = 20, 64
 def load_datasets(sources: list[str]) -> dict[str, Sequence[AmbiguityItem]]:
     """``builtin``, ``NAME=path.jsonl``, ``path.jsonl`` or ``coarsewsd:FOLDER``, each checked now (a file's items
     are then read from it one game at a time)."""
-    from lexicoord.cli.lineup import dataset_from
+    from lexicoord.protocols.coordination.lineup import dataset_from
 
     out: dict[str, Sequence[AmbiguityItem]] = {}
     for source in sources:

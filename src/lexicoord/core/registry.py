@@ -38,17 +38,24 @@ class ProtocolEntry(BaseModel):
     #: ``module:function`` computing the protocol's statistics from a run's stored episodes and events:
     #: ``f(rows: Iterable[tuple[EpisodeRecord, list[Event]]]) -> BaseModel`` (events only: no re-run needed).
     statistics: str | None = None
+    #: ``module:function`` giving each finished episode's outcome for ``lexicoord compare``:
+    #: ``f(rows) -> Iterable[lexicoord.analysis.compare.Outcome]`` (its item and cell, right or wrong, rounds, tokens).
+    outcomes: str | None = None
     #: ``module:function`` writing the report of a stored run: ``f(store, run, out_dir) -> Report``.
     report: str | None = None
     #: ``module:class`` of the live-room adapter, when people can play it in a browser.
     room: str | None = None
+    #: ``module:attribute`` of the protocol's experiment plan (a :class:`~lexicoord.experiments.experiment.Plan`),
+    #: which reads an experiment file for ``lexicoord run FILE``.
+    experiment: str | None = None
     #: ``module:attribute`` of the protocol's command group (a ``typer.Typer``), mounted as ``lexicoord NAME``.
     cli: str | None = None
     #: Other names the command group answers to (hidden from ``--help``), such as a short form.
     aliases: tuple[str, ...] = ()
 
     def load(self, what: str) -> Any:
-        """The object named by the ``task``, ``statistics``, ``report``, ``room`` or ``cli`` field."""
+        """The object named by the ``task``, ``statistics``, ``outcomes``, ``report``, ``room``, ``experiment`` or
+        ``cli`` field."""
         target = getattr(self, what)
         if not target:
             raise ConfigError(f"Protocol '{self.name}' has no {what}.")

@@ -77,10 +77,23 @@ def parse_spec(spec: str) -> tuple[str, str]:
     return provider, model_name
 
 
-def get_provider(spec: str, **options: Any) -> Provider:
+def _info(spec: str) -> tuple[ProviderInfo, str]:
     name, model_name = parse_spec(spec)
     info = _providers.get(
         name, lambda known: UnknownProviderError(f"Unknown provider '{name}' in '{spec}'; known providers: {known}."))
+    return info, model_name
+
+
+def check_spec(spec: str) -> str:
+    """``spec`` itself if it names a known provider, checked without making the provider (no SDK imported,
+    no key read), so a file's every model is checked before anything runs."""
+    _info(spec)
+    return spec
+
+
+def get_provider(spec: str, **options: Any) -> Provider:
+    info, model_name = _info(spec)
+    name = info.name
     try:
         return info.factory(model_name, **options)
     except TypeError:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from lexicoord.core.context import EpisodeContext, SeatMaker
@@ -64,10 +64,11 @@ class Runner:
         self.seats = SeatFactory(self.models, people=people, own_kinds=protocol.seat_kinds)
 
     async def run(self, run_id: str, episodes: Sequence[EpisodeSpec], config: dict[str, Any] | None = None, *,
-                  observer: RunObserver | None = None) -> RunSummary:
-        """Play the episodes of ``run_id`` not finished yet; ``observer`` hears the run (nothing: no one does)."""
+                  observer: RunObserver | None = None, grows: Collection[str] = ()) -> RunSummary:
+        """Play the episodes of ``run_id`` not finished yet; ``observer`` hears the run (nothing: no one does).
+        ``grows``: the config keys a resume may grow (see :meth:`Store.open_run`)."""
         watch = observer or RunObserver()
-        done_keys = await self._open(run_id, episodes, config)
+        done_keys = await self._open(run_id, episodes, config, grows)
         by_key = {e.key: (i, e) for i, e in enumerate(episodes)}
         todo = [(key, i) for key, (i, _) in by_key.items() if key not in done_keys]
         summary = RunSummary(run_id=run_id, total=len(episodes), skipped=len(episodes) - len(todo))
@@ -123,7 +124,8 @@ class Runner:
                 watch.ended(summary)
         return summary
 
-    async def _open(self, run_id: str, episodes: Sequence[EpisodeSpec], config: dict[str, Any] | None) -> set[str]:
+    async def _open(self, run_id: str, episodes: Sequence[EpisodeSpec], config: dict[str, Any] | None,
+                    grows: Collection[str] = ()) -> set[str]:
         """Check the grid, open (or resume) the run; the keys of its episodes that are not to be played again."""
         keys = [e.key for e in episodes]
         if len(set(keys)) != len(keys):
@@ -134,7 +136,7 @@ class Runner:
             self.models.get(spec)
         run_config = {"seed": self.seed, **(config or {})}
         await asyncio.to_thread(self.store.open_run, run_id, self.protocol.name, run_config, len(episodes),
-                                {"concurrency": self.concurrency})
+                                {"concurrency": self.concurrency}, grows)
         found = await asyncio.to_thread(self.store.finished_keys, run_id, not self.retry_failed)
         return found & set(keys)
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, TextIO, cast
 from urllib.parse import quote
@@ -134,6 +134,22 @@ def _sqlite_pragmas(wait: float) -> Callable[[Any, Any], None]:
     return on_connect
 
 
+#: Config keys that describe a run rather than make its episodes (the paper's numbers it is compared with): a
+#: resume replaces them and never refuses for them.
+NOTES = ("published",)
+
+
+def _grew(before: Any, after: Any) -> bool:
+    """Whether a growable config value only grew: a count rose or stayed, a list kept every entry it had."""
+    if isinstance(before, bool) or isinstance(after, bool):
+        return bool(before == after)
+    if isinstance(before, int | float) and isinstance(after, int | float):
+        return after >= before
+    if isinstance(before, list) and isinstance(after, list):
+        return all(b in after for b in before)
+    return bool(before == after)
+
+
 class Store:
     def __init__(self, url: str | None = None) -> None:
         raw_url = paths.db_url(url) if url else paths.default_db_url()
@@ -212,13 +228,16 @@ class Store:
 
     # runs ---------------------------------------------------------------------------------------
     def open_run(self, run_id: str, protocol: str, config: dict[str, Any], total: int,
-                 runtime: dict[str, Any] | None = None) -> RunInfo:
+                 runtime: dict[str, Any] | None = None, grows: Collection[str] = ()) -> RunInfo:
         """Create the run, or reopen it to resume.
 
         Resuming with another protocol or other run settings is refused: the episodes
         already stored were made under the first ones, and one run must not mix them.
-        ``runtime`` (how the run was executed, such as its concurrency) may differ on a
-        resume: every value used is kept, in order, under the config's ``runtime`` key.
+        The config keys in ``grows`` (how many items, which variants) may grow on a
+        resume: a count may rise and a list gain entries, since that only adds episodes;
+        the stored config then holds the grown values. ``runtime`` (how the run was
+        executed, such as its concurrency) may differ on a resume: every value used is
+        kept, in order, under the config's ``runtime`` key.
         """
         now = time.time()
         config = json.loads(json.dumps(config))  # as it will read back
@@ -226,7 +245,7 @@ class Store:
         used = json.loads(json.dumps(runtime or {}))
         for attempt in range(2):
             try:
-                self._open_run(run_id, protocol, config, total, used, now)
+                self._open_run(run_id, protocol, config, total, used, now, frozenset(grows))
                 break
             except IntegrityError:
                 # Several processes started on one new run at once: one created it, the others reopen it.
@@ -235,7 +254,7 @@ class Store:
         return self.run(run_id)
 
     def _open_run(self, run_id: str, protocol: str, config: dict[str, Any], total: int, used: dict[str, Any],
-                  now: float) -> None:
+                  now: float, grows: frozenset[str]) -> None:
         with self.session() as s, s.begin():
             # Locked, so that processes reopening the run at once each add their runtime values.
             row = s.get(RunRow, run_id, with_for_update=True)
@@ -255,7 +274,16 @@ class Store:
                         "choose another run name."
                     )
                 stored = {k: v for k, v in row.config.items() if k != RUNTIME}
-                changed = sorted(k for k in set(stored) | set(config) if stored.get(k) != config.get(k))
+                changed = sorted(k for k in set(stored) | set(config)
+                                 if stored.get(k) != config.get(k) and k not in NOTES)
+                shrunk = [k for k in changed if k in grows and not _grew(stored.get(k), config.get(k))]
+                if shrunk:
+                    was = ", ".join(f"{k}={stored.get(k)!r}" for k in shrunk)
+                    raise ConfigError(
+                        f"Run '{run_id}' already holds {was}; a run grows but never shrinks: give at least as "
+                        "much, or choose another run name."
+                    )
+                changed = [k for k in changed if k not in grows]
                 if changed:
                     was = ", ".join(f"{k}={row.config.get(k)!r}" for k in changed)
                     raise ConfigError(
@@ -265,6 +293,7 @@ class Store:
                 before = dict(row.config.get(RUNTIME) or {})
                 for k, v in used.items():
                     before[k] = [*before.get(k, []), *([v] if v not in before.get(k, []) else [])]
+                stored = {**stored, **{k: config[k] for k in (*grows, *NOTES) if k in config}}
                 row.config = {**stored, RUNTIME: before} if before else stored
                 row.status, row.updated_at, row.total_episodes = "running", now, total
 

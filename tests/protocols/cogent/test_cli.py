@@ -35,10 +35,10 @@ def test_bad_input_is_one_sentence(tmp_path) -> None:
     db = ["--db", str(tmp_path / "x.db")]
     cases = [
         (["cogent", "run", "--task", "chess", "--data", "x", *db], "Unknown task 'chess'"),
-        (["cogent", "run", "--task", "gsm8k", "--data", str(tmp_path / "none.jsonl"), *db], "Cannot read the dataset"),
+        (["cogent", "run", "--task", "gsm8k", "--data", str(tmp_path / "none.jsonl"), *db], "no file or folder at"),
         (["cogent", "run", "--task", "mmlu", "--data", str(tmp_path), *db], "No MMLU CSV files"),
         (["cogent", "run", "--task", "gsm8k", "--data", "x", "--variant", "chat", *db], "Unknown variant(s) chat"),
-        (["cogent", "run", "--task", "gsm8k", "--data", "x", "--tie", "coin", *db], "Bad settings: tie"),
+        (["cogent", "run", "--task", "gsm8k", "--data", "x", "--tie", "coin", *db], "settings.tie"),
         (["cogent", "run", "--task", "gsm8k", "--data", "x", "-m", "a/b", "-m", "c/d", "-m", "e/f", *db], "at most two"),
     ]
     for args, needle in cases:

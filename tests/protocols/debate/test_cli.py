@@ -86,7 +86,7 @@ def test_bad_input_is_a_clear_error(tmp_path) -> None:
         (["debate", "run", "-m", "smollm2", *db], "not of the form provider/model"),
         (["debate", "run", "-m", "scripted/first", "-m", "scripted/first", *db], "named twice"),
         (["debate", "run", "--dataset", str(bad), *db], "has 2 bad line(s): line 1: ambiguous"),
-        (["debate", "run", "--dataset", str(tmp_path / "none.jsonl"), *db], "Cannot read the dataset"),
+        (["debate", "run", "--dataset", str(tmp_path / "none.jsonl"), *db], "no file or folder at"),
         (["debate", "run", "-m", "nope/model", "-n", "1", *db], "nope"),
         (["debate", "run", "-m", "scripted/first", "--judge", "openai/gpt-4o-mini", "-n", "1", *db], "OPENAI_API_KEY"),
         (["debate", "report", "missing", *db], "No run 'missing'"),

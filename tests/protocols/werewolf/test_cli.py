@@ -37,7 +37,7 @@ def test_rule_flags_and_bad_input_are_one_sentence(tmp_path) -> None:
                    "--condition", "origin", "--run", "r", *db)
     assert "1 done, 0 failed" in ok.stderr
     cases = [(["--rule", "moon=full"], "Unknown rule 'moon=full'"),
-             (["--rule", "exile_rule=unanimous"], "Bad rules: exile_rule"),
+             (["--rule", "exile_rule=unanimous"], "settings.exile_rule"),
              (["--condition", "chaos"], "Unknown condition(s) chaos"),
              (["--players", "4", "--rule", "wolves=2"], "cannot hold 2 wolves")]
     for extra, needle in cases:

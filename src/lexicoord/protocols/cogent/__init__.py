@@ -20,7 +20,9 @@ def register() -> None:
         protocol=CogentStudy,
         task="lexicoord.tasks.benchmarks:BENCHMARKS",
         statistics="lexicoord.protocols.cogent.statistics:statistics",
+        outcomes="lexicoord.protocols.cogent.statistics:outcomes",
         report="lexicoord.protocols.cogent.report:report",
         room="lexicoord.protocols.cogent.room:CogentRoom",
+        experiment="lexicoord.protocols.cogent.experiment:PLAN",
         cli="lexicoord.protocols.cogent.cli:app",
     ))

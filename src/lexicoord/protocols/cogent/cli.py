@@ -6,63 +6,34 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from pydantic import ValidationError
 from rich.console import Console
-from rich.markup import escape
 
 from lexicoord.analysis.term_functions import BENCHMARK_FUNCTIONS, TermLabel
 from lexicoord.cli.annotate import AnnotationsArg, annotate_command
-from lexicoord.cli.campaign import run_campaign
+from lexicoord.cli.campaign import DryRunOption, PrintFileOption, launch
 from lexicoord.cli.options import (
     DbOption,
     ModelOptions,
     NoCacheOption,
     OutFolderOption,
     RunNameOption,
+    parse_options,
     protocol_run,
 )
-from lexicoord.cli.report_cmd import print_report, print_warnings
-from lexicoord.core.spec import AgentSpec, EpisodeSpec
+from lexicoord.cli.report_cmd import print_report
 from lexicoord.errors import ConfigError
-from lexicoord.protocols.cogent import CogentSettings, CogentStudy
+from lexicoord.experiments.loading import from_values
 from lexicoord.protocols.cogent import report as cogent_report
-from lexicoord.protocols.cogent.rules import ABLATIONS, MAIN_VARIANTS, calls
-from lexicoord.protocols.cogent.statistics import episodes_from, statistics, term_labels, warnings
-from lexicoord.runs.grid import grid
+from lexicoord.protocols.cogent.rules import ABLATIONS, MAIN_VARIANTS
+from lexicoord.protocols.cogent.statistics import episodes_from, term_labels
 from lexicoord.runs.names import report_folder
 from lexicoord.runs.store import Store
-from lexicoord.tasks.benchmarks import BENCHMARKS, PAPER_SIZES, seeded_slice, stratified_slice
-from lexicoord.tasks.jsonl import validation_reason
+from lexicoord.tasks.benchmarks import BENCHMARKS
 
 app = typer.Typer(help="COGENT: coined terms over sequential debate, with SINGLE and VANILLA, on GSM8K, FOLIO, MMLU.",
                   no_args_is_help=True)
 console = Console()
 VARIANTS = MAIN_VARIANTS + ABLATIONS
-
-
-def lineups(models: list[str]) -> dict[str, list[AgentSpec]]:
-    """SINGLE seats A on the first model; the debates seat A on the first and B on the second (or the same)."""
-    a = models[0]
-    b = models[1] if len(models) > 1 else a
-    return {"single": [AgentSpec(name="A", model=a)],
-            "debate": [AgentSpec(name="A", model=a), AgentSpec(name="B", model=b)]}
-
-
-def episodes_for(task: str, data: Path, items: int | None, seed: int, variants: list[str], models: list[str],
-                 settings: CogentSettings) -> list[EpisodeSpec]:
-    benchmark = BENCHMARKS[task]
-    loaded = benchmark.load(str(data))
-    size = items if items is not None else PAPER_SIZES[task]
-    chosen = stratified_slice(loaded, size, seed) if task == "mmlu" else seeded_slice(loaded, size, seed)
-    tasks = [benchmark.as_task(i) for i in chosen]
-    seats = lineups(models)
-    out: list[EpisodeSpec] = []
-    # Longest episodes first, so that the end of a run is short episodes filling the free slots rather than
-    # one long episode holding the run open (the variants' order in the report is fixed elsewhere).
-    chosen_settings = [settings.model_copy(update={"variant": v, "task": task}) for v in variants]
-    for s in sorted(chosen_settings, key=calls, reverse=True):
-        out += grid(tasks, [seats["single" if s.variant == "single" else "debate"]], settings=[s.model_dump()])
-    return out
 
 
 @app.command("run")
@@ -95,8 +66,11 @@ def run(
     db: DbOption = None,
     no_cache: NoCacheOption = False,
     option: ModelOptions = None,
+    print_file: PrintFileOption = False,
+    dry_run: DryRunOption = False,
 ) -> None:
-    """Play every item under each variant; store every reply, term and use; resume on re-run."""
+    """Play every item under each variant; store every reply, term and use; resume on re-run (the experiment
+    file these options amount to: --print-file)."""
     if task not in BENCHMARKS:
         raise ConfigError(f"Unknown task '{task}'; use {', '.join(BENCHMARKS)}.")
     variants = list(dict.fromkeys((variant or list(MAIN_VARIANTS)) + (list(ABLATIONS) if ablations else [])))
@@ -106,26 +80,16 @@ def run(
     models = model or ["local/smollm2-135m"]
     if len(models) > 2:
         raise ConfigError("COGENT has two agents: give at most two --model (A's, then B's).")
-    try:
-        settings = CogentSettings.model_validate({"task": task, "rounds": rounds, "passes": passes, "tie": tie,
-                                                  "use_coinage": use_coinage,
-                                                  "coin_rounds": coin_rounds, "temperature": temperature,
-                                                  "max_tokens": max_tokens})
-    except ValidationError as exc:
-        raise ConfigError(f"Bad settings: {validation_reason(exc)}.") from None
-    episodes = episodes_for(task, data, items, seed if slice_seed is None else slice_seed, variants, models, settings)
-    config = {"task": task, "data": str(data), "items": len(episodes) // len(variants), "variants": variants,
-              "models": models, "settings": settings.model_dump(exclude={"variant", "task"}),
-              **({"slice_seed": slice_seed} if slice_seed is not None else {})}
-
-    def told(store: Store, run_id: str) -> None:
-        print_warnings(warnings(statistics(store.iter_run_events(run_id))))
-        console.print(f"transcripts: lexicoord runs show {escape(run_id)} --transcript", highlight=False)
-
-    run_campaign(CogentStudy(), episodes, config, prefix=f"cogent-{task}", run_name=run_name, db=db,
-                 no_cache=no_cache, option=option, concurrency=concurrency, seed=seed, after=told,
-                 report="lexicoord cogent report")
-
+    values = {
+        "protocol": "cogent", "name": run_name, "seed": seed, "concurrency": concurrency, "cache": not no_cache,
+        "models": {"a": models[0], "b": models[1] if len(models) > 1 else None},
+        "data": {"task": task, "file": str(data), "items": items, "slice_seed": slice_seed},
+        "settings": {"rounds": rounds, "passes": passes, "coin_rounds": coin_rounds, "tie": tie,
+                     "use_coinage": use_coinage, "temperature": temperature, "max_tokens": max_tokens},
+        "grid": {"variants": variants},
+        "options": parse_options(option),
+    }
+    launch(from_values(values), db=db, print_file=print_file, dry=dry_run)
 
 
 @app.command("report")

@@ -14,6 +14,7 @@ from lexicoord.analysis.cells import records_csv, write_csv
 from lexicoord.analysis.html import inline_svg, render
 from lexicoord.analysis.numbers import num
 from lexicoord.analysis.numbers import pct as percent
+from lexicoord.analysis.paper import Measure, comparison_table, stored
 from lexicoord.analysis.reading import keeping_failed
 from lexicoord.analysis.report import Report, ReportTable
 from lexicoord.analysis.term_functions import (
@@ -204,6 +205,21 @@ EPISODE_COLUMNS = ["episode_id", "item_id", "task", "variant", "model", "gold", 
                    "W", "cr", "tok", "calls", "prompt_tokens", "completion_tokens", "wall_time"]
 
 
+def measures(stats: CogentStats) -> list[Measure]:
+    """Table 1's figures per variant and task, in the paper's units: accuracy in percent with its Wilson
+    interval (over finished items, invalid answers wrong), CR and Tok as the table defines them."""
+    out = []
+    for c in stats.cells:
+        cell = {"variant": c.variant, "task": c.task}
+        low, high = (100 * c.acc_ci.low, 100 * c.acc_ci.high) if c.acc_ci else (None, None)
+        out.append(Measure(metric="accuracy", cell=cell, model=c.model, value=100 * c.acc, low=low, high=high, n=c.n))
+        if c.cr is not None:
+            out.append(Measure(metric="compression_rate", cell=cell, model=c.model, value=c.cr, n=c.cr_n))
+        if c.tok is not None:
+            out.append(Measure(metric="tokens", cell=cell, model=c.model, value=c.tok, n=c.tok_n))
+    return out
+
+
 def write_files(run: RunInfo, stats: CogentStats, episodes: list[CogentEpisode], out_dir: Path,
                 labels: list[TermLabel], found: list[FunctionProfile], shares: dict[str, float] | None) -> dict[str, Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -236,7 +252,8 @@ def write_files(run: RunInfo, stats: CogentStats, episodes: list[CogentEpisode],
                   cases=[(title, len(cases[key]), [case(c, v) for c, v in cases[key][:CASES]])
                          for key, title in (("cogent_right", "COGENT right, VANILLA wrong"),
                                             ("vanilla_right", "VANILLA right, COGENT wrong"))],
-                  transcripts=[transcript(e) for e in episodes])
+                  transcripts=[transcript(e) for e in episodes],
+                  paper=comparison_table(stored(run.config), measures(stats)))
     report = out_dir / "report.html"
     report.write_text(page, encoding="utf-8")
     out = {"html": report, "json": out_dir / "stats.json", "csv": out_dir / "episodes.csv",
@@ -273,5 +290,6 @@ def report(store: Store, run: RunInfo, out_dir: Path, tokenizer: str = "backend"
     if found and shares is not None:
         head, frows = function_rows(found, shares)
         tables.append(ReportTable(title="lexical functions (% of term weight)", head=head, rows=frows))
-    return Report(tables=tables, files=write_files(run, stats, episodes, out_dir, labels, found, shares),
-                  warnings=warnings(stats))
+    paper = comparison_table(stored(run.config), measures(stats))
+    return Report(tables=tables + ([paper] if paper else []),
+                  files=write_files(run, stats, episodes, out_dir, labels, found, shares), warnings=warnings(stats))

@@ -40,6 +40,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from lexicoord.analysis.compare import Outcome
 from lexicoord.analysis.reading import keeping_failed
 from lexicoord.analysis.term_functions import TermLabel
 from lexicoord.core.events import Event
@@ -419,3 +420,10 @@ def term_labels(episodes: Iterable[CogentEpisode]) -> list[TermLabel]:
     return [TermLabel(task=e.task, model=e.model, variant=e.variant, episode=e.episode_id, item=e.item_id,
                       coiner=t.coiner, term=t.term, definition=t.definition)
             for e in episodes if e.variant.startswith("cogent") for t in e.entries]
+
+
+def outcomes(rows: Iterable[tuple[EpisodeRecord, list[Event]]]) -> list[Outcome]:
+    """Each episode for ``lexicoord compare``: its item within its variant and task, right or wrong (an
+    invalid answer is wrong), and Table 1's Tok."""
+    return [Outcome(item=e.item_id, cell={"variant": e.variant, "task": e.task}, correct=e.correct, tokens=e.tok)
+            for e in episodes_from(rows)]

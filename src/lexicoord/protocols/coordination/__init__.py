@@ -21,8 +21,10 @@ def register() -> None:
         protocol=CoordinationGame,
         task="lexicoord.tasks.ambiguous:TASK",
         statistics="lexicoord.protocols.coordination.statistics:statistics",
+        outcomes="lexicoord.protocols.coordination.statistics:outcomes",
         report="lexicoord.protocols.coordination.report:report",
         room="lexicoord.protocols.coordination.room:CoordinationRoom",
+        experiment="lexicoord.protocols.coordination.experiment:PLAN",
         cli="lexicoord.protocols.coordination.cli:app",
         aliases=("coord",),
     ))

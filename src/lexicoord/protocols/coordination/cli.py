@@ -8,17 +8,12 @@ import typer
 from rich.console import Console
 
 from lexicoord.cli import report_cmd
-from lexicoord.cli.campaign import run_campaign
-from lexicoord.cli.lineup import dataset_from, lineup_from
-from lexicoord.cli.options import (
-    DbOption,
-    ModelOptions,
-    NoCacheOption,
-    RunNameOption,
-)
+from lexicoord.cli.campaign import DryRunOption, PrintFileOption, launch
+from lexicoord.cli.options import DbOption, ModelOptions, NoCacheOption, RunNameOption, parse_options
 from lexicoord.errors import LexicoordError
-from lexicoord.protocols.coordination import CoordinationGame, terminal
-from lexicoord.runs.grid import grid
+from lexicoord.experiments.loading import from_values
+from lexicoord.protocols.coordination import terminal
+from lexicoord.protocols.coordination.lineup import lineup_from, seat_text
 
 app = typer.Typer(help="The LexiCoord coordination game: campaigns, reports, a game in the terminal.", no_args_is_help=True)
 app.command("play")(terminal.play)
@@ -53,22 +48,24 @@ def run(
     db: DbOption = None,
     no_cache: NoCacheOption = False,
     option: ModelOptions = None,
+    print_file: PrintFileOption = False,
+    dry_run: DryRunOption = False,
 ) -> None:
-    """Play every item with the line-up, store every move, resume on re-run."""
-    lineup = lineup_from(agent, model, agents, temperature)
-    if any(a.kind == "human" for a in lineup):
-        raise LexicoordError("Campaigns have no people at the keyboard: use sim:POLICY seats, or 'lexicoord coordination play'.")
-    chosen = dataset_from(dataset, items, sample, category)
+    """Play every item with the line-up, store every move, resume on re-run (the experiment file these options
+    amount to: --print-file)."""
     if leader_may_end and no_clarify:
         raise LexicoordError("--leader-may-end offers the end in the clarification request; drop --no-clarify.")
-    settings: dict[str, object] = {"clarification_bound": bound, "leader_clarifies": not no_clarify}
-    if leader_may_end:  # only when set, so the episodes of runs made before the option keep their keys (resume)
-        settings["leader_may_end"] = True
-    episodes = grid([i.as_task() for i in chosen], [lineup], settings=[settings], repetitions=repetitions)
-    config = {"dataset": dataset, "items": len(chosen), "lineup": [a.model_dump(exclude_defaults=True) for a in lineup],
-              "settings": settings, "repetitions": repetitions}
-    run_campaign(CoordinationGame(), episodes, config, prefix="coord", run_name=run_name, db=db, no_cache=no_cache,
-                 option=option, concurrency=concurrency, seed=seed)
+    lineup = lineup_from(agent, model, agents, None)
+    values = {
+        "protocol": "coordination", "name": run_name, "seed": seed, "concurrency": concurrency, "cache": not no_cache,
+        "models": {s.name: seat_text(s) for s in lineup},
+        "data": {"dataset": dataset, "items": items, "sample": sample, "category": category},
+        "settings": {"clarification_bound": bound, "leader_clarifies": not no_clarify,
+                     **({"leader_may_end": True} if leader_may_end else {}), "temperature": temperature},
+        "grid": {"repetitions": repetitions},
+        "options": parse_options(option),
+    }
+    launch(from_values(values), db=db, print_file=print_file, dry=dry_run)
 
 
 app.command("report", help="Alias of 'lexicoord report RUN' for a coordination run.")(report_cmd.report)

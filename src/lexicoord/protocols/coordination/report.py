@@ -12,6 +12,7 @@ from typing import Any
 from lexicoord.analysis.cells import write_csv
 from lexicoord.analysis.figures import depth_distribution
 from lexicoord.analysis.html import inline_svg, render
+from lexicoord.analysis.paper import Measure, comparison_table, rate, stored
 from lexicoord.analysis.report import Report, ReportTable
 from lexicoord.core.events import ChoiceEvent
 from lexicoord.errors import LexicoordError
@@ -136,6 +137,16 @@ def game_cells(game: Game) -> list[str]:
             game.intended or "(open)"]
 
 
+def measures(stats: CoordinationStats) -> list[Measure]:
+    """The figures the LexiCoord paper published, in its units (percent of all games, or of converged games)."""
+    first = stats.depth_distribution.get(0, 0)
+    found = [rate("converged_rate", {}, stats.converged, stats.games), rate("failed_rate", {}, stats.failed, stats.games),
+             rate("first_round_convergence", {}, first, stats.games),
+             rate("first_round_convergence_of_converged", {}, first, stats.converged),
+             rate("share_depth_ge_1", {}, stats.games - first, stats.games)]
+    return [m for m in found if m is not None]
+
+
 def write_report(run: RunInfo, games: Iterable[Game], out_dir: Path,
                  bound: int | None = None) -> tuple[CoordinationStats, dict[str, Path]]:
     """Every file of a report from one pass over ``games``: each game goes to games.csv and into the tally as it
@@ -163,7 +174,8 @@ def write_report(run: RunInfo, games: Iterable[Game], out_dir: Path,
                   failed_rounds=[[str(n), str(v)] for n, v in stats.failed_rounds.items()],
                   agents_head=list(agents[0]) if agents else ["agent"], agents=[list(a.values()) for a in agents],
                   pairs=[[_label_pair(k, stats), _pct(v)] for k, v in stats.pairwise_agreement.items()],
-                  games_head=GAMES_HEAD, games=shown, games_total=stats.games)
+                  games_head=GAMES_HEAD, games=shown, games_total=stats.games,
+                  paper=comparison_table(stored(run.config), measures(stats)))
     report = out_dir / "report.html"
     report.write_text(page, encoding="utf-8")
     return stats, {"html": report, "png": png, "svg": svg, "json": out_dir / "stats.json",
@@ -193,4 +205,5 @@ def report(store: Store, run: RunInfo, out_dir: Path) -> Report:
         ReportTable(title="agents", head=list(agents[0]) if agents else ["agent"],
                     rows=[[str(v) for v in a.values()] for a in agents]),
     ]
-    return Report(tables=tables, files=files)
+    paper = comparison_table(stored(run.config), measures(stats))
+    return Report(tables=tables + ([paper] if paper else []), files=files)

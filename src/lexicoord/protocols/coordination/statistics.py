@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from lexicoord.analysis.compare import Outcome
 from lexicoord.core.events import ChoiceEvent, Event
 from lexicoord.core.seat import SeatInfo
 from lexicoord.protocols.coordination.rules import CoordinationGame
@@ -359,3 +360,11 @@ def compute(games: Iterable[Game], bound: int | None = None) -> CoordinationStat
 def statistics(rows: Iterable[tuple[EpisodeRecord, list[Event]]], bound: int | None = None) -> CoordinationStats:
     """The game's statistics of a run's stored episodes (registered for the protocol)."""
     return compute(games_from(rows), bound=bound)
+
+
+def outcomes(rows: Iterable[tuple[EpisodeRecord, list[Event]]]) -> Iterator[Outcome]:
+    """Each game for ``lexicoord compare``: right when it converged on the intended meaning (not converging is
+    wrong; an open item has no right answer), and the rounds it lasted. Repetitions pair with repetitions."""
+    for g in games_from(rows):
+        correct = (g.converged and g.interpretation == g.intended) if g.intended else None
+        yield Outcome(item=f"{g.item_id}#{g.repetition}", correct=correct, rounds=g.played)

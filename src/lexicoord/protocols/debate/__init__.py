@@ -40,8 +40,10 @@ def register() -> None:
         protocol=DebateStudy,
         task="lexicoord.tasks.instructions:TASK",
         statistics="lexicoord.protocols.debate.statistics:statistics",
+        outcomes="lexicoord.protocols.debate.statistics:outcomes",
         report="lexicoord.protocols.debate.report:report",
         room="lexicoord.protocols.debate.room:DebateRoom",
+        experiment="lexicoord.protocols.debate.experiment:PLAN",
         cli="lexicoord.protocols.debate.cli:app",
     ))
 

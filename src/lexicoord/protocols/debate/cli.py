@@ -13,32 +13,33 @@ from rich.console import Console
 from rich.markup import escape
 
 from lexicoord.cli import report_cmd
-from lexicoord.cli.campaign import run_campaign
+from lexicoord.cli.campaign import DryRunOption, PrintFileOption, launch
 from lexicoord.cli.options import (
     DbOption,
     ModelOptions,
     NoCacheOption,
     RunNameOption,
     cache_setting,
+    parse_options,
 )
 from lexicoord.cli.terminal import play_at_keyboard
 from lexicoord.core.seat import Request
-from lexicoord.core.spec import AgentSpec, EpisodeSpec
+from lexicoord.core.spec import AgentSpec
 from lexicoord.errors import ConfigError
+from lexicoord.experiments.loading import from_values
 from lexicoord.models.pool import ModelPool
-from lexicoord.protocols.debate import DebateSettings, DebateStudy, rotations
+from lexicoord.protocols.debate import DebateSettings, DebateStudy
+from lexicoord.protocols.debate.experiment import CONDITIONS, instructions_from, seats_from
 from lexicoord.runs.grid import grid
 from lexicoord.runs.runner import Runner
 from lexicoord.runs.store import Store
 from lexicoord.seats.human import HumanSeat
-from lexicoord.tasks.instructions import Instruction, RobotInstructions, generated_instructions
 from lexicoord.tasks.tabletop import CATEGORIES
 from lexicoord.tasks.tabletop import generate as generate_pairs
 
 app = typer.Typer(help="Ambiguous robot instructions: a single-agent baseline and a leader-follower debate.",
                   no_args_is_help=True)
 console = Console()
-CONDITIONS = ("single", "debate")
 YOU = "you"
 
 
@@ -58,59 +59,6 @@ def generate(
     out.write_text(lines, encoding="utf-8")
     console.print(f"{len(pairs)} pairs ({per_category} per type: {', '.join(CATEGORIES)}) written to {escape(str(out))}",
                   highlight=False)
-
-
-def seats_from(models: list[str]) -> list[AgentSpec]:
-    """One seat per distinct model, named after it."""
-    if len(set(models)) != len(models):
-        raise ConfigError("A model is named twice with --model.")
-    seats, used = [], set()
-    for spec in models:
-        if "/" not in spec:
-            raise ConfigError(f"--model '{spec}' is not of the form provider/model.")
-        base = spec.split("/", 1)[1].rsplit("/", 1)[-1].removesuffix(".gguf") or "agent"
-        name, k = base, 2
-        while name in used:
-            name, k = f"{base}-{k}", k + 1
-        used.add(name)
-        seats.append(AgentSpec(name=name, model=spec))
-    return seats
-
-
-def stratified(instructions: list[Instruction], n: int) -> list[Instruction]:
-    """``n`` instructions taken in turn from each type (file order within a type), so a sample covers every type."""
-    by_type: dict[str, list[Instruction]] = {}
-    for i in instructions:
-        by_type.setdefault(i.type, []).append(i)
-    out: list[Instruction] = []
-    for depth in range(max((len(v) for v in by_type.values()), default=0)):
-        out.extend(group[depth] for group in by_type.values() if depth < len(group))
-    return out[:n]
-
-
-def instructions_from(dataset: str | None, per_category: int, seed: int, twins: bool, items: int | None) -> list[Instruction]:
-    """A JSONL file (or ``hf:NAME``) of pairs and single instructions, or generated pairs."""
-    task = RobotInstructions(unambiguous=twins)
-    chosen = task.load(dataset) if dataset else generated_instructions(per_category, seed, unambiguous=twins)
-    if items:
-        chosen = stratified(chosen, items)
-    if not chosen:
-        raise ConfigError("No instructions to run.")
-    return chosen
-
-
-def study_grid(instructions: list[Instruction], seats: list[AgentSpec], conditions: list[str],
-               settings: DebateSettings, followers: int) -> list[EpisodeSpec]:
-    """Single-agent episodes (one per model) and debates (one per leader) for every instruction."""
-    tasks = [i.as_task() for i in instructions]
-    base = settings.model_dump(exclude={"condition"}, exclude_none=True)
-    episodes: list[EpisodeSpec] = []
-    if "single" in conditions:
-        episodes += grid(tasks, [[s.model_copy(update={"role": "single"})] for s in seats],
-                         settings=[{**base, "condition": "single"}])
-    if "debate" in conditions:
-        episodes += grid(tasks, rotations(seats, followers), settings=[{**base, "condition": "debate"}])
-    return episodes
 
 
 @app.command("run")
@@ -133,22 +81,26 @@ def run(
     db: DbOption = None,
     no_cache: NoCacheOption = False,
     option: ModelOptions = None,
+    print_file: PrintFileOption = False,
+    dry_run: DryRunOption = False,
 ) -> None:
-    """Play every instruction under the baseline and the debate; store every move; resume on re-run."""
+    """Play every instruction under the baseline and the debate; store every move; resume on re-run (the
+    experiment file these options amount to: --print-file)."""
     conditions = condition or list(CONDITIONS)
     bad = [c for c in conditions if c not in CONDITIONS]
     if bad:
         raise ConfigError(f"Unknown condition(s) {', '.join(bad)}; use single and/or debate.")
-    seats = seats_from(model or ["local/smollm2-135m"])
-    settings = DebateSettings(rounds=rounds, sentences=sentences, temperature=temperature, max_tokens=max_tokens,
-                              judge=judge)
-    chosen = instructions_from(dataset, per_category, seed, twins, items)
-    episodes = study_grid(chosen, seats, conditions, settings, followers)
-    config = {"dataset": str(dataset) if dataset else f"generated:{per_category}/type seed {seed}",
-              "instructions": len(chosen), "models": [s.model for s in seats], "conditions": conditions,
-              "followers": followers, "settings": settings.model_dump(exclude={"condition"})}
-    run_campaign(DebateStudy(), episodes, config, prefix="debate", run_name=run_name, db=db, no_cache=no_cache,
-                 option=option, concurrency=concurrency, seed=seed, also_models=[judge] if judge else [])
+    seats_from(model or ["local/smollm2-135m"])  # a model named twice is a mistake on the command line
+    values = {
+        "protocol": "debate", "name": run_name, "seed": seed, "concurrency": concurrency, "cache": not no_cache,
+        "models": {"debaters": model or ["local/smollm2-135m"], "judge": judge},
+        "data": {"dataset": dataset, "per_category": per_category, "items": items, "twins": twins},
+        "settings": {"rounds": rounds, "followers": followers, "sentences": sentences, "temperature": temperature,
+                     "max_tokens": max_tokens},
+        "grid": {"conditions": conditions},
+        "options": parse_options(option),
+    }
+    launch(from_values(values), db=db, print_file=print_file, dry=dry_run)
 
 
 app.command("report", help="Alias of 'lexicoord report RUN' for a debate run.")(report_cmd.report)

@@ -10,6 +10,7 @@ from pathlib import Path
 from lexicoord.analysis.cells import records_csv
 from lexicoord.analysis.html import inline_svg, render
 from lexicoord.analysis.numbers import num, pct
+from lexicoord.analysis.paper import Measure, comparison_table, rate, stored
 from lexicoord.analysis.reading import keeping_failed
 from lexicoord.analysis.report import Report, ReportTable
 from lexicoord.errors import LexicoordError
@@ -166,6 +167,28 @@ def transcript(e: Episode) -> Transcript:
                       instruction=e.instruction, moves=moves)
 
 
+def measures(stats: StudyStats) -> list[Measure]:
+    """The figures the debate paper published, in its units: success (detection) overall and by type,
+    consensus and non-consensus per leader, mean rounds to consensus and mean debate time."""
+    out: list[Measure | None] = []
+    for c in stats.configs:
+        model = c.model
+        out.append(rate("success_rate", {"condition": c.condition, "type": "overall"}, c.detection.k, c.detection.n,
+                        model))
+        for kind, share in c.detection_by_type.items():
+            out.append(rate("success_rate", {"condition": c.condition, "type": kind}, share.k, share.n, model))
+        if c.condition == "debate":
+            for metric, agreed in (("consensus_rate", c.consensus), ("non_consensus_rate", c.non_consensus)):
+                if agreed is not None:
+                    out.append(rate(metric, {}, agreed.k, agreed.n, model))
+            if c.mean_rounds_to_consensus is not None and c.consensus is not None:
+                out.append(Measure(metric="avg_rounds_to_consensus", cell={}, model=model,
+                                   value=c.mean_rounds_to_consensus, n=c.consensus.k))
+            if c.mean_time is not None:
+                out.append(Measure(metric="avg_debate_time", cell={}, model=model, value=c.mean_time, n=c.timed))
+    return [m for m in out if m is not None]
+
+
 def write_report(run: RunInfo, stats: StudyStats, episodes: list[Episode], out_dir: Path) -> dict[str, Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     figs = study_figures(stats, out_dir)
@@ -179,7 +202,8 @@ def write_report(run: RunInfo, stats: StudyStats, episodes: list[Episode], out_d
                   settings=json.dumps(run.config, ensure_ascii=False),
                   tables=[(title, head, rows) for title, (head, rows) in sections(stats)],
                   figures=[inline_svg(paths[1]) for paths in figs.values()],
-                  transcripts=[transcript(e) for e in shown], more=len(episodes) - len(shown))
+                  transcripts=[transcript(e) for e in shown], more=len(episodes) - len(shown),
+                  paper=comparison_table(stored(run.config), measures(stats)))
     report = out_dir / "report.html"
     report.write_text(page, encoding="utf-8")
     out = {"html": report, "json": out_dir / "stats.json", "csv": out_dir / "episodes.csv"}
@@ -200,4 +224,5 @@ def report(store: Store, run: RunInfo, out_dir: Path) -> Report:
     tables = [ReportTable(title=f"{run.id}: {title}" if i == 0 else title, head=head, rows=body)
               for i, (title, (head, body)) in enumerate(sections(stats))]
     tables[0].title += f" ({stats.episodes} finished episodes, {stats.failed} failed)"
-    return Report(tables=tables, files=write_report(run, stats, episodes, out_dir))
+    paper = comparison_table(stored(run.config), measures(stats))
+    return Report(tables=tables + ([paper] if paper else []), files=write_report(run, stats, episodes, out_dir))

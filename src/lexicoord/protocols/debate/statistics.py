@@ -40,6 +40,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, computed_field
 
+from lexicoord.analysis.compare import Outcome
 from lexicoord.analysis.reading import keeping_failed
 from lexicoord.core.events import Event
 from lexicoord.models.observe import ModelCallEvent
@@ -359,3 +360,10 @@ def statistics(rows: Iterable[tuple[EpisodeRecord, list[Event]]]) -> StudyStats:
     stream, failed = keeping_failed(rows)
     episodes = episodes_from(stream)
     return compute(episodes, failed=len(failed), failed_configs=failed_by_config(failed))
+
+
+def outcomes(rows: Iterable[tuple[EpisodeRecord, list[Event]]]) -> list[Outcome]:
+    """Each episode for ``lexicoord compare``: its instruction within its configuration (``Single(model)`` or
+    ``Debate(leader)``), success on an ambiguous instruction (none on its twin), and the rounds played."""
+    return [Outcome(item=e.item_id, cell={"config": e.config}, correct=e.success if e.ambiguous else None,
+                    rounds=e.rounds) for e in episodes_from(rows)]

@@ -19,7 +19,9 @@ def register() -> None:
         title="Werewolf: hidden roles and a wolves' channel",
         protocol=WerewolfGame,
         statistics="lexicoord.protocols.werewolf.statistics:statistics",
+        outcomes="lexicoord.protocols.werewolf.statistics:outcomes",
         report="lexicoord.protocols.werewolf.report:report",
         room="lexicoord.protocols.werewolf.room:WerewolfRoom",
+        experiment="lexicoord.protocols.werewolf.experiment:PLAN",
         cli="lexicoord.protocols.werewolf.cli:app",
     ))

@@ -13,7 +13,7 @@ from rich.markup import escape
 
 from lexicoord.analysis.term_functions import WEREWOLF_FUNCTIONS, TermLabel
 from lexicoord.cli.annotate import AnnotationsArg, annotate_command
-from lexicoord.cli.campaign import run_campaign
+from lexicoord.cli.campaign import DryRunOption, PrintFileOption, launch
 from lexicoord.cli.options import (
     DbOption,
     ModelOptions,
@@ -21,18 +21,21 @@ from lexicoord.cli.options import (
     OutFolderOption,
     RunNameOption,
     cache_setting,
+    parse_options,
     protocol_run,
 )
 from lexicoord.cli.report_cmd import print_report
 from lexicoord.cli.terminal import play_at_keyboard
 from lexicoord.core.seat import Request
-from lexicoord.core.spec import AgentSpec, EpisodeSpec
+from lexicoord.core.spec import AgentSpec
 from lexicoord.errors import ConfigError
+from lexicoord.experiments.loading import from_values
+from lexicoord.experiments.source import parse_override
 from lexicoord.models.pool import ModelPool
 from lexicoord.protocols.werewolf import WerewolfGame, WerewolfSettings
 from lexicoord.protocols.werewolf import report as werewolf_report
+from lexicoord.protocols.werewolf.experiment import CONDITIONS, game_items, players
 from lexicoord.protocols.werewolf.rules import check_table
-from lexicoord.protocols.werewolf.state import game_item
 from lexicoord.protocols.werewolf.statistics import CONTEXT, games_from, term_labels
 from lexicoord.runs.grid import grid
 from lexicoord.runs.names import report_folder
@@ -44,32 +47,28 @@ from lexicoord.tasks.jsonl import validation_reason
 app = typer.Typer(help="Werewolf: hidden roles and a wolves' channel, without (ORIGIN) and with (COGENT) term pools.",
                   no_args_is_help=True)
 console = Console()
-CONDITIONS = ("origin", "cogent")
 RULES = ", ".join(f"{k}={v.default}" for k, v in WerewolfSettings.model_fields.items()
                   if k not in ("condition", "wolf_model"))
 
 
-def players(count: int) -> list[str]:
-    return [f"Player {i}" for i in range(1, count + 1)]
+def rule_values(rules: list[str] | None) -> dict[str, Any]:
+    """``--rule name=value`` flags as settings (each value read as a TOML value: 3, true, "x"; else the text)."""
+    values: dict[str, Any] = {}
+    for pair in rules or []:
+        key, sep, value = pair.partition("=")
+        if not sep or key not in WerewolfSettings.model_fields or key in ("condition", "wolf_model"):
+            raise ConfigError(f"Unknown rule '{pair}'; use name=value with a name from: {RULES}.")
+        values[key] = parse_override(pair)[1]
+    return values
 
 
 def settings_from(rules: list[str] | None, **fixed: Any) -> WerewolfSettings:
     """``--rule name=value`` flags over the defaults, checked by the settings model."""
-    values: dict[str, Any] = {}
-    for pair in rules or []:
-        key, sep, value = pair.partition("=")
-        if not sep or key not in WerewolfSettings.model_fields:
-            raise ConfigError(f"Unknown rule '{pair}'; use name=value with a name from: {RULES}.")
-        values[key] = value
+    values = rule_values(rules)
     try:
         return WerewolfSettings.model_validate({**values, **{k: v for k, v in fixed.items() if v is not None}})
     except ValidationError as exc:
         raise ConfigError(f"Bad rules: {validation_reason(exc)}.") from None
-
-
-def game_items(games: int, seed: int) -> list[dict[str, Any]]:
-    """One item per game with its own seed: a pair of conditions plays the same deal."""
-    return [game_item(seed, i) for i in range(games)]
 
 
 RuleOption = Annotated[list[str] | None, typer.Option("--rule", help=f"A rule flag, name=value ({RULES}).")]
@@ -89,22 +88,24 @@ def run(
     db: DbOption = None,
     no_cache: NoCacheOption = False,
     option: ModelOptions = None,
+    print_file: PrintFileOption = False,
+    dry_run: DryRunOption = False,
 ) -> None:
-    """Play the games under each condition (the same seeds in both); store every event; resume on re-run."""
+    """Play the games under each condition (the same seeds in both); store every event; resume on re-run (the
+    experiment file these options amount to: --print-file)."""
     conditions = condition or list(CONDITIONS)
     bad = [c for c in conditions if c not in CONDITIONS]
     if bad:
         raise ConfigError(f"Unknown condition(s) {', '.join(bad)}; use origin or cogent.")
-    base = settings_from(rule, wolf_model=wolves_model)
-    check_table(base, players(player_count))
-    lineup = [AgentSpec(name=p, model=model) for p in players(player_count)]
-    episodes: list[EpisodeSpec] = []
-    for c in conditions:
-        episodes += grid(game_items(games, seed), [lineup], settings=[base.model_copy(update={"condition": c}).model_dump()])
-    config = {"model": model, "wolves_model": wolves_model, "games": games, "conditions": conditions,
-              "players": player_count, "rules": base.model_dump(exclude={"condition"})}
-    run_campaign(WerewolfGame(), episodes, config, prefix="werewolf", run_name=run_name, db=db, no_cache=no_cache,
-                 option=option, concurrency=concurrency, seed=seed, report="lexicoord werewolf report")
+    values = {
+        "protocol": "werewolf", "name": run_name, "seed": seed, "concurrency": concurrency, "cache": not no_cache,
+        "models": {"villagers": model, "wolves": wolves_model},
+        "data": {"games": games, "players": player_count},
+        "settings": rule_values(rule),
+        "grid": {"conditions": conditions},
+        "options": parse_options(option),
+    }
+    launch(from_values(values), db=db, print_file=print_file, dry=dry_run)
 
 
 @app.command("report")

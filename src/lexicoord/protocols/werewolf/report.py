@@ -14,6 +14,7 @@ from lexicoord.analysis.cells import records_csv, write_csv
 from lexicoord.analysis.figures import _pyplot, save_figure
 from lexicoord.analysis.html import inline_svg, render
 from lexicoord.analysis.numbers import num
+from lexicoord.analysis.paper import Measure, comparison_table, rate, stored
 from lexicoord.analysis.reading import Row, keeping_failed
 from lexicoord.analysis.report import Report, ReportTable
 from lexicoord.analysis.term_figures import radar
@@ -173,6 +174,26 @@ def _figure(stats: WerewolfStats, out_dir: Path) -> list[Path]:
     return save_figure(fig, out_dir / "wins")
 
 
+def measures(stats: WerewolfStats) -> list[Measure]:
+    """Section 5's and Table 2's figures over the COGENT games: accepted terms and reuses (counts, over the run's
+    games), the uptake rate (reuses per term), the public pool's share of reuse (percent) and its uptake advantage."""
+    lex = stats.lexical
+    if lex is None:
+        return []
+    found = [Measure(metric="accepted_terms", cell={}, value=lex.accepted_terms, n=lex.games),
+             Measure(metric="observed_reuses", cell={}, value=lex.reuses, n=lex.games),
+             Measure(metric="cross_speaker_public_uptake", cell={}, value=lex.terms_with_two_public_speakers,
+                     n=lex.accepted_terms)]
+    if lex.uptake is not None:
+        found.append(Measure(metric="lexical_uptake_rate", cell={}, value=lex.uptake, n=lex.accepted_terms))
+    share = rate("public_reuse_share", {}, lex.public_reuses, lex.reuses)
+    entries = rate("public_share_of_entries", {}, lex.public_terms, lex.accepted_terms)
+    found += [m for m in (share, entries) if m is not None]
+    if lex.public_uptake_advantage is not None:
+        found.append(Measure(metric="public_uptake_advantage", cell={}, value=lex.public_uptake_advantage))
+    return found
+
+
 def report(store: Store, run: RunInfo, out_dir: Path, tokenizer: str = "words", annotations: Path | None = None) -> Report:
     """The Werewolf report of a stored run (registered for ``lexicoord report``); the lexical-function file is
     read from ``annotations`` or, when there is one, ``OUT_DIR/term_functions.csv``."""
@@ -214,7 +235,8 @@ def report(store: Store, run: RunInfo, out_dir: Path, tokenizer: str = "words", 
                            settings=json.dumps(run.config, ensure_ascii=False),
                            tables=[(title, head, body) for title, (head, body) in sections],
                            figures=[inline_svg(f[1]) for f in figures],
-                           replays=replays), encoding="utf-8")
+                           replays=replays, paper=comparison_table(stored(run.config), measures(stats))),
+                    encoding="utf-8")
     tables = [ReportTable(title=f"{run.id}: games", head=results_rows(stats)[0], rows=results_rows(stats)[1]),
               ReportTable(title="lexical grounding (Table 7)", head=lexical_rows(stats)[0], rows=lexical_rows(stats)[1])]
     if stats.matched:
@@ -223,6 +245,9 @@ def report(store: Store, run: RunInfo, out_dir: Path, tokenizer: str = "words", 
     if found:
         tables.append(ReportTable(title="functions of Werewolf terms (Table 5)", head=function_rows(found)[0],
                                   rows=function_rows(found)[1]))
+    paper = comparison_table(stored(run.config), measures(stats))
+    if paper:
+        tables.append(paper)
     return Report(tables=tables, files={"html": page, "json": out_dir / "stats.json", "csv": out_dir / "games.csv",
                                         "terms": out_dir / "terms.csv", "wins (png)": figure[0],
                                         **({"functions radar (png)": figures[1][0]} if found else {})})

@@ -38,6 +38,7 @@ from statistics import mean
 
 from pydantic import BaseModel, Field
 
+from lexicoord.analysis.compare import Outcome
 from lexicoord.analysis.reading import keeping_failed
 from lexicoord.analysis.term_functions import TermLabel
 from lexicoord.core.audience import Viewer, can_see
@@ -415,3 +416,10 @@ def term_labels(games: Iterable[Game]) -> list[TermLabel]:
 #: What an annotator is told the agents were doing.
 CONTEXT = ("A game of Werewolf among 8 players with hidden roles (werewolves, a seer, a witch, a guard, villagers); "
            "players coined the term in their discussion, in public or in the wolves' private channel.")
+
+
+def outcomes(rows: Iterable[tuple[EpisodeRecord, list[Event]]]) -> list[Outcome]:
+    """Each game for ``lexicoord compare``: its deal within its condition, the days it lasted and its public
+    log's size in tokens (a game has no right answer)."""
+    return [Outcome(item=str(g.seed), cell={"condition": g.condition}, rounds=g.days, tokens=g.public_tokens)
+            for g in games_from(rows)]

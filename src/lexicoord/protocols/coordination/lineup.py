@@ -1,4 +1,4 @@
-"""Line-ups and datasets from the command line, shared by the coordination commands."""
+"""Line-ups and datasets of the coordination game, as commands and experiment files write them."""
 
 from __future__ import annotations
 
@@ -39,6 +39,14 @@ def parse_agent(text: str, index: int) -> AgentSpec:
     if "/" not in what:
         raise ConfigError(f"Agent '{text}': '{what}' is neither provider/model, sim:POLICY nor human.")
     return AgentSpec(name=name, kind="llm", model=what)
+
+
+def seat_text(seat: AgentSpec) -> str:
+    """How a seat is written after its name: ``provider/model``, ``sim:policy[:p]`` or ``human``."""
+    if seat.kind == "simulated":
+        p = seat.options.get("p")
+        return f"sim:{seat.options.get('policy')}" + (f":{p}" if p is not None else "")
+    return "human" if seat.kind == "human" else str(seat.model)
 
 
 def lineup_from(agents: list[str] | None, model: str, count: int, temperature: float | None) -> list[AgentSpec]:

@@ -1,0 +1,68 @@
+"""The papers' setups shipped in experiments/: each file is valid at full and smoke scale, and runs to its report,
+with the paper's numbers beside the run's, on the embedded model and on an OpenAI-compatible server on loopback."""
+
+from pathlib import Path
+
+import pytest
+
+from lexicoord.experiments.loading import from_file
+from tests.cli.test_cli import lexicoord
+from tests.conftest import SHARED_DATA
+
+EXPERIMENTS = Path(__file__).parents[2] / "experiments"
+FILES = sorted(EXPERIMENTS.glob("*.toml"))
+
+#: Per file, the overrides that seat every model of its smoke run on the loopback server (``llamacpp/smollm2``).
+ON_SERVER = {
+    "lexicoord-campaign": [f"models.{seat}=llamacpp/smollm2" for seat in ("llama1", "llama2", "mistral1", "mistral2")],
+    "debate-study": ['models.debaters=["llamacpp/smollm2"]'],
+    "cogent-table1-gsm8k": ["models.a=llamacpp/smollm2"],
+    "cogent-table1-folio": ["models.a=llamacpp/smollm2"],
+    "cogent-table1-mmlu": ["models.a=llamacpp/smollm2"],
+    "werewolf-cogent": ["models.villagers=llamacpp/smollm2"],
+}
+
+
+def test_the_papers_setups_are_all_shipped() -> None:
+    assert {f.stem for f in FILES} == set(ON_SERVER)
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
+def test_each_file_is_valid_at_full_and_smoke_scale(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LEXICOORD_DATA", str(SHARED_DATA))
+    monkeypatch.setenv("DEBATER_2", "scripted/first")  # three distinct debaters, as the paper had
+    monkeypatch.setenv("DEBATER_3", "scripted/random")
+    full = from_file(path)
+    smoke = from_file(path, smoke=True)
+    assert full.experiment.published, "every shipped file carries the paper's numbers it reproduces"
+    big, small = full.campaign(), smoke.campaign()
+    assert 0 < len(small.episodes) <= 8 < len(big.episodes)
+    calls = [c for e in big.episodes for c in full.plan.calls(full.parts, e)]
+    assert calls and all(c.calls > 0 and c.prompt_tokens > 0 and c.completion_tokens > 0 for c in calls)
+
+
+def _runs_to_its_report(path: Path, tmp_path: Path, args: list[str], env: dict[str, str] | None = None) -> str:
+    db = str(tmp_path / "runs.db")
+    played = lexicoord("run", str(path), "--smoke", "--db", db, *args, env=env, check=False)
+    assert played.returncode == 0 and " 0 failed" in played.stderr, played.stderr[-3000:]
+    out = tmp_path / "report"
+    report = lexicoord("report", f"{path.stem}-smoke", "--db", db, "--out", str(out), env=env)
+    assert "published numbers beside this run" in report.stdout
+    page = (out / "report.html").read_text()
+    assert "published numbers beside this run" in page
+    for p in from_file(path).experiment.published:
+        assert p.metric in page
+    return page
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
+def test_each_file_runs_to_its_report_on_the_embedded_model(path: Path, tmp_path: Path) -> None:
+    _runs_to_its_report(path, tmp_path, [])
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
+def test_each_file_runs_to_its_report_on_a_server_on_loopback(path: Path, tmp_path: Path, llama_server: str) -> None:
+    overrides = [arg for o in ON_SERVER[path.stem] for arg in ("--set", o)]
+    page = _runs_to_its_report(path, tmp_path, [*overrides, "--set", "cache=false"],
+                               env={"LLAMACPP_BASE_URL": llama_server})
+    assert "llamacpp/smollm2" in page
