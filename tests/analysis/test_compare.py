@@ -41,6 +41,7 @@ def test_runs_pair_on_items_within_cells_and_list_their_disagreements() -> None:
     v = rows[("accuracy (%)", "variant=v")]
     # i1 right -> wrong, i3 wrong -> right, i2 right in both; i4 has no right answer.
     assert (v.pairs, v.a, v.b, v.a_only, v.b_only, v.p) == (3, 200 / 3, 200 / 3, 1, 1, 1.0)
+    assert v.low is not None and v.high is not None and v.low <= 0 <= v.high
     every = rows[("accuracy (%)", "all cells")]
     assert (every.pairs, every.a_only, every.b_only) == (4, 2, 1)
     assert rows[("rounds", "variant=v")].difference == pytest.approx((1 + 0 + 1 + 2) / 4)

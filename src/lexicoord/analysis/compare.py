@@ -5,7 +5,8 @@ such as the variant and task, whether its answer was right, its rounds and token
 runs have the same item in the same cell; only pairs are compared, so a difference is never one of item mix.
 
 - Accuracy: exact McNemar on the pairs where both runs have a right or wrong answer (an invalid answer is
-  wrong and counted); its p-value is the two-sided binomial test of the discordant pairs at one half.
+  wrong and counted); its p-value is the two-sided binomial test of the discordant pairs at one half. The
+  difference in percentage points has a paired bootstrap 95% interval, as rounds and tokens do.
 - Rounds and tokens: the mean paired difference (B - A) with a paired bootstrap 95% interval (2,000
   resamples, seeded, so a report is the same every time), and the Wilcoxon signed-rank test (zero
   differences dropped, as Wilcoxon's own procedure does).
@@ -143,8 +144,10 @@ def compare(a_name: str, b_name: str, protocol: str, a: Iterable[Outcome], b: It
             a_only, b_only, p = mcnemar([(bool(x), bool(y)) for x, y in judged])
             acc_a = 100 * sum(1 for x, _ in judged if x) / len(judged)
             acc_b = 100 * sum(1 for _, y in judged if y) / len(judged)
+            _, low, high, _ = paired_numbers([(100.0 * bool(x), 100.0 * bool(y)) for x, y in judged])
             rows.append(Row(measure="accuracy (%)", cell=cell, pairs=len(judged), a=acc_a, b=acc_b,
-                            difference=acc_b - acc_a, test="exact McNemar", p=p, a_only=a_only, b_only=b_only))
+                            difference=acc_b - acc_a, low=low, high=high, test="exact McNemar; paired bootstrap CI",
+                            p=p, a_only=a_only, b_only=b_only))
         for measure in ("rounds", "tokens"):
             values = [(getattr(p.a, measure), getattr(p.b, measure)) for p in pairs]
             both = [(float(x), float(y)) for x, y in values if x is not None and y is not None]
