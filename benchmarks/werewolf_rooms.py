@@ -253,6 +253,7 @@ def projection_cost(repeat: int) -> str:
     from lexicoord.protocols.werewolf import WerewolfGame, WerewolfSettings
     from lexicoord.protocols.werewolf.room_view import SPECTATOR, WerewolfView
     from lexicoord.seats.factory import SeatFactory
+    from lexicoord.web.frames import dumps
 
     names = [f"Player {i}" for i in range(1, 9)]
     longest: EpisodeContext | None = None
@@ -269,13 +270,13 @@ def projection_cost(repeat: int) -> str:
     view = WerewolfView(1, [{"name": n, "kind": "human", "model": None} for n in names])
 
     def shared() -> int:
-        return len(json.dumps(view.project(list(visible(events, SPECTATOR)), SPECTATOR), ensure_ascii=False))
+        return len(dumps(view.project(list(visible(events, SPECTATOR)), SPECTATOR, "spectator")))
 
     def per_viewer() -> int:
         size = 0
-        for viewer in [ctx.viewer(n) for n in names] + [Viewer()]:
-            size += len(json.dumps(view.project(ctx.recorder.visible_to(viewer), viewer), ensure_ascii=False))
-        return size
+        for viewer in [ctx.viewer(n) for n in names]:
+            size += len(dumps(view.project(ctx.recorder.visible_to(viewer), viewer, "seat")))
+        return size + len(dumps(view.project(ctx.recorder.visible_to(Viewer()), Viewer(), "spectator")))
 
     timings = {}
     for name, fn in (("shared", shared), ("per-viewer", per_viewer)):

@@ -10,7 +10,7 @@ close its own fence.
 from __future__ import annotations
 
 import os
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from importlib import resources
 from pathlib import Path
 from string import Template
@@ -36,12 +36,18 @@ class Prompts:
     def __init__(self, package: str) -> None:
         self.package = package
 
+    @cached_property
+    def _own(self) -> Path:
+        """The package's prompt folder: found once, since looking a package up costs more than reading a
+        prompt (a live room renders several for every round)."""
+        return Path(str(resources.files(self.package) / "prompts"))
+
     def dirs(self) -> list[Path]:
         """User prompt folder (``$LEXICOORD_PROMPTS``) first, then the package's."""
         dirs = []
         if os.environ.get("LEXICOORD_PROMPTS"):
             dirs.append(Path(os.environ["LEXICOORD_PROMPTS"]).expanduser())
-        dirs.append(Path(str(resources.files(self.package) / "prompts")))
+        dirs.append(self._own)
         return dirs
 
     def load(self, name: str) -> str:

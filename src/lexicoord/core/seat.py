@@ -14,8 +14,9 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any
 
-import jsonschema
 from pydantic import BaseModel, ConfigDict, Field
+
+from lexicoord.core.schema_check import first_error
 
 
 class Request(BaseModel):
@@ -50,19 +51,18 @@ class Request(BaseModel):
 
     def check(self, value: Any) -> str | None:
         """Why ``value`` does not answer this request, or ``None`` when it does."""
-        try:
-            jsonschema.validate(value, self.schema_for_answer())
-        except jsonschema.ValidationError as exc:
-            where = ".".join(str(p) for p in exc.absolute_path)
+        error = first_error(value, self.schema_for_answer())
+        if error is not None:
+            where = ".".join(str(p) for p in error.absolute_path)
             limits = {"maxLength": "longer than the limit of {} characters",
                       "minLength": "shorter than the minimum of {} character(s)", "enum": "is not one of: {}"}
-            if exc.validator in limits:  # name the limit, never echo a long text back
+            if error.validator in limits:  # name the limit, never echo a long text back
                 # Set whenever ``validator`` is: the schema's value for that keyword (the enum's list, a length).
-                limit: Any = exc.validator_value
-                shown = ", ".join(map(str, limit)) if exc.validator == "enum" else limit
-                message = limits[str(exc.validator)].format(shown)
+                limit: Any = error.validator_value
+                shown = ", ".join(map(str, limit)) if error.validator == "enum" else limit
+                message = limits[str(error.validator)].format(shown)
             else:
-                message = exc.message
+                message = error.message
             return f"{where}: {message}" if where else message
         return None
 

@@ -104,6 +104,9 @@ def create_app(services: Services, *, http_rate: float = 2.0, http_burst: float 
             with contextlib.suppress(asyncio.CancelledError):
                 await sweeper
             await rooms.aclose()
+            # Moves already accepted and queued for the journal are written before the store closes, so the
+            # next start replays them rather than asking again (their games' tasks are cancelled by now).
+            await services.rooms.flushed()
             await services.models.aclose()
             services.rooms.close()
 

@@ -9,6 +9,7 @@ is typed here; the protocol's part (its phases, its game) is the adapter's view,
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -93,14 +94,36 @@ class YouSeen(BaseModel):
     absent: bool
 
 
+#: ``json.dumps``'s layout and text as written; a model's dump holds no cycle, so none is looked for.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, check_circular=False)
+
+
 def dumps(model: BaseModel) -> str:
     """One frame's JSON, in the one layout every frame has (``json``'s separators, text as written)."""
-    return json.dumps(model.model_dump(mode="json"), ensure_ascii=False)
+    return _ENCODER.encode(model.model_dump(mode="json"))
 
 
-def state_text(room: str, you: YouSeen) -> str:
-    """A ``state`` frame from the room's part, serialised once per broadcast, and one person's part."""
-    return f'{{"type": "state", "room": {room}, "you": {dumps(you)}}}'
+@lru_cache(maxsize=256)
+def _keys(model: type[BaseModel]) -> frozenset[str]:
+    return frozenset(model.model_fields)
+
+
+def merged(own: BaseModel, part: BaseModel) -> str:
+    """The JSON object of ``own``'s keys followed by ``part``'s (an adapter's view beside the room's own part),
+    each serialised once, as text. A key in both would be sent twice, so it is refused, as building one model
+    from both would refuse it."""
+    clash = (_keys(type(own)) | set(own.model_extra or ())) & (_keys(type(part)) | set(part.model_extra or ()))
+    if clash:
+        raise ValueError(f"{type(part).__name__} repeats the room's own keys: {sorted(clash)}")
+    head, tail = dumps(own), dumps(part)
+    if tail == "{}":
+        return head
+    return f"{head[:-1]}, {tail[1:]}" if head != "{}" else tail
+
+
+def state_text(room: str, you: str) -> str:
+    """A ``state`` frame from the room's part (serialised once per broadcast) and one person's part."""
+    return f'{{"type": "state", "room": {room}, "you": {you}}}'
 
 
 def stats_of(values: dict[str, Any]) -> Stats:

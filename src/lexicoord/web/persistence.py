@@ -115,6 +115,17 @@ class _Barrier:
 _Job = _MoveJob | LiveWrite | _Barrier
 
 
+def _settle(moves: list[_MoveJob], failure: Exception | None) -> None:
+    """Tell the waiters of written moves that they are committed, or why not."""
+    for job in moves:
+        if job.done.done():
+            continue
+        if failure is None:
+            job.done.set_result(None)
+        else:
+            job.done.set_exception(failure)
+
+
 class RoomStore:
     def __init__(self, store: Store) -> None:
         self.store = store
@@ -184,42 +195,46 @@ class RoomStore:
             asyncio.create_task(self._write())
 
     async def _write(self) -> None:
-        """Write the queue in order, each run of moves (or of live events) in one transaction."""
+        """Write the queue, whatever waits in it, in one call on the worker thread: its moves in one transaction
+        and then its live events in another (two tables, each kept in order). Splitting a batch wherever moves
+        and events alternate (the rooms' do, under load) cost a trip to the thread per piece, each waiting for
+        the event loop to let it run, with the moves queued behind them all. The moves' waiters hear as soon as
+        the moves are committed, not once the events are written too."""
+        loop = asyncio.get_running_loop()
         try:
             while self._queue:
                 batch, self._queue = self._queue, []
-                while batch:
-                    kind = type(batch[0])
-                    n = next((i for i, job in enumerate(batch) if type(job) is not kind), len(batch))
-                    run, batch = batch[:n], batch[n:]
-                    if kind is _MoveJob:
-                        await self._write_moves([j for j in run if isinstance(j, _MoveJob)])
-                    elif kind is LiveWrite:
-                        await self._write_live([j for j in run if isinstance(j, LiveWrite)])
-                    else:
-                        for j in run:
-                            if isinstance(j, _Barrier) and not j.done.done():
-                                j.done.set_result(None)
+                moves = [j for j in batch if isinstance(j, _MoveJob)]
+                live = [j for j in batch if isinstance(j, LiveWrite)]
+
+                def committed(failure: Exception | None, moves: list[_MoveJob] = moves) -> None:
+                    loop.call_soon_threadsafe(_settle, moves, failure)
+
+                try:
+                    await self._do(self._write_batch, moves, live, committed)
+                except Exception as exc:  # the thread could not be reached: every waiter hears why
+                    _settle(moves, exc)
+                for job in batch:
+                    if isinstance(job, _Barrier) and not job.done.done():
+                        job.done.set_result(None)
         finally:
             self._writing = False
 
-    async def _write_moves(self, batch: list[_MoveJob]) -> None:
-        try:
-            await self._do(self._add_moves, batch)
-        except Exception as exc:  # every waiter of the batch hears why
-            for job in batch:
-                if not job.done.done():
-                    job.done.set_exception(exc)
-        else:
-            for job in batch:
-                if not job.done.done():
-                    job.done.set_result(None)
-
-    async def _write_live(self, batch: list[LiveWrite]) -> None:
-        try:
-            await self._do(self.store.keep_live, batch)
-        except Exception:  # the game goes on: its journal replays it, and its end stores every event
-            log.exception("events of a game in progress could not be kept")
+    def _write_batch(self, moves: list[_MoveJob], live: list[LiveWrite],
+                     committed: Callable[[Exception | None], None]) -> None:
+        """On the worker thread: the moves (``committed`` is told how that went), then the live events."""
+        if moves:
+            try:
+                self._add_moves(moves)
+            except Exception as exc:  # every waiter of the batch hears why
+                committed(exc)
+            else:
+                committed(None)
+        if live:
+            try:
+                self.store.keep_live(live)
+            except Exception:  # the game goes on: its journal replays it, and its end stores every event
+                log.exception("events of a game in progress could not be kept")
 
     async def flushed(self) -> None:
         """Returns once everything queued so far is written (or has failed)."""

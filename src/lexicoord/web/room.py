@@ -38,7 +38,7 @@ from lexicoord.seats.human import HumanSeat
 from lexicoord.web import messages as m
 from lexicoord.web.adapters.base import CurrentGame, GameWatcher, RoomAdapter
 from lexicoord.web.errors import RoomError
-from lexicoord.web.frames import AgentSeen, PersonSeen, RoomSeen, YouSeen, dumps, state_text, stats_of
+from lexicoord.web.frames import AgentSeen, PersonSeen, RoomSeen, YouSeen, merged, state_text, stats_of
 from lexicoord.web.live import LiveRecorder, LiveSeats
 from lexicoord.web.people import Person
 from lexicoord.web.settings import RoomSettings, clean_name
@@ -448,36 +448,55 @@ class Room:
 
     # ---------------------------------------------------------------------------------- broadcasting
     def changed(self) -> None:
-        """Schedule one broadcast for all the changes made in this turn of the event loop."""
+        """Schedule one broadcast for all the changes made in this turn of the event loop and the next.
+
+        The next turn too, because a change often wakes tasks whose first step is a change of its own: a
+        round that opens starts every seat's move in one turn, and each person's request opens when their
+        seat's task first runs, a turn later. Broadcast at once, the room would send every page the moves
+        started and then, a turn later, the requests: two frames for one change anyone could see."""
         if not self._dirty:
             self._dirty = True
-            asyncio.get_running_loop().call_soon(self._broadcast)
+            loop = asyncio.get_running_loop()
+            loop.call_soon(loop.call_soon, self._broadcast)
 
-    def public(self) -> RoomSeen:
+    def _own(self) -> RoomSeen:
+        """The room's own part of what everyone sees (the adapter's part goes beside it)."""
         leader = self.leader
         return RoomSeen(
             code=self.code, protocol=self.adapter.protocol, agents=self._agents,
             leader=leader.name if leader else None,
             people=[PersonSeen(name=p.name, connected=bool(p.connections), absent=p.absent) for p in self.people.values()],
-            notice=self.notice, **self.adapter.view(None).model_dump(mode="json"),
+            notice=self.notice,
         )
 
-    def you(self, person: Person) -> YouSeen:
-        return YouSeen(name=person.name, leader=person is self.leader, absent=person.absent,
-                       **self.adapter.view(person).model_dump(mode="json"))
+    def public(self) -> RoomSeen:
+        """What everyone sees, as one model (the room's own part and the adapter's, key for key)."""
+        return RoomSeen(**self._own().model_dump(), **self.adapter.view(None).model_dump(mode="json"))
 
-    def _state_text(self, person: Person, public: str) -> str:
-        """The public part is serialised once per broadcast; only ``you`` differs between people."""
-        return state_text(public, self.you(person))
+    def public_text(self) -> str:
+        """What everyone sees, as the JSON every ``state`` frame carries: built and serialised once per broadcast."""
+        return merged(self._own(), self.adapter.view(None))
+
+    def you(self, person: Person) -> YouSeen:
+        return YouSeen(**self._own_you(person).model_dump(), **self.adapter.view(person).model_dump(mode="json"))
+
+    def _own_you(self, person: Person) -> YouSeen:
+        return YouSeen(name=person.name, leader=person is self.leader, absent=person.absent)
+
+    def you_text(self, person: Person) -> str:
+        """What only ``person`` sees, as JSON: built from that person's own view alone."""
+        return merged(self._own_you(person), self.adapter.view(person))
 
     def _broadcast(self) -> None:
         self._dirty = False
-        public = dumps(self.public())
-        for person in self.people.values():
-            if person.connections:
-                text = self._state_text(person, public)
-                for conn in person.connections:
-                    conn.send_state(text)
+        people = [p for p in self.people.values() if p.connections]
+        if not people:  # no page open: nothing to build
+            return
+        public = self.public_text()
+        for person in people:
+            text = state_text(public, self.you_text(person))
+            for conn in person.connections:
+                conn.send_state(text)
 
     def state_for(self, person: Person) -> str:
-        return self._state_text(person, dumps(self.public()))
+        return state_text(self.public_text(), self.you_text(person))

@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 
+from lexicoord.core.audience import Viewer
 from lexicoord.core.events import Event
 from lexicoord.core.spec import AgentSpec, EpisodeSpec
 from lexicoord.errors import ConfigError
@@ -143,8 +144,9 @@ class WerewolfRoom(RoomAdapter):
         self.record: WerewolfRecord | None = None
         #: The spec of the game the view shows: the room's context is read only while it plays this game.
         self._spec: EpisodeSpec | None = None
-        #: The spectators' projection, shared by all of them until the next change.
-        self._spectators: Projection | None = None
+        #: The projections shared by everyone who sees the game as the same viewer (the spectators; everyone
+        #: once the game's end is announced), each built once until the next change.
+        self._shared: dict[str, Projection] = {}
         #: The room's rules, built once: every broadcast sends them.
         self._rules = RulesShown(**self.settings.game_settings(), seat_timeout=self.settings.seat_timeout,
                                  agent_timeout=self.settings.agent_timeout)
@@ -172,7 +174,7 @@ class WerewolfRoom(RoomAdapter):
         players = [SeatSeen(name=a.name, kind=a.kind, model=a.model) for a in current.spec.lineup]
         self.table = WerewolfView(current.number, players)
         self._spec = current.spec
-        self._spectators = None
+        self._shared = {}
         return Watch(WerewolfGame(), _Hears(self))
 
     async def move(self, person: Person | None, msg: Inbound) -> EpisodeSpec | None:
@@ -241,13 +243,20 @@ class WerewolfRoom(RoomAdapter):
         if not self._in_play():  # a restart after the game: its log is in the history
             return Projection(log=[], pools=[], moving=[], viewer="everyone" if self.revealed else "spectator")
         if self.revealed:
-            return view.project(self.room.events_for(EVERYTHING), EVERYTHING, "everyone")
+            return self._shared_projection(view, EVERYTHING, "everyone")
         if seated:
             viewer = self.room.seat_viewer(person)
             return view.project(self.room.events_for(viewer), viewer, "seat")
-        if self._spectators is None:
-            self._spectators = view.project(self.room.events_for(SPECTATOR), SPECTATOR, "spectator")
-        return self._spectators
+        return self._shared_projection(view, SPECTATOR, "spectator")
+
+    def _shared_projection(self, view: WerewolfView, viewer: Viewer, seen_as: Literal["spectator", "everyone"]
+                           ) -> Projection:
+        """The projection for one viewer everyone in it shares (a spectator's, or everyone's after the end): no
+        seat's own, so no one's secret reaches another through it."""
+        shared = self._shared.get(seen_as)
+        if shared is None:
+            shared = self._shared[seen_as] = view.project(self.room.events_for(viewer), viewer, seen_as)
+        return shared
 
     # ---------------------------------------------------------------------------- statistics
     async def summary(self, ended: tuple[EpisodeRecord, list[Event]] | None = None) -> dict[str, Any]:
@@ -268,7 +277,7 @@ class WerewolfRoom(RoomAdapter):
 
 
 class _Hears:
-    """What the room tells of the game in play, to the table everyone sees (and the spectators' view is made
+    """What the room tells of the game in play, to the table everyone sees (and the shared projections are made
     again on the next look)."""
 
     def __init__(self, room: WerewolfRoom) -> None:
@@ -277,18 +286,18 @@ class _Hears:
     def on_event(self, event: Event) -> None:
         if self.room.table is not None:
             self.room.table.on_event(event)
-        self.room._spectators = None
+        self.room._shared = {}
 
     def move_started(self, name: str, kind: str, round_: int | None, deadline: float | None,
                      phase: str | None = None) -> None:
         if self.room.table is not None:
             self.room.table.move_started(name, kind, round_, deadline, phase)
-        self.room._spectators = None
+        self.room._shared = {}
 
     def move_done(self, name: str, kind: str, round_: int | None, failure: str | None) -> None:
         if self.room.table is not None:
             self.room.table.move_done(name)
-        self.room._spectators = None
+        self.room._shared = {}
 
 
 __all__ = ["WerewolfRoom", "WerewolfRoomSettings", "room_game_item"]
