@@ -38,13 +38,16 @@ def test_an_up_to_date_store_opens_without_alembic_and_an_old_one_is_still_migra
     again = subprocess.run([sys.executable, "-c", probe, str(path)], capture_output=True, text=True, check=True)
     assert first.stdout.strip() == "True", "a new file is migrated by Alembic"
     assert again.stdout.strip() == "False", "a file at the newest schema is opened without it"
-    with sqlite3.connect(path) as conn:
+    with sqlite3.connect(path) as conn:  # back to a store two releases old: before the index and the studies
         conn.execute("UPDATE alembic_version SET version_num = '0006_one_journal'")
         conn.execute("DROP INDEX ix_episodes_run_position_id")
+        conn.execute("DROP TABLE study_participants")
+        conn.execute("DROP TABLE studies")
     Store(str(path))
     with sqlite3.connect(path) as conn:
         assert conn.execute("SELECT version_num FROM alembic_version").fetchall() == [(SCHEMA_HEAD,)]
         assert conn.execute("SELECT name FROM sqlite_master WHERE name = 'ix_episodes_run_position_id'").fetchall()
+        assert conn.execute("SELECT name FROM sqlite_master WHERE name = 'study_participants'").fetchall()
 
 
 def test_migrated_database_matches_the_models(store_url) -> None:

@@ -22,14 +22,16 @@ def safe_cell(value: Any) -> Any:
     return value
 
 
-def write_csv(target: Path | TextIO, head: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
-    """A header and rows, every cell made safe, to a file path (UTF-8) or an open text stream."""
+def write_csv(target: Path | TextIO, head: Sequence[str] | None, rows: Iterable[Sequence[Any]]) -> None:
+    """A header (None: none, for a format that has none) and rows, every cell made safe, to a file path (UTF-8)
+    or an open text stream."""
     if isinstance(target, Path):
         with target.open("w", newline="", encoding="utf-8") as fh:
             write_csv(fh, head, rows)
         return
     writer = csv.writer(target)
-    writer.writerow([safe_cell(h) for h in head])
+    if head is not None:
+        writer.writerow([safe_cell(h) for h in head])
     writer.writerows([safe_cell(v) for v in row] for row in rows)
 
 

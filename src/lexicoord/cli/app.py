@@ -42,6 +42,7 @@ BUILT_IN = (
     Lazy("models", "lexicoord.cli.models_cmd:app", "List providers, or check that a model answers."),
     Lazy("runs", "lexicoord.cli.runs_cmd:app", "Inspect and export stored runs."),
     Lazy("rooms", "lexicoord.cli.rooms_cmd:app", "List and close the live rooms of `lexicoord serve`."),
+    Lazy("study", "lexicoord.cli.study_cmd:app", "Serve a study with people, check its file, and export its data."),
 )
 
 

@@ -111,15 +111,10 @@ def serve(
     option: ModelOptions = None,
 ) -> None:
     """Serve live rooms; open the printed address in a browser, create a room, and share its link."""
-    import uvicorn
-
-    from lexicoord.collector import tune_for_long_runs
     from lexicoord.models.pool import ModelPool
     from lexicoord.runs.store import Store
     from lexicoord.web.app import create_app
-    from lexicoord.web.guard import ConnectionGuard, connection_budget
-    from lexicoord.web.hosts import EVERY_INTERFACE, proxy_addresses, served_hosts
-    from lexicoord.web.messages import MAX_MESSAGE
+    from lexicoord.web.hosts import proxy_addresses, served_hosts
     from lexicoord.web.services import Services
 
     hosts = served_hosts(host, allowed_host or [])
@@ -139,14 +134,26 @@ def serve(
     check_port(host, port)  # a port in use is one sentence now, not uvicorn's errno after the start-up lines
     app = create_app(services, http_rate=join_rate, allowed_hosts=hosts, idle_close=close_idle_after * 60 or None,
                      unused_close=close_unused_after * 60 or None, rooms_per_address=rooms_per_address)
+    shown = "localhost" if host in ("127.0.0.1", "0.0.0.0", "::") else host
+    console.print(f"lexicoord live: http://{shown}:{port}/  (store {services.store.url}; Ctrl-C stops, rooms reopen)",
+                  highlight=False, markup=False)
+    run_app(app, host, port, hosts, proxies, connections_per_address)
+
+
+def run_app(app: Any, host: str, port: int, hosts: list[str], proxies: list[str], connections_per_address: int) -> None:
+    """Serve ``app`` with uvicorn, guarded (:mod:`lexicoord.web.guard`), until Ctrl-C."""
+    import uvicorn
+
+    from lexicoord.collector import tune_for_long_runs
+    from lexicoord.web.guard import ConnectionGuard, connection_budget
+    from lexicoord.web.hosts import EVERY_INTERFACE
+    from lexicoord.web.messages import MAX_MESSAGE
+
     # uvicorn bounds neither how long a request may take to arrive nor how many connections a client holds
     # (lexicoord.web.guard does, in the HTTP protocol). Its limit_concurrency is not used: it counts
     # half-sent connections too, and answers everyone else 503 once they fill it.
     guard = ConnectionGuard(per_address=connections_per_address, total=connection_budget(), trusted=proxies)
     http_protocol, ws_protocol = guard.protocols()
-    shown = "localhost" if host in ("127.0.0.1", "0.0.0.0", "::") else host
-    console.print(f"lexicoord live: http://{shown}:{port}/  (store {services.store.url}; Ctrl-C stops, rooms reopen)",
-                  highlight=False, markup=False)
     console.print(f"answering to: {', '.join(hosts)}"
                   + ("; name the others people use with --allowed-host" if host in EVERY_INTERFACE else ""),
                   highlight=False, markup=False)

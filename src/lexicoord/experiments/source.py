@@ -99,15 +99,15 @@ class Source:
         return str(self.path)
 
 
-def read(path: Path, environ: Mapping[str, str] | None = None) -> Source:
+def read(path: Path, environ: Mapping[str, str] | None = None, what: str = "experiment file") -> Source:
     """The file's values with ``${VAR}`` filled; a syntax error is an :class:`ExperimentError`, an unset variable
     one of the source's ``problems`` (told with the file's other problems)."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise ConfigError(f"No experiment file at {path}.") from None
+        raise ConfigError(f"No {what} at {path}.") from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"The experiment file {path} cannot be read ({exc}).") from None
+        raise ConfigError(f"The {what} {path} cannot be read ({exc}).") from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -120,3 +120,27 @@ class ClaimRow(Base):
     owner: Mapped[str | None] = mapped_column(String(128), nullable=True)
     #: Seconds since the epoch; 0 for a row nobody holds.
     expires_at: Mapped[float] = mapped_column(Float, default=0.0)
+
+
+class StudyRow(Base):
+    """A study being served: its file's values and its own state (open or paused, the lobby, its groups)."""
+
+    __tablename__ = "studies"
+    id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    created_at: Mapped[float] = mapped_column(Float)
+    updated_at: Mapped[float] = mapped_column(Float)
+    config: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    state: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+
+
+class ParticipantRow(Base):
+    """One participant of a study, by the id their link gave; ``data`` is the whole session (stages, answers,
+    group, outcome), ``stage`` and ``outcome`` beside it for counting."""
+
+    __tablename__ = "study_participants"
+    study_id: Mapped[str] = mapped_column(ForeignKey("studies.id", ondelete="CASCADE"), primary_key=True)
+    pid: Mapped[str] = mapped_column(String(64), primary_key=True)
+    stage: Mapped[str] = mapped_column(String(16))
+    outcome: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    updated_at: Mapped[float] = mapped_column(Float)
+    data: Mapped[dict[str, Any]] = mapped_column(JSON)

@@ -55,7 +55,7 @@ from lexicoord.runs.store_errors import StoreError, explain, lock_wait, reason_o
 RUNTIME = "runtime"
 #: The newest migration in ``runs/migrations/versions`` (a test keeps the two equal): a store already there
 #: is opened without loading Alembic.
-SCHEMA_HEAD = "0007_episode_order"
+SCHEMA_HEAD = "0008_studies"
 #: The status of a live room's game still being played (an ended episode is ``done`` or ``failed``).
 PLAYING = "playing"
 

@@ -28,6 +28,8 @@ class HumanSeat(Seat):
         self._answer: asyncio.Future[Answer] | None = None
         #: Called whenever a request starts or ends, so a front end can show it at once.
         self.listener: Callable[[], None] | None = None
+        #: The last request ended with no answer in time (a study hands an idle person's seat to a model).
+        self.timed_out = False
 
     @property
     def waiting(self) -> bool:
@@ -37,11 +39,13 @@ class HumanSeat(Seat):
         """Show ``request`` to the person and wait; no answer in time is a failed move, not an error."""
         limit = self.timeout
         self.pending = request
+        self.timed_out = False
         self._answer = asyncio.get_running_loop().create_future()
         self._notify()
         try:
             return await asyncio.wait_for(asyncio.shield(self._answer), limit)
         except TimeoutError:
+            self.timed_out = True
             return Answer(failure=f"{self.name} did not answer within {limit or 0.0:g} s")
         finally:
             self.pending = None

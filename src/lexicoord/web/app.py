@@ -14,7 +14,7 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from fastapi import FastAPI, Request, WebSocket
 from fastapi.responses import FileResponse, JSONResponse, Response
@@ -48,6 +48,23 @@ SECURITY_HEADERS = {
     "Referrer-Policy": "no-referrer",  # room codes are in the path
     "X-Frame-Options": "DENY",
 }
+#: A room page may be framed by this server's own pages (a study shows its game inside its own page).
+ROOM_PAGE_HEADERS = {
+    "Content-Security-Policy": SECURITY_HEADERS["Content-Security-Policy"].replace("frame-ancestors 'none'",
+                                                                                   "frame-ancestors 'self'"),
+    "X-Frame-Options": "SAMEORIGIN",
+}
+
+
+class AppPart(Protocol):
+    """More of the app beside the rooms (a study): its routes, and what it does when the server starts and stops.
+
+    ``start`` runs once the open rooms are reopened (so a study finds its groups' rooms), ``stop`` before
+    they are closed."""
+
+    def mount(self, app: FastAPI, rooms: Rooms) -> None: ...
+    async def start(self) -> None: ...
+    async def stop(self) -> None: ...
 
 
 class JoinRequest(BaseModel):
@@ -79,11 +96,13 @@ async def _sweep_forever(rooms: Rooms, idle_close: float | None, unused_close: f
 def create_app(services: Services, *, http_rate: float = 2.0, http_burst: float = 30.0,
                allowed_hosts: Sequence[str] | None = None, idle_close: float | None = IDLE_CLOSE,
                unused_close: float | None = UNUSED_CLOSE, rooms_per_address: int = ROOMS_PER_ADDRESS,
-               sweep_every: float = SWEEP_EVERY) -> FastAPI:
+               sweep_every: float = SWEEP_EVERY, parts: Sequence[AppPart] = (), viewer: bool = True) -> FastAPI:
     """The app for ``services``.
 
     ``http_rate`` (per second, bursts of ``http_burst``) limits room look-ups, joins and WebSocket hellos
-    per client (an IPv4 address, an IPv6 /64). ``allowed_hosts`` are the only Host names answered, on HTTP
+    per client (an IPv4 address, an IPv6 /64). ``parts`` add their routes and run beside the rooms; without
+    ``viewer`` the stored runs are not served (a study's participants must not read other groups' games).
+    ``allowed_hosts`` are the only Host names answered, on HTTP
     and WebSocket alike (``lexicoord serve`` always passes them; None leaves the check to whatever serves
     the app). A room no one has open for ``idle_close`` seconds, with no game under way, closes; one no game
     was ever started in, after ``unused_close`` seconds. A client may have ``rooms_per_address`` open rooms.
@@ -97,9 +116,13 @@ def create_app(services: Services, *, http_rate: float = 2.0, http_burst: float 
         if count:
             log.info("reopened %d rooms", count)
         sweeper = asyncio.create_task(_sweep_forever(rooms, idle_close, unused_close, sweep_every))
+        for part in parts:
+            await part.start()
         try:
             yield
         finally:
+            for part in parts:
+                await part.stop()
             sweeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await sweeper
@@ -114,7 +137,8 @@ def create_app(services: Services, *, http_rate: float = 2.0, http_burst: float 
     app.state.rooms = rooms
     app.state.services = services
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
-    app.include_router(viewer_routes(services.store))  # stored runs, read-only (lexicoord.web.viewer)
+    if viewer:
+        app.include_router(viewer_routes(services.store))  # stored runs, read-only (lexicoord.web.viewer)
     if allowed_hosts is not None:
         # Before any route, HTTP and WebSocket alike: a refused WebSocket gets an HTTP 400 handshake reply.
         app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts), www_redirect=False)
@@ -127,6 +151,8 @@ def create_app(services: Services, *, http_rate: float = 2.0, http_burst: float 
     async def security_headers(request: Request, call_next: Any) -> Response:
         response: Response = await call_next(request)
         response.headers.update(SECURITY_HEADERS)
+        if request.url.path.startswith("/r/"):
+            response.headers.update(ROOM_PAGE_HEADERS)
         return response
 
     def client(request: Request) -> str:
@@ -139,6 +165,13 @@ def create_app(services: Services, *, http_rate: float = 2.0, http_burst: float 
         room = rooms.get(code)
         if room is None:
             raise Refused(404, "no_room", "No room has this code; check it with whoever invited you.")
+        return room
+
+    def exportable(request: Request, code: str) -> Room:
+        """A room whose games anyone with its code may download: a study's are its experimenter's alone."""
+        room = find(request, code)
+        if room.managed is not None:
+            raise Refused(403, "managed", "A study's games are exported from its dashboard.")
         return room
 
     @app.get("/", include_in_schema=False)
@@ -196,6 +229,8 @@ def create_app(services: Services, *, http_rate: float = 2.0, http_burst: float 
     @app.post("/api/rooms/{code}/join")
     async def join(code: str, body: JoinRequest, request: Request) -> Any:
         room = find(request, code)
+        if room.managed is not None:
+            return _error(403, "managed", "A study's room is joined through the study's own link.")
         try:
             person, token = await room.join(body.name)
         except RoomError as exc:
@@ -204,13 +239,13 @@ def create_app(services: Services, *, http_rate: float = 2.0, http_burst: float 
 
     @app.get("/api/rooms/{code}/export.json")
     async def export_json(code: str, request: Request) -> Any:
-        room = find(request, code)
+        room = exportable(request, code)
         body = await room.adapter.export("json")
         return JSONResponse(body, headers={"Content-Disposition": f'attachment; filename="{room.run_id}.json"'})
 
     @app.get("/api/rooms/{code}/export.csv")
     async def export_csv(code: str, request: Request) -> Any:
-        room = find(request, code)
+        room = exportable(request, code)
         return Response(await room.adapter.export("csv"), media_type="text/csv; charset=utf-8",
                         headers={"Content-Disposition": f'attachment; filename="{room.run_id}.csv"'})
 
@@ -218,4 +253,6 @@ def create_app(services: Services, *, http_rate: float = 2.0, http_burst: float 
     async def websocket(websocket: WebSocket, code: str) -> None:
         await play(websocket, lambda: rooms.get(code), limiter)
 
+    for part in parts:
+        part.mount(app, rooms)
     return app

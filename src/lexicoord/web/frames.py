@@ -83,6 +83,8 @@ class RoomSeen(BaseModel):
     leader: str | None
     people: list[PersonSeen]
     notice: str | None
+    #: A study's room: its games start and end on the study's schedule (the page offers no leader's controls).
+    managed: bool = False
 
 
 class YouSeen(BaseModel):

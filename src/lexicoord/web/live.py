@@ -8,6 +8,9 @@ needs around every request, whatever the protocol:
 - a model seat that does not answer within the room's limit fails its move,
   so a slow or broken agent never freezes a round;
 - the leader ending the game, or letting a person go, interrupts moves at once;
+- a person's seat may be taken over by a model for the rest of the game (a study's dropout: gone past a
+  grace period, or idle past the move's limit): the request they were being asked is answered by the
+  model, the change is journalled and recorded as a :class:`~lexicoord.core.takeover.SeatTakenOver` event;
 - every answer is written to the room's journal before the game goes on
   (:class:`~lexicoord.seats.journal.JournaledSeat`, which campaigns use too). After
   a restart the same game is played again with the journal answering for every
@@ -29,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from lexicoord.core.context import Control, EpisodeContext, SeatMaker
@@ -36,6 +40,7 @@ from lexicoord.core.events import Event
 from lexicoord.core.recorder import Recorder
 from lexicoord.core.seat import Answer, Request, Seat
 from lexicoord.core.spec import AgentSpec
+from lexicoord.core.takeover import SeatTakenOver
 from lexicoord.runs.store import LiveGame, LiveWrite
 from lexicoord.seats.human import HumanSeat
 from lexicoord.seats.journal import JournaledSeat
@@ -47,6 +52,8 @@ if TYPE_CHECKING:
 CONTROL = "#control"
 #: The journal's name for when a person left the game: ``#left:<seat>``.
 LEFT = "#left:"
+#: The journal's name for when a model took a person's seat over: ``#taken:<seat>``.
+TAKEN = "#taken:"
 
 
 class RoomHooks(Protocol):
@@ -56,6 +63,7 @@ class RoomHooks(Protocol):
     def move_done(self, name: str, kind: str, round_: int | None, failure: str | None) -> None: ...
     def on_event(self, event: Event) -> None: ...
     def end_requested(self) -> bool: ...
+    def taken_over(self, event: SeatTakenOver) -> None: ...
     async def record_move(self, name: str, idx: int, entry: dict[str, Any]) -> None: ...
 
 
@@ -77,7 +85,9 @@ class LiveSeat(JournaledSeat):
     ask tells the room when a move starts and ends, keeps to the room's limit and stops when told."""
 
     def __init__(self, inner: Seat, hooks: RoomHooks, replay: list[dict[str, Any]], timeout: float | None,
-                 left_after: int | None = None) -> None:
+                 left_after: int | None = None, agent: Callable[[str], Seat] | None = None,
+                 agent_timeout: float | None = None, on_idle: str | None = None,
+                 taken: dict[str, Any] | None = None) -> None:
         super().__init__(inner, replay, hooks.record_move)
         self.hooks = hooks
         self.timeout = timeout
@@ -86,7 +96,17 @@ class LiveSeat(JournaledSeat):
         self.stop_reason = ""
         #: From the journal: the person left once this many requests had been answered.
         self.left_after = left_after
+        #: Builds the model seat that may take a person's seat over (None: this seat is never taken over).
+        self.agent = agent
+        self.agent_timeout = agent_timeout
+        #: The model that takes over a person who lets a move time out (None: a timeout is only a failed move).
+        self.on_idle = on_idle
+        #: The takeover (``after``, ``model``, ``reason``), once it happened (from the journal after a restart).
+        self.taken: dict[str, Any] | None = None
+        self._pending_takeover = taken
+        self.handover = asyncio.Event()
         self._left_if_due()
+        self._taken_if_due()
 
     @property
     def present(self) -> bool:
@@ -109,6 +129,34 @@ class LiveSeat(JournaledSeat):
         if self.left_after is not None and self.calls >= self.left_after and not self.absent:
             self.interrupt(f"{self.name} left the room", leave=True)
 
+    async def take_over(self, model: str, reason: str) -> bool:
+        """A model plays this person's seat from now on, the request they are being asked included. Journalled
+        first (after how many requests), so a replay after a restart hands the seat over at the same point.
+        False if the seat is no person's, has no agent to hand over to, or was taken over already."""
+        if self.agent is None or self.taken is not None or self._pending_takeover is not None \
+                or not isinstance(self.inner, HumanSeat):
+            return False
+        entry = {"kind": "taken", "after": self.calls, "model": model, "reason": reason}
+        await self.hooks.record_move(f"{TAKEN}{self.name}", 0, entry)
+        if self.taken is None:
+            self._swap(entry)
+        return True
+
+    def _taken_if_due(self) -> None:
+        due = self._pending_takeover
+        if due is not None and self.calls >= int(due["after"]):
+            self._pending_takeover = None
+            self._swap(due)
+
+    def _swap(self, entry: dict[str, Any]) -> None:
+        assert self.agent is not None
+        self.inner = self.agent(str(entry["model"]))
+        self.timeout = self.agent_timeout
+        self.taken = entry
+        self.handover.set()
+        self.hooks.taken_over(SeatTakenOver(agent=self.name, by=str(entry["model"]), reason=str(entry["reason"]),
+                                            after_moves=int(entry["after"])))
+
     def _deadline(self) -> float | None:
         if self.timeout is not None:
             return time.time() + self.timeout
@@ -120,6 +168,7 @@ class LiveSeat(JournaledSeat):
         self.hooks.move_started(self.name, request.kind, request.round, None)  # shown as made
         self.hooks.move_done(self.name, request.kind, request.round, answer.failure)
         self._left_if_due()
+        self._taken_if_due()
 
     def on_answered(self, request: Request, answer: Answer) -> None:
         self.hooks.move_done(self.name, request.kind, request.round, answer.failure)
@@ -131,21 +180,33 @@ class LiveSeat(JournaledSeat):
         """The seat's answer within the room's limit, or a failed move when the game is ended or the seat left."""
         if self.stop.is_set():
             return Answer(failure=self.stop_reason)
+        self._taken_if_due()  # a takeover journalled before the crash, whose model had not answered yet
         self.hooks.move_started(self.name, request.kind, request.round, self._deadline())
+        person = isinstance(self.inner, HumanSeat) and self.taken is None
         task = asyncio.ensure_future(self.inner.answer(request))
         stopper = asyncio.ensure_future(self.stop.wait())
+        waits = {task, stopper}
+        if person:
+            waits.add(asyncio.ensure_future(self.handover.wait()))
         try:
-            done, _ = await asyncio.wait({task, stopper}, timeout=self.timeout, return_when=asyncio.FIRST_COMPLETED)
+            done, _ = await asyncio.wait(waits, timeout=self.timeout, return_when=asyncio.FIRST_COMPLETED)
         except asyncio.CancelledError:
             task.cancel()  # the room is shutting down: the journal keeps every finished move
             raise
         finally:
-            stopper.cancel()
-        if task in done:
-            return task.result()
+            for waiter in waits - {task}:
+                waiter.cancel()
+        if task in done and not (person and self.taken is not None):
+            answer = task.result()
+            if person and self.on_idle and getattr(self.inner, "timed_out", False) \
+                    and await self.take_over(self.on_idle, "idle"):
+                return await self.ask(request)  # the model answers the request the person let time out
+            return answer
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await task
+        if person and self.taken is not None and not self.stop.is_set():
+            return await self.ask(request)  # taken over while asked: the model answers instead
         return Answer(failure=self.stop_reason if self.stop.is_set() else f"no answer within {self.timeout:g} s")
 
 
@@ -171,19 +232,34 @@ class LiveSeats:
     """Fills a room game's seats as any run would (``base``), then wraps each in a :class:`LiveSeat`."""
 
     def __init__(self, base: SeatMaker, hooks: RoomHooks, replay: dict[str, list[dict[str, Any]]],
-                 agent_timeout: float) -> None:
+                 agent_timeout: float, *, takeover: bool = False, on_idle: str | None = None,
+                 agent_options: dict[str, Any] | None = None) -> None:
         self.base = base
         self.hooks = hooks
         self.replay = replay
         self.agent_timeout = agent_timeout
+        #: People's seats may be taken over by a model (a study's rooms); ``on_idle``: by this model on a timeout.
+        self.takeover = takeover
+        self.on_idle = on_idle
+        self.agent_options = agent_options or {}
         self.live: dict[str, LiveSeat] = {}
 
     def __call__(self, spec: AgentSpec, ctx: EpisodeContext, system_prompt: str | None) -> Seat:
         inner = self.base(spec, ctx, system_prompt)
-        timeout = None if isinstance(inner, HumanSeat) else self.agent_timeout
+        person = isinstance(inner, HumanSeat)
+        timeout = None if person else self.agent_timeout
         left = self.replay.get(f"{LEFT}{spec.name}")
+        taken = self.replay.get(f"{TAKEN}{spec.name}")
+
+        def agent(model: str) -> Seat:
+            """The model seat in this person's place, made as any model seat of the game is."""
+            stand_in = AgentSpec(name=spec.name, kind="llm", model=model, role=spec.role, options=self.agent_options)
+            return self.base(stand_in, ctx, system_prompt)
+
         seat = LiveSeat(inner, self.hooks, self.replay.get(spec.name, []), timeout,
-                        left_after=int(left[0]["after"]) if left else None)
+                        left_after=int(left[0]["after"]) if left else None,
+                        agent=agent if person and self.takeover else None, agent_timeout=self.agent_timeout,
+                        on_idle=self.on_idle if person else None, taken=taken[0] if taken and person else None)
         self.live[spec.name] = seat
         return seat
 

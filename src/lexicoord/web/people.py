@@ -16,6 +16,8 @@ class Person:
     token_hash: str
     joined_at: float = field(default_factory=time.time)
     absent: bool = False
+    #: A study's participant id (kept with the seat in every game's record; never shown to the others).
+    participant: str | None = None
     connections: set[Connection] = field(default_factory=set)
     #: Since when the person has had no open page (not saved: after a restart everyone starts away).
     away_since: float | None = field(default_factory=time.time)

@@ -21,7 +21,7 @@ from pydantic import ValidationError
 from lexicoord.web.adapters.base import RoomAdapter
 from lexicoord.web.errors import RoomError
 from lexicoord.web.ratelimit import address_key
-from lexicoord.web.room import Room
+from lexicoord.web.room import Managed, Room
 from lexicoord.web.services import Services
 from lexicoord.web.settings import RoomSettings
 from lexicoord.web.socket import ROOM_CLOSED
@@ -53,13 +53,16 @@ class Rooms:
     def get(self, code: str) -> Room | None:
         return self.by_code.get(normalize_code(code))
 
-    async def create(self, body: dict[str, Any], creator: str = "unknown") -> Room:
-        """A new room from a creation request by the client ``creator`` (:func:`address_key`);
-        ``ValidationError`` or ``ConfigError`` say what is wrong with it, ``RoomError`` why it cannot be now."""
+    async def create(self, body: dict[str, Any], creator: str = "unknown", managed: Managed | None = None,
+                     run: str | None = None) -> Room:
+        """A new room from a creation request by the client ``creator`` (:func:`address_key`), or a study's
+        (``managed``: not counted against any client's share; its games go to the study's open ``run``, so one
+        report covers every group); ``ValidationError`` or ``ConfigError`` say what is wrong with it,
+        ``RoomError`` why it cannot be now."""
         if len(self.by_code) >= MAX_ROOMS:
             raise RoomError("server_full", "This server has as many rooms as it can hold; try again later.")
-        creator = address_key(creator)
-        if sum(1 for r in self.by_code.values() if r.creator == creator) >= self.per_address:
+        creator = address_key(creator) if managed is None else f"study:{managed.study}"
+        if managed is None and sum(1 for r in self.by_code.values() if r.creator == creator) >= self.per_address:
             raise RoomError("too_many_rooms", f"Rooms opened from your address are limited to {self.per_address} at "
                                               "a time; use one of them, or wait until an empty one closes.")
         settings, adapter = room_settings(body, self.services)
@@ -68,12 +71,14 @@ class Rooms:
         while code in self.by_code:
             code = new_room_code()
         room_id = secrets.token_hex(6)
-        run_id = f"room-{room_id}"
+        run_id = run or f"room-{room_id}"
         config = {"room": room_id, **settings.run_config(), "room_settings": settings.model_dump(mode="json")}
-        await self.services.rooms.call(self.services.store.open_run, run_id, adapter.protocol, config, 0)
-        await self.services.rooms.call(self.services.store.set_run_status, run_id, "open")
+        if run is None:
+            await self.services.rooms.call(self.services.store.open_run, run_id, adapter.protocol, config, 0)
+            await self.services.rooms.call(self.services.store.set_run_status, run_id, "open")
         room = Room(self.services, room_id, code, run_id, settings, adapter)
         room.creator = creator
+        room.managed = managed
         await self.services.rooms.create(room_id, code, run_id, config, room.saved_state())
         self.by_code[code] = room
         room.stats = await room.adapter.summary()

@@ -14,6 +14,10 @@ in their seats (:mod:`lexicoord.web.live`: journal, timeouts, interrupts) and
 stored as an episode of the room's run. Every change is saved before it is
 shown; each person receives the room as they may see it. This module imports no
 protocol: the adapter names the protocol it plays.
+
+A *managed* room belongs to a study (:mod:`lexicoord.studies`): its games start and end by the study's
+schedule, never by a person (every leader's action is refused), and a person who leaves is replaced by a
+model for the rest of the game (:meth:`Room.take_over`, and on a timed-out move when the study asks).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import logging
 import time
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
+from typing import Protocol as Interface
 
 from pydantic import BaseModel, Field, model_validator
 
@@ -32,6 +37,7 @@ from lexicoord.core.events import Event
 from lexicoord.core.protocol import Protocol
 from lexicoord.core.seat import Request
 from lexicoord.core.spec import AgentSpec, EpisodeSpec
+from lexicoord.core.takeover import SeatTakenOver
 from lexicoord.runs.episode import play_episode
 from lexicoord.seats.factory import SeatFactory
 from lexicoord.seats.human import HumanSeat
@@ -58,6 +64,22 @@ class SavedPerson(BaseModel):
     token_hash: str
     joined_at: float = 0.0
     absent: bool = False
+    participant: str | None = None
+
+
+class Managed(BaseModel):
+    """What makes a room a study's: whose it is, and the model that takes over a person who leaves."""
+
+    study: str
+    model: str
+    #: A person who lets a move time out is taken over too (else only one gone past the study's grace period).
+    on_idle: bool = True
+
+
+class RoomManager(Interface):
+    """Who runs a managed room's schedule (a study): told when a game ends and when a seat is taken over."""
+
+    def room_changed(self, room: Room) -> None: ...
 
 
 class RoomState(BaseModel):
@@ -70,6 +92,7 @@ class RoomState(BaseModel):
     #: The network the room was created from (:func:`lexicoord.web.ratelimit.address_key`), so the cap on
     #: rooms per client holds across a restart; cleared when the room closes.
     creator: str | None = None
+    managed: Managed | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -114,21 +137,27 @@ class Room:
         self.empty_since: float | None = time.monotonic()
         #: The client the room was created from (its network), counted against that client's share of rooms.
         self.creator: str | None = None
+        #: A study's room: games by its schedule, and people who leave taken over by its model.
+        self.managed: Managed | None = None
+        self.manager: RoomManager | None = None
+        #: The seats of the game in play that a model took over, by name.
+        self.taken: dict[str, SeatTakenOver] = {}
         self.adapter = adapter(self)
 
     # ---------------------------------------------------------------------------------- saved state
     def saved_state(self) -> dict[str, Any]:
-        people = [SavedPerson(name=p.name, token_hash=p.token_hash, joined_at=p.joined_at, absent=p.absent)
-                  for p in self.people.values()]
+        people = [SavedPerson(name=p.name, token_hash=p.token_hash, joined_at=p.joined_at, absent=p.absent,
+                              participant=p.participant) for p in self.people.values()]
         return RoomState(people=people, leader=self.leader_name, game=self.adapter.state.model_dump(mode="json"),
-                         creator=self.creator).model_dump(mode="json")
+                         creator=self.creator, managed=self.managed).model_dump(mode="json")
 
     def restore(self, saved: dict[str, Any]) -> None:
         state = RoomState.model_validate(saved)
         for p in state.people:
-            self.people[p.name] = Person(p.name, p.token_hash, p.joined_at, p.absent)
+            self.people[p.name] = Person(p.name, p.token_hash, p.joined_at, p.absent, p.participant)
         self.leader_name = state.leader
         self.creator = state.creator
+        self.managed = state.managed
         game = self.adapter.state = self.adapter.state_model.model_validate(state.game)
         if game.phase == "playing" and not game.current:  # marked as playing with nothing to play again: over
             game.phase = "over"
@@ -151,7 +180,8 @@ class Room:
         """A game's seats: the leader first (Player 1), then the other people present, then the agents."""
         leader = self.leader
         present = sorted((p for p in self.people.values() if not p.absent), key=lambda p: p is not leader)
-        people = [AgentSpec(name=p.name, kind="human") for p in present]
+        people = [AgentSpec(name=p.name, kind="human", options={"participant": p.participant} if p.participant else {})
+                  for p in present]
         agents = [AgentSpec(name=a.name, model=a.model, options={"temperature": self.settings.temperature})
                   for a in self.settings.agents]
         return people + agents
@@ -162,8 +192,9 @@ class Room:
             return self.people[self.leader_name]
         return next(iter(self.people.values()), None)
 
-    async def join(self, name: str) -> tuple[Person, str]:
-        """A new person in the room; the first is Player 1, the coalition leader. Returns the secret token."""
+    async def join(self, name: str, participant: str | None = None) -> tuple[Person, str]:
+        """A new person in the room (a study's ``participant``); the first is Player 1, the coalition leader.
+        Returns the secret token."""
         try:
             name = clean_name(name)
         except ValueError as exc:
@@ -174,7 +205,7 @@ class Room:
         if sum(1 for p in self.people.values() if not p.absent) >= self.settings.max_people:
             raise RoomError("room_full", f"The room is full ({self.settings.max_people} people).")
         token = new_token()
-        person = Person(name, hash_token(token))
+        person = Person(name, hash_token(token), participant=participant)
         async with self.lock:
             self.people[name] = person
             if self.leader_name is None:
@@ -182,6 +213,16 @@ class Room:
             await self.save()
         self.changed()
         return person, token
+
+    async def reissue(self, name: str) -> str:
+        """A new secret token for ``name`` (a study hands it to its participant's page): any older one stops
+        working, so a participant id opened in a second browser takes the seat from the first."""
+        person = self.people[name]
+        token = new_token()
+        async with self.lock:
+            person.token_hash = hash_token(token)
+            await self.save()
+        return token
 
     def person_for(self, token: str) -> Person | None:
         for p in self.people.values():
@@ -225,6 +266,9 @@ class Room:
     # ------------------------------------------------------------------------------------ handling
     async def handle(self, person: Person, msg: m.Inbound) -> None:
         """Act on one validated message from ``person``; :class:`RoomError` if the room refuses it."""
+        if self.managed is not None and isinstance(msg, (m.TakeLead, m.Start, m.EndGame, m.Drop, m.HandOver,
+                                                         *self.adapter.leader_messages)):
+            raise RoomError("managed", "In a study, games start and end on the study's schedule.")
         if isinstance(msg, m.TakeLead):
             async with self.lock:
                 await self._take_lead(person)
@@ -309,6 +353,23 @@ class Room:
         await self.save()
 
     # ------------------------------------------------------------------------------------ the game
+    async def start_next(self) -> bool:
+        """A managed room's next game, begun by its study; False if one is under way already."""
+        async with self.lock:
+            if self.adapter.state.phase not in ("lobby", "over") or self.busy:
+                return False
+            await self._start()
+        self.changed()
+        return True
+
+    async def take_over(self, name: str, reason: str) -> bool:
+        """A model plays ``name``'s seat for the rest of the game in play (a managed room's, with the study's
+        model); False if there is no such person's seat in play, or it was taken over already."""
+        if self.managed is None or self.game is None or not self.busy:
+            return False
+        seat = self.game.live.get(name)
+        return seat is not None and await seat.take_over(self.managed.model, reason)
+
     async def _start(self) -> None:
         """The leader's ``start``: the adapter's next game, or a phase of its own before one."""
         if self.adapter.state.phase not in ("lobby", "over"):
@@ -367,7 +428,11 @@ class Room:
         self.number = number
         self.ended = False
         base = SeatFactory(self.services.models, people=seats, own_kinds=protocol.seat_kinds)
-        self.game = LiveSeats(base, self, replay, self.settings.agent_timeout)
+        managed = self.managed
+        self.taken = {}
+        self.game = LiveSeats(base, self, replay, self.settings.agent_timeout, takeover=managed is not None,
+                              on_idle=managed.model if managed is not None and managed.on_idle else None,
+                              agent_options={"temperature": self.settings.temperature})
         self.run_task(self._play(protocol, spec, number, seed))
 
     def interrupt_game(self, reason: str) -> bool:
@@ -411,6 +476,8 @@ class Room:
             await self.save()
         await self._send_stats(await self.adapter.summary((record, events)))
         self.changed()
+        if self.manager is not None:
+            self.manager.room_changed(self)
 
     # ------------------------------------------------------------------------- hooks of the live game
     def move_started(self, name: str, kind: str, round_: int | None, deadline: float | None) -> None:
@@ -430,6 +497,15 @@ class Room:
 
     def end_requested(self) -> bool:
         return self.ended
+
+    def taken_over(self, event: SeatTakenOver) -> None:
+        """A model took a person's seat over: recorded in the game, shown, and told to the study."""
+        self.taken[str(event.agent)] = event
+        if self.ctx is not None:
+            self.ctx.recorder.emit(event)
+        self.changed()
+        if self.manager is not None:
+            self.manager.room_changed(self)
 
     async def record_move(self, name: str, idx: int, entry: dict[str, Any]) -> None:
         if self.number is not None:
@@ -466,7 +542,7 @@ class Room:
             code=self.code, protocol=self.adapter.protocol, agents=self._agents,
             leader=leader.name if leader else None,
             people=[PersonSeen(name=p.name, connected=bool(p.connections), absent=p.absent) for p in self.people.values()],
-            notice=self.notice,
+            notice=self.notice, managed=self.managed is not None,
         )
 
     def public(self) -> RoomSeen:

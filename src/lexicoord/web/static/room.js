@@ -73,7 +73,8 @@ function receive(msg) {
 }
 
 // ------------------------------------------------------------------------------------------ rendering
-const isLeader = () => you && you.leader;
+// A study's room (state.managed) runs on the study's schedule: nobody has a leader's controls there.
+const isLeader = () => you && you.leader && !state.managed;
 
 // Each protocol's room adapter registers how its phases, its game and its statistics look; the server
 // serves its script at /adapters/<protocol>.js, loaded once the room says what it plays. This file knows
@@ -112,12 +113,12 @@ function renderPeople() {
     h("span", { class: p.connected ? "dot on" : "dot" }), p.name, p.name === state.leader ? " (leader)" : "", p.absent ? " — left" : "",
     isLeader() && p.name !== state.leader && !p.absent ? h("button", { class: "secondary small", onclick: () => send({ type: "drop", name: p.name }) }, "continue without") : null,
     isLeader() && p.name !== state.leader && !p.absent ? h("button", { class: "secondary small", onclick: () => send({ type: "hand_over", name: p.name }) }, "make leader") : null,
-    !isLeader() && you && !you.absent && p.name === state.leader && !p.connected ? h("button", { class: "secondary small", id: "take-lead", onclick: () => send({ type: "take_lead" }) }, "take the lead") : null));
+    !isLeader() && !state.managed && you && !you.absent && p.name === state.leader && !p.connected ? h("button", { class: "secondary small", id: "take-lead", onclick: () => send({ type: "take_lead" }) }, "take the lead") : null));
   const agents = state.agents.map((a) => h("li", {}, h("span", { class: "dot on" }), a.name, h("span", { class: "muted" }, ` ${a.model}`)));
+  const invite = state.managed ? [] : [h("p", { class: "muted" }, "Invite with the link or the code:"),
+    h("input", { readonly: true, value: link, id: "invite" }), h("p", {}, "Code ", h("code", {}, state.code))];
   fill($("#people-box"), h("h2", {}, "People"), h("ul", { class: "people" }, people), h("h2", {}, "Agents"),
-    h("ul", { class: "people" }, agents.length ? agents : h("li", { class: "muted" }, "none")),
-    h("p", { class: "muted" }, "Invite with the link or the code:"), h("input", { readonly: true, value: link, id: "invite" }),
-    h("p", {}, "Code ", h("code", {}, state.code)));
+    h("ul", { class: "people" }, agents.length ? agents : h("li", { class: "muted" }, "none")), invite);
 }
 
 document.addEventListener("DOMContentLoaded", () => {  // every adapter's script has registered by now

@@ -1,0 +1,143 @@
+"""The experimenter's dashboard: ``/studies/<id>/admin``, its live state, its controls and its exports.
+
+Every call needs the study's key (``X-Admin-Key``; printed when the server starts, or
+``LEXICOORD_ADMIN_KEY``), and is answered only to this machine (loopback) unless the server was started to
+listen publicly. The page is static; it reads the key from its address's fragment (never sent to the server
+in the URL, so it stays out of logs and referrers) and long-polls the state, which answers as soon as
+anything in the study changes. Everything a participant wrote is put on the page as text, never as HTML.
+"""
+
+from __future__ import annotations
+
+import hmac
+import io
+import ipaddress
+import statistics
+from typing import Any
+
+from fastapi import APIRouter, FastAPI, Request
+from fastapi.responses import FileResponse, JSONResponse, Response
+
+from lexicoord.runs.store import Store
+from lexicoord.studies.export import write_bonus, write_participants
+from lexicoord.studies.participant import STAGES, StageError
+from lexicoord.studies.study import Study
+from lexicoord.studies.web import POLL, STATIC, refusal
+
+
+def _loopback(host: str) -> bool:
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return host == "localhost"
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return ip.is_loopback
+
+
+def snapshot(study: Study) -> dict[str, Any]:
+    """The study now, as the dashboard shows it."""
+    now = study.clock()
+    people = list(study.participants.values())
+    by_stage = {s: sum(p.stage == s for p in people) for s in STAGES}
+    times: dict[str, Any] = {}
+    for s in STAGES[:-1]:
+        spent = [t for p in people if (t := p.seconds_in(s)) is not None]
+        times[s] = {"n": len(spent), "median": round(statistics.median(spent), 1) if spent else None,
+                    "mean": round(statistics.fmean(spent), 1) if spent else None}
+    groups = []
+    for g in study.state.groups.values():
+        room = study.rooms.get(g.room) if study.rooms and g.room else None
+        seats = []
+        for pid in g.members:
+            p = study.participants[pid]
+            person = room.people.get(p.seat or "") if room else None
+            seats.append({"seat": p.seat, "kind": "person", "participant": pid, "stage": p.stage,
+                          "outcome": p.outcome, "connected": bool(person and person.connections),
+                          "taken_over": bool(room and p.seat in room.taken)})
+        agents = room.settings.agents if room else []
+        seats += [{"seat": a.name, "kind": "stand-in" if a.name in g.filled else "agent", "model": a.model}
+                  for a in agents]
+        groups.append({"id": g.id, "room": g.room, "status": g.status, "formed_at": g.formed_at, "seats": seats,
+                       "games": study.file.group.games, "played": room.adapter.state.games if room else len(g.games),
+                       "playing": bool(room and room.busy)})
+    lobby = [{"participant": p.pid, "arrival": p.arrival, "waited": round(now - p.entered["lobby"], 1)}
+             for p in study.waiting()]
+    dropouts = [{"participant": p.pid, "group": p.group, "seat": p.seat, **p.dropped.model_dump()}
+                for p in people if p.dropped is not None]
+    recent = sorted(people, key=lambda p: max(p.entered.values(), default=0.0), reverse=True)[:200]
+    return {
+        "study": study.file.name, "title": study.file.title, "status": study.state.status,
+        "lobby_open": study.state.lobby_open, "version": study.version, "participants": len(people),
+        "by_stage": by_stage, "outcomes": study.outcome_counts(), "times": times, "lobby": lobby,
+        "groups": groups, "dropouts": dropouts,
+        "recent": [{"participant": p.pid, "stage": p.stage, "outcome": p.outcome, "group": p.group,
+                    "quiz_attempts": len(p.quiz), "attention": p.attention, "survey": p.survey} for p in recent],
+    }
+
+
+def mount(app: FastAPI, study: Study, store: Store, key: str, public: bool) -> None:
+    router = APIRouter()
+    name = study.file.name
+    base = f"/api/studies/{name}/admin"
+
+    def allowed(request: Request) -> None:
+        host = request.client.host if request.client else ""
+        if not public and not _loopback(host):
+            raise StageError("not_here", "The dashboard answers only on the machine that serves the study; start "
+                                         "the server with --public to reach it elsewhere with its key.", 403)
+        given = request.headers.get("x-admin-key", "")
+        if not hmac.compare_digest(given.encode(), key.encode()):
+            raise StageError("no_key", "The dashboard needs the study's key (printed when the server started).", 401)
+
+    @router.get(f"/studies/{name}/admin", include_in_schema=False)
+    async def page() -> FileResponse:
+        return FileResponse(STATIC / "admin.html")
+
+    @router.get(f"{base}/state")
+    async def state(request: Request, since: int | None = None) -> JSONResponse:
+        try:
+            allowed(request)
+        except StageError as exc:
+            return refusal(exc)
+        if since is not None and since >= study.version:
+            await study.wait(None, POLL)
+        return JSONResponse(snapshot(study))
+
+    @router.post(f"{base}/action")
+    async def action(request: Request) -> JSONResponse:
+        try:
+            allowed(request)
+            body = await request.json()
+            if not isinstance(body, dict):
+                raise StageError("bad_request", "The request is a JSON object.", 400)
+            said = await study.control(str(body.get("action", ""))[:40], body.get("group"))
+        except StageError as exc:
+            return refusal(exc)
+        except ValueError:
+            return refusal(StageError("bad_request", "The request is not JSON.", 400))
+        return JSONResponse({"message": said})
+
+    def csv_response(write: Any, filename: str) -> Response:
+        out = io.StringIO()
+        write(study, store, out)
+        return Response(out.getvalue(), media_type="text/csv; charset=utf-8",
+                        headers={"Content-Disposition": f'attachment; filename="{filename}"'})
+
+    @router.get(f"{base}/participants.csv")
+    async def participants(request: Request) -> Response:
+        try:
+            allowed(request)
+        except StageError as exc:
+            return refusal(exc)
+        return csv_response(write_participants, f"{name}-participants.csv")
+
+    @router.get(f"{base}/bonus.csv")
+    async def bonus(request: Request) -> Response:
+        try:
+            allowed(request)
+        except StageError as exc:
+            return refusal(exc)
+        return csv_response(write_bonus, f"{name}-bonus.csv")
+
+    app.include_router(router)

@@ -1,0 +1,365 @@
+"""A study file: what a participant goes through, from consent to completion code, checked whole before serving.
+
+The file is TOML, read as an experiment file is (:mod:`lexicoord.experiments.source`: ``${VAR}`` filled from
+the environment, every problem one sentence at its line, exit 2). Its sections, in a participant's order:
+
+```toml
+name = "lexicoord-pilot"            # the study's id: its links are /studies/<name>/
+protocol = "coordination"
+title = "A word game"
+
+[game]                               # the protocol's room settings (as a room's form has them)
+seat_timeout = 120
+
+[group]
+people = 2                           # people per game
+games = 3                            # games each group plays, one item each
+agents = [{ name = "Ava", model = "local/smollm2-135m" }]
+
+[consent]        text = "..."        # Markdown; declining ends with the no_consent code
+[instructions]   text = "..."
+[quiz]           attempts = 2        # [[quiz.questions]] id, text, options, answer
+[lobby]          timeout = 300       # fill_with_agents = true fills a short group instead of sending it home
+[dropout]        grace = 60          # seconds away before a model takes the seat over
+[survey]                             # [[survey.questions]] likert / choice / text; expect = an attention check
+[completion]     redirect = "https://app.prolific.com/submissions/complete?cc={code}"
+[completion.codes]  completed = "..."  no_consent = "..."  failed_quiz = "..."  no_group = "..."  dropped = "..."
+[bonus]          per_game = 0.25     # for each game whose outcome has `when` true
+```
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, Field, ValidationError, field_validator, model_validator
+
+from lexicoord.errors import ConfigError
+from lexicoord.experiments.experiment import DataPath, ModelName, Strict, problems_of
+from lexicoord.experiments.source import ExperimentError, Problem, Source, apply_overrides, read
+from lexicoord.runs.names import check_run_name
+
+#: The outcomes a participant's session can end with, each with its own completion code.
+OUTCOMES = ("completed", "no_consent", "failed_quiz", "no_group", "dropped")
+Outcome = Literal["completed", "no_consent", "failed_quiz", "no_group", "dropped"]
+IDENT = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
+CODE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+def _ident(value: str) -> str:
+    if not IDENT.match(value):
+        raise ValueError("an id is 1 to 40 lower-case letters, digits or _, starting with a letter")
+    return value
+
+
+Ident = Annotated[str, AfterValidator(_ident)]
+
+
+class Page(Strict):
+    """A page of Markdown text the participant reads (written here, or in a file beside the study's)."""
+
+    title: str = ""
+    text: str = ""
+    file: DataPath | None = None
+
+    @model_validator(mode="after")
+    def _one_text(self) -> Page:
+        if bool(self.text.strip()) == bool(self.file):
+            raise ValueError("give the page's Markdown as text or as file, one of the two")
+        return self
+
+    def markdown(self) -> str:
+        return Path(self.file).read_text(encoding="utf-8") if self.file else self.text
+
+
+class QuizQuestion(Strict):
+    id: Ident
+    text: str = Field(min_length=1)
+    options: list[str] = Field(min_length=2, max_length=12)
+    answer: str
+
+    @model_validator(mode="after")
+    def _answer_offered(self) -> QuizQuestion:
+        if self.answer not in self.options:
+            raise ValueError(f"the answer {self.answer!r} is not one of the options")
+        if len(set(self.options)) != len(self.options):
+            raise ValueError("two options are the same")
+        return self
+
+
+class Quiz(Strict):
+    """A comprehension check after the instructions: all answers right to pass, ``attempts`` tries."""
+
+    attempts: int = Field(default=2, ge=1, le=10)
+    questions: list[QuizQuestion] = Field(default_factory=list)
+
+    @field_validator("questions")
+    @classmethod
+    def _distinct(cls, v: list[QuizQuestion]) -> list[QuizQuestion]:
+        _distinct_ids(v)
+        return v
+
+
+class SurveyQuestion(Strict):
+    """One question of the exit survey. ``expect`` makes it an attention check: its answer is recorded as
+    passed or failed (never a reason to end the session)."""
+
+    id: Ident
+    kind: Literal["likert", "choice", "text"]
+    text: str = Field(min_length=1)
+    #: A choice's options; a Likert scale's points run 1 .. ``scale`` with ``labels`` at its two ends.
+    options: list[str] = Field(default_factory=list, max_length=20)
+    scale: int = Field(default=7, ge=2, le=11)
+    labels: tuple[str, str] = ("Strongly disagree", "Strongly agree")
+    required: bool = True
+    max_length: int = Field(default=2000, ge=1, le=20000)
+    expect: str | int | None = None
+
+    @model_validator(mode="after")
+    def _shape(self) -> SurveyQuestion:
+        if self.kind == "choice" and len(self.options) < 2:
+            raise ValueError("a choice question needs at least two options")
+        if self.kind != "choice" and self.options:
+            raise ValueError(f"options belong to choice questions, not {self.kind}")
+        if self.expect is not None:
+            if self.kind == "choice" and self.expect not in self.options:
+                raise ValueError(f"expect {self.expect!r} is not one of the options")
+            if self.kind == "likert" and not (isinstance(self.expect, int) and 1 <= self.expect <= self.scale):
+                raise ValueError(f"expect is a point of the scale, 1 to {self.scale}")
+        return self
+
+
+class Survey(Strict):
+    questions: list[SurveyQuestion] = Field(default_factory=list)
+
+    @field_validator("questions")
+    @classmethod
+    def _distinct(cls, v: list[SurveyQuestion]) -> list[SurveyQuestion]:
+        _distinct_ids(v)
+        return v
+
+
+def _distinct_ids(questions: Sequence[QuizQuestion | SurveyQuestion]) -> None:
+    ids = [q.id for q in questions]
+    doubled = sorted({i for i in ids if ids.count(i) > 1})
+    if doubled:
+        raise ValueError(f"question id {doubled[0]!r} is used twice")
+
+
+class Agent(Strict):
+    name: str = Field(min_length=1, max_length=24)
+    model: ModelName
+
+
+class Group(Strict):
+    """Who plays each game: ``people`` participants (grouped in arrival order) and the study's agents."""
+
+    people: int = Field(ge=1, le=8)
+    games: int = Field(default=1, ge=1, le=100)
+    agents: list[Agent] = Field(default_factory=list, max_length=8)
+    #: The model that fills an empty seat (lobby timeout) and takes over a dropout; default: the first agent's.
+    model: ModelName | None = None
+
+    @model_validator(mode="after")
+    def _stand_in(self) -> Group:
+        names = [a.name.lower() for a in self.agents]
+        if len(set(names)) != len(names):
+            raise ValueError("two agents have the same name")
+        if self.model is None:
+            if not self.agents:
+                raise ValueError("name the model that fills empty seats and takes over dropouts (group.model)")
+            self.model = self.agents[0].model
+        return self
+
+    @property
+    def stand_in(self) -> str:
+        assert self.model is not None
+        return self.model
+
+
+class Lobby(Strict):
+    #: Seconds a participant may wait for a group before the lobby gives up on them.
+    timeout: float = Field(default=300, ge=5, le=24 * 3600)
+    #: At the timeout, fill the group's empty seats with the group's model instead of ending with ``no_group``.
+    fill_with_agents: bool = False
+
+
+class Dropout(Strict):
+    #: Seconds a participant in a game may be away (no page open) before a model takes over their seat.
+    grace: float = Field(default=60, ge=5, le=3600)
+    #: A participant who lets a move time out is taken over at once (else only absence counts).
+    idle: bool = True
+
+
+class Codes(Strict):
+    completed: str
+    no_consent: str
+    failed_quiz: str
+    no_group: str
+    dropped: str
+
+    @model_validator(mode="after")
+    def _codes(self) -> Codes:
+        values = [getattr(self, o) for o in OUTCOMES]
+        for outcome, code in zip(OUTCOMES, values, strict=True):
+            if not CODE.match(code):
+                raise ValueError(f"{outcome}: a code is 1 to 64 letters, digits, _ or -")
+        if len(set(values)) != len(values):
+            raise ValueError("two outcomes have the same code; each outcome needs its own")
+        return self
+
+    def of(self, outcome: Outcome) -> str:
+        return str(getattr(self, outcome))
+
+
+class Completion(Strict):
+    codes: Codes
+    #: Where the completion page sends the participant, with ``{code}`` filled (Prolific's completion URL).
+    redirect: str | None = None
+
+    @field_validator("redirect")
+    @classmethod
+    def _template(cls, v: str | None) -> str | None:
+        if v is None:
+            return v
+        if not re.match(r"^https?://[^\s/]+", v):
+            raise ValueError("the redirect is an http(s) address")
+        if "{code}" not in v or re.search(r"\{(?!code\})", v):
+            raise ValueError("the redirect holds {code} where the code goes, and no other {...}")
+        return v
+
+
+class Bonus(Strict):
+    """What each participant earns beyond the base pay, written as Prolific's bulk-bonus CSV."""
+
+    #: For each game the participant played to its end whose outcome has ``when`` true.
+    per_game: float = Field(default=0.0, ge=0, le=1000)
+    when: str = "converged"
+    #: For reaching the completion code with the ``completed`` outcome.
+    completed: float = Field(default=0.0, ge=0, le=1000)
+
+
+class StudyFile(Strict):
+    name: str
+    protocol: str
+    title: str = "A study"
+    description: str = ""
+    seed: int = 0
+    #: The protocol's room settings (its room form's keys: ``seat_timeout``, ``clarification_bound`` ...).
+    game: dict[str, Any] = Field(default_factory=dict)
+    #: The coordination game's items: ``builtin``, a JSONL file, or ``coarsewsd:FOLDER``.
+    data: DataPath = "builtin"
+    #: COGENT's benchmark items by task (``gsm8k = "path"``).
+    benchmarks: dict[str, DataPath] = Field(default_factory=dict)
+    group: Group
+    consent: Page
+    instructions: Page
+    quiz: Quiz = Field(default_factory=Quiz)
+    lobby: Lobby = Field(default_factory=Lobby)
+    dropout: Dropout = Field(default_factory=Dropout)
+    survey: Survey = Field(default_factory=Survey)
+    completion: Completion
+    bonus: Bonus = Field(default_factory=Bonus)
+    #: Options of every model (``timeout``, ``base_url``, ``n_ctx`` ...), as ``--option`` gives them.
+    options: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("game")
+    @classmethod
+    def _game(cls, value: dict[str, Any]) -> dict[str, Any]:
+        homes = {"agents": "[group] agents", "max_people": "[group] people", "protocol": "protocol",
+                 "seed": "seed", "mode": "the study (always automatic)"}
+        for key, home in homes.items():
+            if key in value:
+                raise ValueError(f"'{key}' is set by {home}, not in [game]")
+        return value
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        try:
+            return check_run_name(value)
+        except ConfigError as exc:
+            raise ValueError(str(exc).rstrip(".")) from None
+
+    @property
+    def run_id(self) -> str:
+        """The run every group's games are stored in (one report covers the study)."""
+        return f"study-{self.name}"
+
+    def models(self) -> list[str]:
+        """Every model the study seats, the stand-in first."""
+        return list(dict.fromkeys([self.group.stand_in, *(a.model for a in self.group.agents)]))
+
+    def room_body(self, agents: Sequence[tuple[str, str]]) -> dict[str, Any]:
+        """A room's creation request for one group: the game's settings, its agents (name, model)."""
+        body: dict[str, Any] = {**self.game, "protocol": self.protocol, "seed": self.seed,
+                                "max_people": self.group.people,
+                                "agents": [{"name": n, "model": m} for n, m in agents]}
+        if self.protocol == "coordination":
+            body.setdefault("dataset", "study")
+            body["mode"] = "automatic"
+        return body
+
+
+def _room_settings(study: StudyFile) -> None:
+    """The game's settings checked by the protocol's own room model (a ``ValidationError`` at ``game``)."""
+    from lexicoord.core.registry import get_protocol
+
+    entry = get_protocol(study.protocol)
+    if not entry.room:
+        raise ConfigError(f"protocol '{study.protocol}' has no live room, so no study can play it")
+    adapter = entry.load("room")
+    agents = [(a.name, a.model) for a in study.group.agents]
+    adapter.settings_model.model_validate(study.room_body(agents))
+
+
+def load(path: Path, overrides: Sequence[str] = (), environ: Mapping[str, str] | None = None) -> StudyFile:
+    """The study of ``path`` with ``overrides`` (``--set key=value``) applied, checked whole: every problem is
+    one sentence at its line (:class:`~lexicoord.experiments.source.ExperimentError`)."""
+    return checked(read(path, environ, what="study file"), overrides)
+
+
+def checked(source: Source, overrides: Sequence[str] = ()) -> StudyFile:
+    apply_overrides(source, overrides)
+    problems: list[Problem] = list(source.problems)
+    study: StudyFile | None = None
+    try:
+        study = StudyFile.model_validate(source.data, context={"base": source.base})
+    except ValidationError as exc:
+        problems += [Problem(where=source.where(p), text=t) for p, t in problems_of(exc)
+                     if not any(p[:len(u)] == u for u in source.unset)]
+    if study is not None:
+        try:
+            _room_settings(study)
+        except ValidationError as exc:
+            for path, text in problems_of(exc):
+                key = ("game", *path)
+                problems.append(Problem(where=source.where(key), text=f"game.{text}"))
+        except ConfigError as exc:
+            problems.append(Problem(where=source.where(("protocol",)), text=f"protocol: {str(exc).rstrip('.')}."))
+    if problems or study is None:
+        raise ExperimentError(list({str(p): p for p in problems}.values()))
+    return study
+
+
+class StudyPages(BaseModel):
+    """The study's texts as the participant's page shows them (no answer of the quiz, no attention check's)."""
+
+    title: str
+    consent: str
+    instructions: str
+    quiz: list[dict[str, Any]]
+    attempts: int
+    survey: list[dict[str, Any]]
+
+
+def pages_of(study: StudyFile) -> StudyPages:
+    return StudyPages(
+        title=study.title, consent=study.consent.markdown(), instructions=study.instructions.markdown(),
+        quiz=[{"id": q.id, "text": q.text, "options": q.options} for q in study.quiz.questions],
+        attempts=study.quiz.attempts,
+        survey=[q.model_dump(include={"id", "kind", "text", "options", "scale", "labels", "required", "max_length"})
+                for q in study.survey.questions])

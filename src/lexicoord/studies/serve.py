@@ -1,0 +1,70 @@
+"""A study served beside the rooms: what the server needs for it, and its part of the app.
+
+The rooms' services are the study's alone: its protocol, its models, its items. The run viewer is left
+out (a participant must not read another group's games), and so are the room exports (a study's games
+are exported from its dashboard); the study's one run holds every group's games for ``lexicoord report``.
+"""
+
+from __future__ import annotations
+
+from fastapi import FastAPI
+
+from lexicoord.models.pool import ModelPool
+from lexicoord.runs.store import Store
+from lexicoord.studies import dashboard, web
+from lexicoord.studies.file import StudyFile
+from lexicoord.studies.persistence import StudyStore
+from lexicoord.studies.study import Study
+from lexicoord.web.registry import Rooms
+from lexicoord.web.services import Services
+
+
+def services_for(file: StudyFile, store: Store, pool: ModelPool) -> Services:
+    """The rooms' services for ``file``: its protocol, models and items, each checked now."""
+    from lexicoord.cli.serve_cmd import load_benchmarks, load_datasets
+
+    for name in file.models():
+        pool.get(name)  # a missing key or an unknown provider is one clear error before the server starts
+    services = Services(store=store, models=pool, datasets=load_datasets([f"study={file.data}"]),
+                        model_names=file.models(), protocols=[file.protocol],
+                        benchmarks=load_benchmarks([f"{k}={v}" for k, v in file.benchmarks.items()]))
+    services.adapter(file.protocol)
+    return services
+
+
+def open_run(file: StudyFile, services: Services) -> None:
+    """The study's run, opened once (its config as a room's run has it, so the protocol's report reads it)."""
+    from lexicoord.web.registry import room_settings
+
+    agents = [(a.name, a.model) for a in file.group.agents]
+    settings, adapter = room_settings(file.room_body(agents), services)
+    config = {"study": file.name, **settings.run_config(), "room_settings": settings.model_dump(mode="json")}
+    services.store.open_run(file.run_id, adapter.protocol, config, 0)
+    services.store.set_run_status(file.run_id, "open")
+
+
+class StudyPart:
+    """The study's routes and schedule, as a part of the rooms' app (:class:`lexicoord.web.app.AppPart`)."""
+
+    def __init__(self, file: StudyFile, services: Services, key: str, public: bool,
+                 enter_rate: float = 5.0, enter_burst: float = 60.0) -> None:
+        self.services = services
+        self.study = Study(file, StudyStore(services.store, file.name))
+        self.key, self.public = key, public
+        self.enter_rate, self.enter_burst = enter_rate, enter_burst
+        self.study.load()
+        open_run(file, services)
+        self.rooms: Rooms | None = None
+
+    def mount(self, app: FastAPI, rooms: Rooms) -> None:
+        self.rooms = rooms
+        web.mount(app, self.study, self.enter_rate, self.enter_burst)
+        dashboard.mount(app, self.study, self.services.store, self.key, self.public)
+
+    async def start(self) -> None:
+        assert self.rooms is not None
+        await self.study.start(self.rooms)
+
+    async def stop(self) -> None:
+        await self.study.stop()
+        self.study.store.close()

@@ -1,0 +1,155 @@
+"use strict";
+// A participant's page. The server decides every stage; this page shows the one it is told and answers it,
+// naming the stage it answers. Text from the study file's Markdown arrives as HTML the server rendered with
+// raw HTML escaped; everything else is put on the page as text nodes.
+
+const sid = decodeURIComponent(location.pathname.split("/")[2] || "");
+const params = new URLSearchParams(location.search);
+const pid = params.get("PROLIFIC_PID") || params.get("pid") || "";
+const tokenKey = `lexicoord:study:${sid}:${pid}`;
+const api = `/api/studies/${encodeURIComponent(sid)}`;
+const $ = (sel) => document.querySelector(sel);
+let pages = null, view = null, polling = null;
+
+function h(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+    else if (v === true) node.setAttribute(k, "");
+    else if (v !== false && v != null) node.setAttribute(k, v);
+  }
+  for (const c of children.flat()) if (c != null && c !== false) node.append(c instanceof Node ? c : String(c));
+  return node;
+}
+function fill(node, ...children) { node.replaceChildren(...children.flat().filter((c) => c != null && c !== false)); }
+function showError(text) { $("#error").textContent = text || ""; }
+function headers() {
+  const out = { "Content-Type": "application/json", "X-Participant": pid };
+  const token = localStorage.getItem(tokenKey);
+  if (token) out.Authorization = `Bearer ${token}`;
+  return out;
+}
+async function call(method, path, body) {
+  const res = await fetch(`${api}${path}`, { method, headers: headers(), body: body ? JSON.stringify(body) : undefined });
+  let data = {};
+  try { data = await res.json(); } catch (e) { data = { message: `The server answered ${res.status}.` }; }
+  if (!res.ok) { const err = new Error(data.message || "Something went wrong."); err.status = res.status; err.data = data; throw err; }
+  return data;
+}
+function markdown(html) { const div = h("div", { class: "markdown" }); div.innerHTML = html; return div; }
+
+async function start() {
+  if (!pid) { showError("This link has no participant id; open the study from the link you were given."); fill($("#stage")); return; }
+  $("#who").textContent = pid;
+  try {
+    pages = await call("GET", "/pages");
+    $("#title").textContent = pages.title; document.title = pages.title;
+    const entered = await call("POST", "/enter", { pid, study_id: params.get("STUDY_ID"), session_id: params.get("SESSION_ID") });
+    if (entered.token) localStorage.setItem(tokenKey, entered.token);
+    show(entered.view);
+  } catch (e) { showError(e.message); fill($("#stage")); }
+}
+
+async function answer(body) {
+  showError("");
+  try {
+    const told = await call("POST", "/answer", { stage: view.stage, ...body });
+    show(told.view, told);
+  } catch (e) { showError(e.message); if (e.status === 409) refresh(); }
+}
+async function refresh() { try { show(await call("GET", "/me")); } catch (e) { showError(e.message); } }
+
+function show(next, told) {
+  const changed = !view || view.stage !== next.stage;
+  view = next;
+  const box = $("#stage");
+  box.dataset.stage = view.stage;
+  if (view.stage === "consent") renderConsent(box);
+  else if (view.stage === "instructions") renderInstructions(box);
+  else if (view.stage === "quiz") renderQuiz(box, told);
+  else if (view.stage === "lobby") renderLobby(box);
+  else if (view.stage === "game") { if (changed || !box.querySelector("iframe")) renderGame(box); }
+  else if (view.stage === "survey") { if (changed) renderSurvey(box); }
+  else if (view.stage === "done") renderDone(box);
+  if (view.stage === "lobby" || view.stage === "game") wait(view.stage);
+}
+
+async function wait(stage) {  // one long poll at a time: answers as soon as the participant is elsewhere
+  if (polling === stage) return;
+  polling = stage;
+  try {
+    while (view.stage === stage) {
+      const next = await call("GET", `/me?stage=${stage}`);
+      if (next.stage !== stage || stage === "lobby" || (stage === "game" && next.ready && !$("#stage iframe"))) show(next);
+    }
+  } catch (e) { showError(e.message); setTimeout(() => { polling = null; refresh(); }, 2000); return; }
+  polling = null;
+}
+
+function renderConsent(box) {
+  fill(box, h("h2", {}, "Consent"), markdown(pages.consent),
+    h("p", {}, h("button", { id: "agree", onclick: () => answer({ agree: true }) }, "I agree to take part"), " ",
+      h("button", { id: "decline", class: "secondary", onclick: () => answer({ agree: false }) }, "I do not agree")));
+}
+function renderInstructions(box) {
+  fill(box, h("h2", {}, "Instructions"), markdown(pages.instructions),
+    h("button", { id: "continue", onclick: () => answer({}) }, "Continue"));
+}
+function renderQuiz(box, told) {
+  const wrong = new Set(view.wrong || []);
+  const form = h("form", { id: "quiz" }, pages.quiz.map((q) => h("fieldset", { class: wrong.has(q.id) ? "question wrong" : "question", "data-question": q.id },
+    h("legend", {}, q.text), h("div", { class: "options" }, q.options.map((o) => h("label", {}, h("input", { type: "radio", name: q.id, value: o, required: true }), o))))),
+    h("button", { type: "submit", id: "submit-quiz" }, "Check my answers"));
+  form.addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const data = new FormData(form), answers = {};
+    for (const q of pages.quiz) answers[q.id] = data.get(q.id);
+    answer({ answers });
+  });
+  const note = view.wrong && view.wrong.length ? h("p", { class: "error" }, `Some answers were not right; ${view.attempts_left} attempt(s) left.`) : null;
+  fill(box, h("h2", {}, "A few questions"), h("p", { class: "muted" }, "Check that the instructions are clear."), note, form);
+}
+function renderLobby(box) {
+  fill(box, h("h2", {}, "Waiting for other participants"),
+    h("p", { id: "lobby-status" }, `You are number ${view.place || "?"} of ${view.waiting} waiting; a game needs ${view.needed}.`),
+    h("p", { class: "muted" }, `The game starts as soon as a group is complete (at most about ${Math.round(view.timeout / 60)} minute(s)). Keep this page open.`));
+}
+async function renderGame(box) {
+  if (!view.ready) { fill(box, h("h2", {}, "Your game"), h("p", { class: "muted" }, "Your game is being prepared…")); return; }
+  try {
+    const seat = await call("POST", "/play");
+    localStorage.setItem(`lexicoord:token:${seat.room}`, seat.token);
+    fill(box, h("h2", {}, `Your game — you are ${view.seat}`),
+      h("p", { class: "muted" }, `Play ${view.games} game(s); this page moves on by itself when they are done.`),
+      h("iframe", { class: "game", src: seat.path, title: "Your game", id: "game-frame" }));
+  } catch (e) { showError(e.message); }
+}
+function renderSurvey(box) {
+  const form = h("form", { id: "survey" }, pages.survey.map((q) => h("fieldset", { class: "question", "data-question": q.id },
+    h("legend", {}, q.text, q.required ? " *" : ""), field(q))), h("button", { type: "submit", id: "submit-survey" }, "Submit"));
+  form.addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const data = new FormData(form), answers = {};
+    for (const q of pages.survey) {
+      const v = data.get(q.id);
+      if (v === null || v === "") continue;
+      answers[q.id] = q.kind === "likert" ? Number(v) : String(v);
+    }
+    answer({ answers });
+  });
+  fill(box, h("h2", {}, "A few last questions"), form);
+}
+function field(q) {
+  if (q.kind === "text") return h("textarea", { name: q.id, maxlength: q.max_length, required: q.required });
+  if (q.kind === "choice") return h("div", { class: "options" }, q.options.map((o) => h("label", {}, h("input", { type: "radio", name: q.id, value: o, required: q.required }), o)));
+  const points = Array.from({ length: q.scale }, (_, i) => i + 1);
+  return h("div", { class: "scale" }, h("span", { class: "muted" }, q.labels[0]),
+    points.map((n) => h("label", {}, h("input", { type: "radio", name: q.id, value: n, required: q.required }), n)), h("span", { class: "muted" }, q.labels[1]));
+}
+function renderDone(box) {
+  fill(box, h("h2", {}, "Thank you"), h("p", { id: "done-message" }, view.message),
+    h("p", {}, "Your completion code:"), h("p", {}, h("span", { class: "code", id: "code" }, view.code)),
+    view.redirect ? h("p", {}, h("a", { href: view.redirect, id: "redirect", class: "button" }, "Return to the recruitment site")) : null);
+}
+
+document.addEventListener("DOMContentLoaded", start);

@@ -1,0 +1,390 @@
+"""A study being served: its participants, its lobby, its groups' rooms, and the experimenter's controls.
+
+Everything here runs on the server's one event loop, and every decision that must happen once (a group
+formed from the lobby, an outcome given) is taken in code with no ``await`` between looking and marking,
+so two requests in the same instant can never both take it: a participant is in one group or none, and
+gets one code. Each change is saved (:class:`~lexicoord.studies.persistence.StudyStore`) before anyone is
+told of it. A ticker looks at the lobby and the groups' rooms every half second, so the schedule holds
+after a restart as it did before: a game cut short is replayed by its room, the next game starts, a group
+whose games are done moves on to the survey.
+
+A group's games are played in a *managed* room (:mod:`lexicoord.web.room`): people cannot start or end
+games there, and a person away past the grace period (or idle past a move's limit, if the study says so)
+is taken over by the group's model for the rest of the game; that participant's session ends with the
+``dropped`` code, and later games of the group are played without their seat.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, Field
+
+from lexicoord.studies.file import Outcome, StudyFile
+from lexicoord.studies.participant import Dropped, Participant, StageError, answer, finish, following
+from lexicoord.studies.persistence import StudyStore
+from lexicoord.web.room import Managed, Room
+from lexicoord.web.tokens import hash_token, new_token, token_matches
+
+if TYPE_CHECKING:
+    from lexicoord.web.registry import Rooms
+
+log = logging.getLogger(__name__)
+#: Seconds between the ticker's looks at the lobby and the groups.
+TICK = 0.5
+
+
+class Game(BaseModel):
+    number: int
+    key: str
+
+
+class GroupRecord(BaseModel):
+    id: str
+    #: Participant ids in seat order (the first is the game's Player 1).
+    members: list[str]
+    seats: dict[str, str]
+    #: Seats the lobby filled with the group's model at its timeout.
+    filled: list[str] = Field(default_factory=list)
+    room: str | None = None
+    formed_at: float
+    status: Literal["forming", "playing", "finished"] = "forming"
+    games: list[Game] = Field(default_factory=list)
+
+
+class StudyState(BaseModel):
+    status: Literal["open", "paused", "ended"] = "open"
+    lobby_open: bool = True
+    arrivals: int = 0
+    groups: dict[str, GroupRecord] = Field(default_factory=dict)
+
+
+class Study:
+    def __init__(self, file: StudyFile, store: StudyStore, clock: Callable[[], float] = time.time) -> None:
+        self.file = file
+        self.store = store
+        self.clock = clock
+        self.state = StudyState()
+        self.participants: dict[str, Participant] = {}
+        self.rooms: Rooms | None = None
+        #: Who is waiting for a participant's next change (their page's long poll), and for any change (the
+        #: dashboard's).
+        self._watchers: dict[str, list[asyncio.Future[None]]] = {}
+        self.version = 0
+        self._ticker: asyncio.Task[None] | None = None
+        self._busy: set[str] = set()
+
+    # ---------------------------------------------------------------------------------- start and stop
+    def load(self) -> None:
+        saved, people = self.store.load()
+        if saved is not None:
+            self.state = StudyState.model_validate(saved)
+        self.participants = {p.pid: p for p in people}
+        self.store.open(self.file.model_dump(mode="json"), self.state.model_dump(mode="json"))
+
+    async def start(self, rooms: Rooms) -> None:
+        """Find the groups' rooms again (reopened by the server before this) and start the schedule."""
+        self.rooms = rooms
+        for group in self.state.groups.values():
+            room = rooms.get(group.room) if group.room else None
+            if room is not None:
+                room.manager = self
+        self._ticker = asyncio.create_task(self._tick_forever())
+
+    async def stop(self) -> None:
+        if self._ticker is not None:
+            self._ticker.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._ticker
+        await self.store.flushed()
+
+    # ---------------------------------------------------------------------------------- participants
+    async def enter(self, pid: str, token: str | None, study_ref: str | None = None,
+                    session: str | None = None) -> tuple[Participant, str | None]:
+        """The participant ``pid`` opening the study: a new session (and its secret token), or theirs again
+        with the token their browser kept. Someone else's id without its token is refused."""
+        p = self.participants.get(pid)
+        if p is not None:
+            if token is None or not token_matches(token, p.token_hash):
+                raise StageError("in_use", "This participant id has already begun the study in another browser; "
+                                           "go back to that browser, or write to the researcher.", 409)
+            return p, None
+        if self.state.status != "open":
+            raise StageError("closed", "This study is not taking participants now; please come back later."
+                             if self.state.status == "paused" else "This study has ended.", 403)
+        token = new_token()
+        now = self.clock()
+        p = self.participants[pid] = Participant(pid=pid, study_ref=study_ref, session=session,
+                                                 token_hash=hash_token(token))
+        p.move_to("consent", now)
+        await self._saved(p)
+        return p, token
+
+    def participant(self, pid: str, token: str) -> Participant:
+        p = self.participants.get(pid)
+        if p is None or not token_matches(token, p.token_hash):
+            raise StageError("unknown", "This page's session is unknown here; open the study from your link.", 401)
+        return p
+
+    async def submit(self, p: Participant, stage: str, body: dict[str, Any]) -> dict[str, Any]:
+        """The participant's answer to their stage (checked by :func:`answer`), saved before it is told."""
+        if self.state.status == "ended" and p.stage != "survey":
+            raise StageError("closed", "This study has ended.", 403)
+        told = answer(self.file, p, stage, body, self.clock())
+        if p.stage == "lobby":
+            self._arrive(p)
+        await self._saved(p)
+        if p.stage == "lobby":
+            await self.form_groups()
+        return told
+
+    def _arrive(self, p: Participant) -> None:
+        if p.arrival is None:
+            p.arrival = self.state.arrivals
+            self.state.arrivals += 1
+        if not self.state.lobby_open or self.state.status == "ended":
+            finish(self.file, p, "no_group", self.clock())
+
+    async def _saved(self, *people: Participant, state: bool = False) -> None:
+        await self.store.save(people, self.state.model_dump(mode="json") if state or people else None)
+        for p in people:
+            self._tell(p.pid)
+        self._tell(None)
+
+    def _tell(self, pid: str | None) -> None:
+        """Wake the long polls waiting on ``pid`` (None: the dashboard's)."""
+        self.version += 1
+        for w in self._watchers.pop(pid or "", []):
+            if not w.done():
+                w.set_result(None)
+
+    async def wait(self, pid: str | None, timeout: float) -> None:
+        """Until ``pid``'s session (None: anything) changes, or ``timeout`` seconds."""
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._watchers.setdefault(pid or "", []).append(fut)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(fut, timeout)
+
+    async def seat_token(self, p: Participant) -> tuple[str, str]:
+        """The room code and a fresh token for ``p``'s seat in their group's game."""
+        group = self.state.groups.get(p.group or "")
+        room = self.rooms.get(group.room) if self.rooms and group and group.room else None
+        if p.stage != "game" or room is None or p.seat is None:
+            raise StageError("no_game", "Your game is not ready; this page will move on by itself.")
+        return room.code, await room.reissue(p.seat)
+
+    # ---------------------------------------------------------------------------------- the lobby
+    def waiting(self) -> list[Participant]:
+        return sorted((p for p in self.participants.values() if p.stage == "lobby"), key=lambda p: p.arrival or 0)
+
+    async def form_groups(self) -> None:
+        """Group the lobby in arrival order; at the timeout, fill a short group with agents or send it home."""
+        if self.state.status != "open":
+            return
+        size = self.file.group.people
+        waiting = self.waiting()
+        formed: list[GroupRecord] = []
+        while len(waiting) >= size:
+            formed.append(self._claim(waiting[:size], fill=0))
+            waiting = waiting[size:]
+        now = self.clock()
+        timed_out = [p for p in waiting if now - p.entered["lobby"] >= self.file.lobby.timeout]
+        if timed_out and self.file.lobby.fill_with_agents:
+            formed.append(self._claim(waiting, fill=size - len(waiting)))
+        elif timed_out:
+            for p in timed_out:
+                finish(self.file, p, "no_group", now)
+            await self._saved(*timed_out)
+        for group in formed:
+            await self._saved(*(self.participants[m] for m in group.members), state=True)
+        for group in formed:
+            await self._open_room(group)
+
+    def _claim(self, members: list[Participant], fill: int) -> GroupRecord:
+        """Mark ``members`` as one group, at once (nothing is awaited here: no one else can take them)."""
+        now = self.clock()
+        gid = f"g{len(self.state.groups) + 1}"
+        seats = {p.pid: f"Person {i}" for i, p in enumerate(members, start=1)}
+        group = GroupRecord(id=gid, members=[p.pid for p in members], seats=seats, formed_at=now,
+                            filled=[f"Stand-in {i}" for i in range(1, fill + 1)])
+        self.state.groups[gid] = group
+        for p in members:
+            p.group, p.seat = gid, seats[p.pid]
+            p.move_to("game", now)
+        return group
+
+    async def _open_room(self, group: GroupRecord) -> None:
+        """The group's room: its people joined in seat order, the study's manager on it, its first game begun.
+        A room that cannot be made now is tried again at the next tick (the group stays formed)."""
+        if self.rooms is None or group.id in self._busy:
+            return
+        self._busy.add(group.id)
+        try:
+            await self._make_room(group)
+        except Exception:
+            log.exception("study %s: the room of group %s could not be opened", self.file.name, group.id)
+        finally:
+            self._busy.discard(group.id)
+
+    async def _make_room(self, group: GroupRecord) -> None:
+        assert self.rooms is not None
+        agents = [(a.name, a.model) for a in self.file.group.agents]
+        agents += [(name, self.file.group.stand_in) for name in group.filled]
+        managed = Managed(study=self.file.name, model=self.file.group.stand_in, on_idle=self.file.dropout.idle)
+        room = await self.rooms.create(self.file.room_body(agents), managed=managed, run=self.file.run_id)
+        room.manager = self
+        for pid in group.members:
+            await room.join(group.seats[pid], participant=pid)
+        group.room, group.status = room.code, "playing"
+        await self._saved(state=True)
+        await self._next_game(group, room)
+        for pid in group.members:
+            self._tell(pid)
+
+    # ---------------------------------------------------------------------------------- the groups
+    def room_changed(self, room: Room) -> None:
+        """A managed room's game ended or a seat was taken over: look at its group now, not at the next tick."""
+        group = next((g for g in self.state.groups.values() if g.room == room.code), None)
+        if group is not None:
+            asyncio.get_running_loop().create_task(self._look(group))
+
+    async def _look(self, group: GroupRecord) -> None:
+        """Bring one group up to date with its room (one look at a time per group)."""
+        if group.id in self._busy or group.status != "playing" or self.rooms is None:
+            return
+        self._busy.add(group.id)
+        try:
+            room = self.rooms.get(group.room or "")
+            if room is None:  # closed by the operator: its people have played what they could
+                await self._finish_group(group)
+                return
+            await self._dropouts(group, room)
+            if not room.busy and room.adapter.state.phase in ("lobby", "over"):
+                await self._next_game(group, room)
+        finally:
+            self._busy.discard(group.id)
+
+    async def _dropouts(self, group: GroupRecord, room: Room) -> None:
+        now = self.clock()
+        changed = []
+        for pid in group.members:
+            p = self.participants[pid]
+            person = room.people.get(p.seat or "")
+            if p.outcome is not None or person is None:
+                continue
+            taken = room.taken.get(person.name)
+            away = person.away_since is not None and time.time() - person.away_since >= self.file.dropout.grace
+            if taken is None and away and room.busy:
+                await room.take_over(person.name, "disconnected")
+                taken = room.taken.get(person.name)
+            if taken is not None:
+                p.dropped = Dropped(at=now, reason=taken.reason, game=room.adapter.state.games)
+                person.absent = True  # the group's later games are played without this seat
+                finish(self.file, p, "dropped", now)
+                changed.append(p)
+        if changed:
+            await room.save()
+            await self._saved(*changed)
+
+    async def _next_game(self, group: GroupRecord, room: Room) -> None:
+        """The group's next game, or, with its games played (or no participant left), the survey."""
+        played = room.adapter.state.games
+        left = [pid for pid in group.members if self.participants[pid].outcome is None]
+        if played >= self.file.group.games or not left or self.state.status == "ended":
+            await self._finish_group(group)
+            return
+        if await room.start_next():
+            current = room.adapter.state.current
+            if current is not None:
+                group.games.append(Game(number=current.number, key=current.spec.key))
+                await self._saved(state=True)
+            for pid in left:
+                self._tell(pid)
+
+    async def _finish_group(self, group: GroupRecord) -> None:
+        group.status = "finished"
+        now = self.clock()
+        moved = []
+        for pid in group.members:
+            p = self.participants[pid]
+            if p.stage == "game" and p.outcome is None:
+                if following(self.file, "game") == "done":
+                    finish(self.file, p, "completed", now)
+                else:
+                    p.move_to("survey", now)
+                moved.append(p)
+        await self._saved(*moved, state=True)
+
+    async def _tick_forever(self) -> None:
+        while True:
+            try:
+                await self.tick()
+            except Exception:  # one bad look must not stop the schedule
+                log.exception("study %s: the schedule's look failed", self.file.name)
+            await asyncio.sleep(TICK)
+
+    async def tick(self) -> None:
+        if self.waiting():
+            await self.form_groups()
+        for group in list(self.state.groups.values()):
+            if group.status == "forming" and group.room is None and self.rooms is not None:
+                await self._open_room(group)  # formed, then the server stopped before its room was made
+            elif group.status == "playing":
+                await self._look(group)
+
+    # ---------------------------------------------------------------------------------- the experimenter
+    async def control(self, action: str, group: str | None = None) -> str:
+        """An experimenter's action from the dashboard; a sentence saying what was done."""
+        now = self.clock()
+        if action == "close_lobby":
+            self.state.lobby_open = False
+            waiting = self.waiting()
+            for p in waiting:
+                finish(self.file, p, "no_group", now)
+            await self._saved(*waiting, state=True)
+            return f"The lobby is closed; {len(waiting)} waiting participant(s) got the no-group code."
+        if action in ("pause", "resume"):
+            self.state.status = "paused" if action == "pause" else "open"
+            await self._saved(state=True)
+            return "The study is paused: no one new may begin, and no group forms." if action == "pause" \
+                else "The study is open again."
+        if action == "end_study":
+            self.state.status, self.state.lobby_open = "ended", False
+            early = [p for p in self.participants.values() if p.stage in ("consent", "instructions", "quiz", "lobby")]
+            for p in early:
+                finish(self.file, p, "no_group", now)
+            ended = sum(self._end_game(g) for g in self.state.groups.values() if g.status == "playing")
+            await self._saved(*early, state=True)
+            return (f"The study has ended: {len(early)} participant(s) not yet in a game got the no-group code; "
+                    f"{ended} game(s) under way were ended, and their players go on to the survey.")
+        if action == "end_game":
+            found = self.state.groups.get(group or "")
+            if found is None or found.status != "playing":
+                raise StageError("no_group", "No group of that id is playing.", 404)
+            return "The game was ended." if self._end_game(found) else "That group has no game under way."
+        raise StageError("bad_action", f"No action '{action[:40]}'.", 400)
+
+    def _end_game(self, group: GroupRecord) -> bool:
+        room = self.rooms.get(group.room or "") if self.rooms else None
+        return room is not None and room.interrupt_game("ended by the experimenter")
+
+    def outcome_counts(self) -> dict[Outcome, int]:
+        counts: dict[Outcome, int] = {}
+        for p in self.participants.values():
+            if p.outcome is not None:
+                counts[p.outcome] = counts.get(p.outcome, 0) + 1
+        return counts
+
+
+def admin_key(environ: dict[str, str] | None = None) -> tuple[str, bool]:
+    """The dashboard's key: ``LEXICOORD_ADMIN_KEY`` if set (False: not to be printed), else a new one (True)."""
+    import os
+
+    given = (environ if environ is not None else os.environ).get("LEXICOORD_ADMIN_KEY", "").strip()
+    return (given, False) if given else (secrets.token_urlsafe(18), True)

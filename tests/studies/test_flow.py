@@ -1,0 +1,220 @@
+"""A study served for real (its app in-process, a SQLite file): participants from link to completion code.
+
+Scripted agents play the model seats: these tests check the study's rules (stages, lobby, groups,
+takeovers, codes, data out), never a model's behaviour.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from lexicoord.runs.store import Store
+from lexicoord.studies.file import StudyFile
+from tests.studies.conftest import KEY, Participant, play_out, serving, values
+
+
+def admin(client, path: str):  # type: ignore[no-untyped-def]
+    return client.get(f"/api/studies/pilot/admin/{path}", headers={"X-Admin-Key": KEY})
+
+
+def test_a_group_plays_to_the_survey_and_each_gets_the_completed_code_and_bonus(db: Path) -> None:
+    with serving(db, values()) as (client, part):
+        a, b = Participant(client, "alice"), Participant(client, "bob")
+        assert a.to_lobby()["stage"] == "lobby"
+        b.to_lobby()
+        view = a.until("game")
+        assert view["seat"] == "Person 1" and view["ready"]  # the first to arrive is Player 1
+        play_out(a.play(), b.play())
+        a.until("survey")
+        done = a.survey()["view"]
+        assert (done["stage"], done["outcome"], done["code"]) == ("done", "completed", "DONE1")
+        assert done["redirect"] == "https://app.prolific.com/submissions/complete?cc=DONE1"
+        b.until("survey")
+        b.survey(comments="=HYPERLINK(\"http://x\")")
+        rows = list(csv.DictReader(io.StringIO(admin(client, "participants.csv").text)))
+        bonus = admin(client, "bonus.csv").text.splitlines()
+    by = {r["participant_id"]: r for r in rows}
+    assert set(by) == {"alice", "bob"} and {r["code"] for r in rows} == {"DONE1"}
+    assert by["alice"]["seat"] == "Person 1" and by["bob"]["seat"] == "Person 2"
+    assert by["bob"]["survey_comments"].startswith("'=")  # a formula is written as text
+    assert by["alice"]["attention_colour"] == "True" and by["alice"]["games_played"] == "1"
+    # Scripted agents all choose the first option, as the people do here: the game converged.
+    assert by["alice"]["games_counted"] == "1" and by["alice"]["bonus"] == "0.60"
+    assert sorted(bonus) == ["alice,0.60", "bob,0.60"]  # Prolific's bulk-bonus lines, no header
+    # The game is an episode of the study's run, its people seats carrying their participant ids.
+    store = Store(str(db))
+    [episode] = store.episodes("study-pilot")
+    people = {a["name"]: a["options"].get("participant") for a in episode.spec["lineup"] if a["kind"] == "human"}
+    assert people == {"Person 1": "alice", "Person 2": "bob"}
+
+
+def test_declining_consent_and_failing_the_quiz_end_with_their_own_codes(db: Path) -> None:
+    with serving(db, values()) as (client, _):
+        no = Participant(client, "nope")
+        no.enter()
+        assert no.answer("consent", agree=False)["view"]["code"] == "NOPE2"
+        quiz = Participant(client, "quizzed")
+        quiz.enter()
+        quiz.answer("consent", agree=True)
+        quiz.answer("instructions")
+        first = quiz.answer("quiz", answers={"goal": "Never"})
+        assert first["wrong"] == ["goal"] and first["view"]["stage"] == "quiz" and first["view"]["attempts_left"] == 1
+        second = quiz.answer("quiz", answers={"goal": "Never"})["view"]
+        assert (second["outcome"], second["code"]) == ("failed_quiz", "QUIZ3")
+        # The session is over: nothing more is taken, and the code stays.
+        quiz.answer("quiz", expect=409, answers={"goal": "All agree"})
+        assert quiz.me()["code"] == "QUIZ3"
+
+
+def test_the_lobby_groups_in_arrival_order_and_a_latecomer_waits(db: Path) -> None:
+    with serving(db, values()) as (client, part):
+        people = [Participant(client, f"p{i}") for i in range(5)]
+        for p in people:
+            p.to_lobby()
+        for p in people[:4]:
+            p.until("game")
+        assert people[4].me()["stage"] == "lobby" and people[4].me()["place"] == 1
+        groups = part.study.state.groups
+        assert [g.members for g in groups.values()] == [["p0", "p1"], ["p2", "p3"]]
+
+
+def test_many_arriving_at_once_form_each_group_once_and_lose_no_one(db: Path) -> None:
+    with serving(db, values()) as (client, part):
+        people = [Participant(client, f"q{i:02d}") for i in range(40)]
+        for p in people:
+            p.enter()
+            p.answer("consent", agree=True)
+            p.answer("instructions")
+        with ThreadPoolExecutor(16) as pool:  # the quiz answers that send them all to the lobby, at once
+            list(pool.map(lambda p: p.answer("quiz", answers={"goal": "All agree"}), people))
+        deadline = time.monotonic() + 30
+        while sum(g.status == "playing" for g in part.study.state.groups.values()) < 20:
+            assert time.monotonic() < deadline, "groups not all opened"
+            time.sleep(0.05)
+        members = [m for g in part.study.state.groups.values() for m in g.members]
+        rooms = {g.room for g in part.study.state.groups.values()}
+    assert len(members) == len(set(members)) == 40  # no one in two groups, no one lost
+    assert len(part.study.state.groups) == 20 and len(rooms) == 20
+    arrivals = sorted(part.study.participants.values(), key=lambda p: p.arrival or 0)
+    for first, second in zip(arrivals[::2], arrivals[1::2], strict=True):
+        assert first.group == second.group  # grouped in arrival order
+
+
+def test_a_lobby_timeout_sends_a_lone_participant_home_with_the_no_group_code(db: Path) -> None:
+    def short(file: StudyFile) -> None:
+        file.lobby.timeout = 0.3
+
+    with serving(db, values(), tune=short) as (client, _):
+        alone = Participant(client, "alone")
+        alone.to_lobby()
+        view = alone.until("done")
+    assert (view["outcome"], view["code"]) == ("no_group", "ALONE4")
+
+
+def test_a_lobby_timeout_fills_the_group_with_stand_ins_when_the_study_allows(db: Path) -> None:
+    def short(file: StudyFile) -> None:
+        file.lobby.timeout = 0.3
+
+    with serving(db, values(lobby={"fill_with_agents": True}), tune=short) as (client, part):
+        alone = Participant(client, "alone")
+        alone.to_lobby()
+        alone.until("game")
+        play_out(alone.play())
+        alone.until("survey")
+        alone.survey()
+        [group] = part.study.state.groups.values()
+    assert group.filled == ["Stand-in 1"] and group.members == ["alone"]
+    [episode] = Store(str(db)).episodes("study-pilot")
+    seats = {a["name"]: (a["kind"], a["model"]) for a in episode.spec["lineup"]}
+    assert seats == {"Person 1": ("human", None), "Bot": ("llm", "scripted/first"),
+                     "Stand-in 1": ("llm", "scripted/first")}
+
+
+def test_a_reload_resumes_the_same_stage_and_seat_and_another_browser_is_refused(db: Path) -> None:
+    with serving(db, values()) as (client, _):
+        a, b = Participant(client, "alice"), Participant(client, "bob")
+        a.to_lobby()
+        b.to_lobby()
+        a.until("game")
+        again = Participant(client, "alice")
+        again.token = a.token  # the same browser: its token was kept
+        assert again.enter()["stage"] == "game" and again.me()["seat"] == "Person 1"
+        stranger = Participant(client, "alice")  # another browser with alice's link
+        r = client.post("/api/studies/pilot/enter", json={"pid": "alice"})
+        assert r.status_code == 409 and r.json()["code"] == "in_use"
+        r = client.get("/api/studies/pilot/me", headers={"X-Participant": "alice", "Authorization": "Bearer nope"})
+        assert r.status_code == 401
+        assert stranger.token is None
+        # A second seat token for the same participant takes the seat: the first page's token stops working.
+        room, first = a.seat()
+        room2, second = again.seat()
+        assert room == room2 and first != second
+
+
+def test_a_participant_away_past_the_grace_period_is_taken_over_and_gets_the_dropped_code(db: Path) -> None:
+    def short(file: StudyFile) -> None:
+        file.dropout.grace = 0.3
+
+    with serving(db, values(group={"games": 2}), tune=short) as (client, part):
+        stay, leave = Participant(client, "stay"), Participant(client, "leave")
+        stay.to_lobby()
+        leave.to_lobby()
+        stay.until("game")
+        browser = stay.play()  # "leave" never opens the game: away from its start
+        view = leave.until("done")
+        assert (view["outcome"], view["code"]) == ("dropped", "GONE5")
+        play_out(browser)
+        browser.until(lambda s: s["room"]["phase"] == "over" and s["room"]["games"] == 2)
+        play_out(browser)
+        stay.until("survey")
+        assert stay.survey()["view"]["code"] == "DONE1"
+        dropped = part.study.participants["leave"].dropped
+    assert dropped is not None and dropped.reason == "disconnected" and dropped.game == 1
+    store = Store(str(db))
+    episodes = sorted(store.episodes("study-pilot"), key=lambda e: e.position)
+    assert len(episodes) == 2
+    taken = [e for e in store.events(episodes[0].id or 0) if e.type == "seat_taken_over"]
+    assert len(taken) == 1 and taken[0].agent == "Person 2" and taken[0].by == "scripted/first"  # type: ignore[attr-defined]
+    # The group's second game is played without the dropped participant's seat.
+    assert [a["name"] for a in episodes[1].spec["lineup"] if a["kind"] == "human"] == ["Person 1"]
+    rows = list(csv.DictReader(io.StringIO(_csv(db, part))))
+    by = {r["participant_id"]: r for r in rows}
+    assert by["leave"]["dropped_reason"] == "disconnected" and by["leave"]["games_played"] == "0"
+    assert by["stay"]["games_played"] == "2"
+
+
+def _csv(db: Path, part) -> str:  # type: ignore[no-untyped-def]
+    from lexicoord.studies.export import write_participants
+
+    out = io.StringIO()
+    write_participants(part.study, Store(str(db)), out)
+    return out.getvalue()
+
+
+def test_a_restart_mid_game_loses_nothing_and_the_game_goes_on(db: Path) -> None:
+    with serving(db, values()) as (client, part):
+        a, b = Participant(client, "alice"), Participant(client, "bob")
+        a.to_lobby()
+        b.to_lobby()
+        a.until("game")
+        ba, bb = a.play(), b.play()
+        ba.vote(0)  # alice has moved; bob has not when the server stops
+        ba.until(lambda s: "Person 1" in str(s["room"]["game"]["status"]))
+        tokens = (a.token, b.token)
+    with serving(db, values()) as (client, part):
+        a, b = Participant(client, "alice"), Participant(client, "bob")
+        a.token, b.token = tokens
+        assert a.enter()["stage"] == "game" and b.me()["seat"] == "Person 2"
+        ba, bb = a.play(), b.play()
+        play_out(ba, bb)
+        a.until("survey")
+        b.until("survey")
+        a.survey()
+        b.survey()
+        assert {p.code for p in part.study.participants.values()} == {"DONE1"}
+    [episode] = Store(str(db)).episodes("study-pilot")
+    assert episode.status == "done"
