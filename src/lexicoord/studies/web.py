@@ -52,7 +52,7 @@ MESSAGES = {
 @lru_cache(maxsize=8)
 def _html(markdown: str) -> str:
     """A researcher's Markdown as HTML with raw HTML escaped (never passed through) and unsafe links dropped."""
-    return MarkdownIt("commonmark", {"html": False, "linkify": False}).render(markdown)
+    return str(MarkdownIt("commonmark", {"html": False, "linkify": False}).render(markdown))
 
 
 def refusal(exc: StageError) -> JSONResponse:
