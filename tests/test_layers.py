@@ -54,6 +54,13 @@ def test_experiments_know_protocols_only_through_the_registry(path: Path) -> Non
     assert not bad, f"{path.name} imports {sorted(bad)}"
 
 
+@pytest.mark.parametrize("path", files("studies"), ids=lambda p: p.name)
+def test_studies_know_protocols_only_through_the_registry_and_sit_below_the_command_line(path: Path) -> None:
+    """A study plays any protocol that has a room, built in or installed, as its rooms do."""
+    bad = {m for m in imports_of(path) if m.startswith(("lexicoord.protocols", "lexicoord.cli"))}
+    assert not bad, f"{path.name} imports {sorted(bad)}"
+
+
 #: A protocol package's modules that mount it on the layers above: its statistics and report (on the store and
 #: the shared analysis helpers), its live room (on the web's rooms) and its commands (on the command line's).
 MOUNTS = {"statistics": ("runs", "analysis"), "figures": ("analysis",), "report": ("runs", "analysis"),

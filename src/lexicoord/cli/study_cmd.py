@@ -67,7 +67,7 @@ def serve(
 ) -> None:
     """Serve a study: participants' link, lobby, games in managed rooms, survey, codes, and the dashboard."""
     from lexicoord.cli.ports import check_port
-    from lexicoord.cli.serve_cmd import run_app
+    from lexicoord.cli.serve_cmd import load_benchmarks, load_datasets, run_app
     from lexicoord.models.pool import ModelPool
     from lexicoord.runs.store import Store
     from lexicoord.studies.serve import StudyPart, services_for
@@ -80,7 +80,8 @@ def serve(
     hosts = served_hosts(host, allowed_host or [])
     proxies = proxy_addresses(forwarded_allow_ips)
     pool = ModelPool(**{**study.options, **parse_options(option)})
-    services = services_for(study, Store(db), pool)
+    services = services_for(study, Store(db), pool, load_datasets([f"study={study.data}"]),
+                            load_benchmarks([f"{k}={v}" for k, v in study.benchmarks.items()]))
     key, shown = admin_key()
     public = host not in LOOPBACK
     part = StudyPart(study, services, key, public, enter_rate=enter_rate)

@@ -2,7 +2,7 @@
 
 Every call needs the study's key (``X-Admin-Key``; printed when the server starts, or
 ``LEXICOORD_ADMIN_KEY``), and is answered only to this machine (loopback) unless the server was started to
-listen publicly. The page is static; it reads the key from its address's fragment (never sent to the server
+listen publicly (``--host`` other than loopback). The page is static; it reads the key from its address's fragment (never sent to the server
 in the URL, so it stays out of logs and referrers) and long-polls the state, which answers as soon as
 anything in the study changes. Everything a participant wrote is put on the page as text, never as HTML.
 """
@@ -84,8 +84,8 @@ def mount(app: FastAPI, study: Study, store: Store, key: str, public: bool) -> N
     def allowed(request: Request) -> None:
         host = request.client.host if request.client else ""
         if not public and not _loopback(host):
-            raise StageError("not_here", "The dashboard answers only on the machine that serves the study; start "
-                                         "the server with --public to reach it elsewhere with its key.", 403)
+            raise StageError("not_here", "The dashboard answers only on the machine that serves the study; serve "
+                                         "it with --host 0.0.0.0 to reach it elsewhere with its key.", 403)
         given = request.headers.get("x-admin-key", "")
         if not hmac.compare_digest(given.encode(), key.encode()):
             raise StageError("no_key", "The dashboard needs the study's key (printed when the server started).", 401)

@@ -30,9 +30,9 @@ class StageError(LexicoordError):
         self.code, self.status = code, status
 
 
-def clean_pid(value: str | None, name: str = "participant id") -> str:
+def clean_pid(value: object, name: str = "participant id") -> str:
     """A participant id from a link, or :class:`StageError`."""
-    text = (value or "").strip()
+    text = value.strip() if isinstance(value, str) else ""
     if not PID.match(text):
         raise StageError("bad_id", f"The link's {name} is missing or malformed; open the study from the link "
                                    "you were given.", 400)

@@ -7,6 +7,9 @@ are exported from its dashboard); the study's one run holds every group's games 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from fastapi import FastAPI
 
 from lexicoord.models.pool import ModelPool
@@ -19,15 +22,14 @@ from lexicoord.web.registry import Rooms
 from lexicoord.web.services import Services
 
 
-def services_for(file: StudyFile, store: Store, pool: ModelPool) -> Services:
-    """The rooms' services for ``file``: its protocol, models and items, each checked now."""
-    from lexicoord.cli.serve_cmd import load_benchmarks, load_datasets
-
+def services_for(file: StudyFile, store: Store, pool: ModelPool, datasets: dict[str, Sequence[Any]],
+                 benchmarks: dict[str, list[dict[str, Any]]]) -> Services:
+    """The rooms' services for ``file``: its protocol, its models (each checked now), and its items as the
+    command line loaded them (``study`` = the file's ``data``; its ``benchmarks``)."""
     for name in file.models():
         pool.get(name)  # a missing key or an unknown provider is one clear error before the server starts
-    services = Services(store=store, models=pool, datasets=load_datasets([f"study={file.data}"]),
-                        model_names=file.models(), protocols=[file.protocol],
-                        benchmarks=load_benchmarks([f"{k}={v}" for k, v in file.benchmarks.items()]))
+    services = Services(store=store, models=pool, datasets=datasets, model_names=file.models(),
+                        protocols=[file.protocol], benchmarks=benchmarks)
     services.adapter(file.protocol)
     return services
 

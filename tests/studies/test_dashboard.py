@@ -1,0 +1,153 @@
+"""The experimenter's dashboard: its key, its address rule, its live state, its controls and its exports."""
+
+from __future__ import annotations
+
+import csv
+import io
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from lexicoord.studies.file import StudyFile
+from tests.studies.conftest import KEY, Participant, play_out, serving, values
+
+STATE = "/api/studies/pilot/admin/state"
+
+
+@pytest.mark.parametrize("headers", [{}, {"X-Admin-Key": ""}, {"X-Admin-Key": "wrong"}, {"X-Admin-Key": KEY + "x"},
+                                     {"Authorization": f"Bearer {KEY}"}])
+def test_every_admin_call_is_refused_without_the_key(db: Path, headers: dict[str, str]) -> None:
+    with serving(db, values()) as (client, _):
+        for method, path in [("GET", STATE), ("POST", "/api/studies/pilot/admin/action"),
+                             ("GET", "/api/studies/pilot/admin/participants.csv"),
+                             ("GET", "/api/studies/pilot/admin/bonus.csv")]:
+            r = client.request(method, path, headers=headers, json={"action": "end_study"})
+            assert r.status_code == 401, (path, r.text)
+        assert client.get(STATE, headers={"X-Admin-Key": KEY}).json()["status"] == "open"  # nothing was ended
+
+
+def test_the_dashboard_answers_only_loopback_unless_served_publicly(db: Path) -> None:
+    with serving(db, values(), public=False) as (client, part):
+        # Starlette's test client comes from the address "testclient": not this machine's loopback.
+        r = client.get(STATE, headers={"X-Admin-Key": KEY})
+        assert r.status_code == 403 and "--host" in r.json()["message"]
+        local = TestClient(client.app, client=("127.0.0.1", 50000))
+        assert local.get(STATE, headers={"X-Admin-Key": KEY}).status_code == 200
+        v6 = TestClient(client.app, client=("::1", 50000))
+        assert v6.get(STATE, headers={"X-Admin-Key": KEY}).status_code == 200
+        for remote in ("10.0.0.7", "192.168.1.20", "2001:db8::1", "localhost.evil.example"):
+            other = TestClient(client.app, client=(remote, 50000))
+            assert other.get(STATE, headers={"X-Admin-Key": KEY}).status_code == 403, remote
+
+
+def test_the_state_counts_stages_and_shows_the_lobby_and_groups(db: Path) -> None:
+    with serving(db, values()) as (client, _):
+        a, b, c = (Participant(client, n) for n in ("a1", "b2", "c3"))
+        a.to_lobby()
+        b.to_lobby()
+        c.enter()
+        state = client.get(STATE, headers={"X-Admin-Key": KEY}).json()
+        assert state["participants"] == 3 and state["by_stage"]["consent"] == 1
+        a.until("game")
+        state = client.get(STATE, headers={"X-Admin-Key": KEY}).json()
+        [group] = state["groups"]
+        seats = {s["seat"]: s for s in group["seats"]}
+        assert seats["Person 1"]["participant"] == "a1" and seats["Person 2"]["participant"] == "b2"
+        assert seats["Bot"]["kind"] == "agent" and seats["Bot"]["model"] == "scripted/first"
+        assert state["times"]["consent"]["n"] == 2
+
+
+def test_the_state_answers_as_soon_as_something_changes(db: Path) -> None:
+    with serving(db, values()) as (client, _):
+        version = client.get(STATE, headers={"X-Admin-Key": KEY}).json()["version"]
+        got: list[float] = []
+
+        def poll() -> None:
+            started = time.monotonic()
+            client.get(f"{STATE}?since={version}", headers={"X-Admin-Key": KEY})
+            got.append(time.monotonic() - started)
+
+        waiter = threading.Thread(target=poll)
+        waiter.start()
+        time.sleep(0.5)
+        assert not got  # still waiting: nothing changed
+        Participant(client, "newcomer").enter()
+        waiter.join(10)
+        assert got and 0.4 < got[0] < 5
+
+
+def test_closing_the_lobby_sends_the_waiting_home_with_the_no_group_code(db: Path) -> None:
+    with serving(db, values()) as (client, _):
+        waiting = Participant(client, "w1")
+        waiting.to_lobby()
+        later = Participant(client, "w2")
+        later.enter()
+        later.answer("consent", agree=True)
+        later.answer("instructions")
+        r = client.post("/api/studies/pilot/admin/action", json={"action": "close_lobby"}, headers={"X-Admin-Key": KEY})
+        assert r.status_code == 200 and "1 waiting" in r.json()["message"]
+        assert waiting.me()["code"] == "ALONE4"
+        assert later.answer("quiz", answers={"goal": "All agree"})["view"]["code"] == "ALONE4"
+
+
+def test_pausing_turns_newcomers_away_and_resuming_lets_them_in(db: Path) -> None:
+    with serving(db, values()) as (client, _):
+        act = lambda a: client.post("/api/studies/pilot/admin/action", json={"action": a},  # noqa: E731
+                                    headers={"X-Admin-Key": KEY})
+        early = Participant(client, "early")
+        early.enter()
+        assert act("pause").status_code == 200
+        r = client.post("/api/studies/pilot/enter", json={"pid": "late"})
+        assert r.status_code == 403 and "not taking participants" in r.json()["message"]
+        assert early.answer("consent", agree=True)["view"]["stage"] == "instructions"  # those inside go on
+        act("resume")
+        assert Participant(client, "late").enter()["stage"] == "consent"
+
+
+def test_ending_a_game_sends_its_players_on_and_ending_the_study_closes_it(db: Path) -> None:
+    with serving(db, values(group={"games": 3}, game={"seat_timeout": 600})) as (client, part):
+        a, b = Participant(client, "a"), Participant(client, "b")
+        a.to_lobby()
+        b.to_lobby()
+        a.until("game")
+        ba, _ = a.play(), b.play()
+        ba.until(lambda s: s["room"]["phase"] == "playing")
+        act = lambda body: client.post("/api/studies/pilot/admin/action", json=body,  # noqa: E731
+                                       headers={"X-Admin-Key": KEY})
+        assert act({"action": "end_game", "group": "g1"}).json()["message"] == "The game was ended."
+        ba.until(lambda s: s["room"]["games"] == 2)  # the next game of the group began
+        early = Participant(client, "early")
+        early.enter()
+        said = act({"action": "end_study"}).json()["message"]
+        assert "1 participant(s) not yet in a game" in said and "1 game(s)" in said
+        assert early.me()["code"] == "ALONE4"
+        a.until("survey")
+        assert a.survey()["view"]["code"] == "DONE1"  # those who played finish and are paid
+        r = client.post("/api/studies/pilot/enter", json={"pid": "after"})
+        assert r.status_code == 403 and "ended" in r.json()["message"]
+        assert act({"action": "end_game", "group": "g9"}).status_code == 404
+        assert act({"action": "drop_tables"}).status_code == 400
+        assert part.study.state.groups["g1"].status == "finished"
+
+
+def test_exports_escape_formulas_and_keep_html_as_written(db: Path) -> None:
+    def quick(file: StudyFile) -> None:
+        file.lobby.timeout = 0.3
+
+    with serving(db, values(lobby={"fill_with_agents": True}), tune=quick) as (client, _):
+        p = Participant(client, "p1")
+        p.to_lobby()
+        p.until("game")
+        play_out(p.play())
+        p.until("survey")
+        p.survey(comments='<script>alert("x")</script> =SUM(A1:A9) @me -1')
+        text = client.get("/api/studies/pilot/admin/participants.csv", headers={"X-Admin-Key": KEY}).text
+        state = client.get(STATE, headers={"X-Admin-Key": KEY}).json()
+    [row] = list(csv.DictReader(io.StringIO(text)))
+    assert row["survey_comments"] == '<script>alert("x")</script> =SUM(A1:A9) @me -1'  # text as written, not a formula
+    hostile = list(csv.reader(io.StringIO(text)))
+    assert all(not str(cell).startswith(("=", "+", "@")) for r in hostile for cell in r if cell != "-1")
+    assert state["recent"][0]["survey"]["comments"].startswith("<script>")  # JSON; the page shows it as text

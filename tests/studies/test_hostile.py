@@ -1,0 +1,107 @@
+"""What a participant's page might send that a real one would not: someone else's id, a forged stage, a huge
+answer, markup, a room of the study joined from outside. Each is refused and loses nothing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.studies.conftest import Participant, serving, values
+
+API = "/api/studies/pilot"
+
+
+def test_another_participants_id_reaches_nothing_of_theirs(db: Path) -> None:
+    with serving(db, values()) as (client, _):
+        alice, mallory = Participant(client, "alice"), Participant(client, "mallory")
+        alice.to_lobby()
+        mallory.enter()
+        forged = {"X-Participant": "alice", "Authorization": f"Bearer {mallory.token}"}
+        for method, path, body in [("GET", "/me", None), ("POST", "/answer", {"stage": "lobby"}), ("POST", "/play", {})]:
+            r = client.request(method, f"{API}{path}", headers=forged, json=body)
+            assert r.status_code == 401 and "alice" not in r.text, (path, r.text)
+        r = client.post(f"{API}/enter", json={"pid": "alice"})  # her link, opened elsewhere
+        assert r.status_code == 409 and "token" not in r.json()
+        assert alice.me()["stage"] == "lobby"
+
+
+@pytest.mark.parametrize("claimed", ["survey", "game", "done", "lobby", "quiz", "instructions"])
+def test_a_forged_stage_jump_is_refused_and_the_session_stays_where_it_was(db: Path, claimed: str) -> None:
+    with serving(db, values()) as (client, part):
+        p = Participant(client, "p1")
+        p.enter()
+        r = client.post(f"{API}/answer", headers=p.headers(),
+                        json={"stage": claimed, "answers": {"clear": 7, "colour": "Blue"}, "agree": True})
+        assert r.status_code == 409 and r.json()["code"] == "wrong_stage"
+        assert p.me()["stage"] == "consent" and part.study.participants["p1"].outcome is None
+
+
+def test_a_megabyte_survey_answer_is_refused_whole_and_nothing_is_kept(db: Path) -> None:
+    with serving(db, values(survey={"questions": [
+            {"id": "comments", "kind": "text", "text": "Anything?", "max_length": 20000}]},
+            quiz={"questions": []}, group={"people": 1})) as (client, part):
+        p = Participant(client, "p1")
+        p.enter()
+        p.answer("consent", agree=True)
+        p.answer("instructions")
+        p.until("game")
+        part.study.participants["p1"].stage = "survey"  # skip the game: this test is about the survey's input
+        huge = "x" * (1024 * 1024)
+        r = client.post(f"{API}/answer", headers=p.headers(), json={"stage": "survey", "answers": {"comments": huge}})
+        assert r.status_code == 413
+        long = "y" * 20001
+        r = client.post(f"{API}/answer", headers=p.headers(), json={"stage": "survey", "answers": {"comments": long}})
+        assert r.status_code == 413 and "20000" in r.json()["message"]
+        assert part.study.participants["p1"].survey == {} and part.study.participants["p1"].outcome is None
+        r = client.post(f"{API}/enter", content=b"[" * 300_000, headers={"Content-Type": "application/json"})
+        assert r.status_code == 413
+
+
+@pytest.mark.parametrize("body", [b"not json", b"[1,2]", b'"text"', b"{\"pid\": 5}", b"{\"pid\": \"<script>\"}",
+                                  b"{\"pid\": \"ok\", \"study_id\": \"a b\"}"])
+def test_malformed_requests_are_one_sentence_each(db: Path, body: bytes) -> None:
+    with serving(db, values()) as (client, part):
+        r = client.post(f"{API}/enter", content=body, headers={"Content-Type": "application/json"})
+        assert r.status_code == 400 and r.json()["message"].endswith(".")
+        assert part.study.participants == {}
+
+
+def test_the_pages_give_no_answers_away_and_escape_markup(db: Path) -> None:
+    hostile = values(consent={"text": "Agree? <script>alert(1)</script> [x](javascript:alert(1)) <b>bold</b>"})
+    with serving(db, hostile) as (client, _):
+        pages = client.get(f"{API}/pages").json()
+    assert "<script>" not in pages["consent"] and "&lt;script&gt;" in pages["consent"]
+    assert "javascript:" not in pages["consent"].replace("[x](javascript:alert(1))", "")
+    assert "<b>" not in pages["consent"]
+    assert all("answer" not in q for q in pages["quiz"])
+    assert all("expect" not in q for q in pages["survey"])
+    assert "All agree" in json.dumps(pages["quiz"])  # the options are there, only which is right is not
+
+
+def test_a_studys_room_cannot_be_joined_exported_or_run_from_outside(db: Path) -> None:
+    with serving(db, values()) as (client, _):
+        a, b = Participant(client, "a"), Participant(client, "b")
+        a.to_lobby()
+        b.to_lobby()
+        a.until("game")
+        room, _token = a.seat()
+        r = client.post(f"/api/rooms/{room}/join", json={"name": "Intruder"})
+        assert r.status_code == 403 and r.json()["code"] == "managed"
+        for kind in ("json", "csv"):
+            assert client.get(f"/api/rooms/{room}/export.{kind}").status_code == 403
+        assert client.get("/api/runs").status_code == 404  # no run viewer on a study's server
+        browser = a.play()  # Person 1: the game's leader, yet the study's schedule is not theirs to change
+        for msg in ({"type": "end_game"}, {"type": "start"}, {"type": "drop", "name": "Person 2"},
+                    {"type": "hand_over", "name": "Person 2"}):
+            browser.send(**msg)
+            assert browser.error()["code"] == "managed"
+        assert browser.state is not None and browser.state["room"]["managed"] is True
+
+
+def test_a_study_page_of_another_study_is_not_found(db: Path) -> None:
+    with serving(db, values()) as (client, _):
+        assert client.get("/studies/pilot/").status_code == 200
+        assert client.get("/studies/other/").status_code == 404
+        assert client.post("/api/studies/other/enter", json={"pid": "x"}).status_code == 404
