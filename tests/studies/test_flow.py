@@ -12,6 +12,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from lexicoord.analysis.report import report_run
 from lexicoord.runs.store import Store
 from lexicoord.studies.file import StudyFile
 from tests.studies.conftest import KEY, Participant, play_out, serving, values
@@ -185,6 +186,17 @@ def test_a_participant_away_past_the_grace_period_is_taken_over_and_gets_the_dro
     by = {r["participant_id"]: r for r in rows}
     assert by["leave"]["dropped_reason"] == "disconnected" and by["leave"]["games_played"] == "0"
     assert by["stay"]["games_played"] == "2"
+    # The analysis may keep such games or leave them out: every protocol's report reads them the same way.
+    full = report_run(store, "study-pilot", db.parent / "full")
+    kept = report_run(store, "study-pilot", db.parent / "kept", without_takeovers=True)
+    assert not any("took a person's seat" in w for w in full.warnings)
+    assert "1 game(s) in which a model took a person's seat over are left out" in kept.warnings[-1]
+    assert _games(full.files["csv"]) == 2 and _games(kept.files["csv"]) == 1
+
+
+def _games(path: Path) -> int:
+    with path.open(encoding="utf-8") as fh:
+        return sum(1 for _ in csv.DictReader(fh))
 
 
 def _csv(db: Path, part) -> str:  # type: ignore[no-untyped-def]

@@ -38,10 +38,13 @@ def print_warnings(warnings: list[str]) -> None:
 def report(
     run_id: Annotated[str, typer.Argument(help="Run name (or a unique prefix).")],
     out: OutFolderOption = None,
+    without_takeovers: Annotated[bool, typer.Option(
+        "--without-takeovers", help="Leave out games in which a model took a person's seat over (a study's dropouts).")]
+    = False,
     db: DbOption = None,
 ) -> None:
     """Tables in the terminal; figures (PNG, SVG), an HTML report, JSON and CSV on disk, for any protocol."""
     from lexicoord.analysis.report import report_run
     from lexicoord.runs.store import Store
 
-    print_report(report_run(Store(db), run_id, out))
+    print_report(report_run(Store(db), run_id, out, without_takeovers=without_takeovers))

@@ -167,9 +167,16 @@ class Study:
     async def wait(self, pid: str | None, timeout: float) -> None:
         """Until ``pid``'s session (None: anything) changes, or ``timeout`` seconds."""
         fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._watchers.setdefault(pid or "", []).append(fut)
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(fut, timeout)
+        waiting = self._watchers.setdefault(pid or "", [])
+        waiting.append(fut)
+        try:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(fut, timeout)
+        finally:  # a page that polls on and on with nothing changing leaves nothing behind
+            if fut in waiting:
+                waiting.remove(fut)
+            if not waiting and self._watchers.get(pid or "") is waiting:
+                del self._watchers[pid or ""]
 
     async def seat_token(self, p: Participant) -> tuple[str, str]:
         """The room code and a fresh token for ``p``'s seat in their group's game."""
