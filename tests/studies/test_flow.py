@@ -11,6 +11,9 @@ import io
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from lexicoord.analysis.report import report_run
 from lexicoord.runs.store import Store
@@ -230,3 +233,33 @@ def test_a_restart_mid_game_loses_nothing_and_the_game_goes_on(db: Path) -> None
         assert {p.code for p in part.study.participants.values()} == {"DONE1"}
     [episode] = Store(str(db)).episodes("study-pilot")
     assert episode.status == "done"
+
+
+BOTS = [{"name": f"Bot {i}", "model": "scripted/first"} for i in range(1, 7)]
+SMOKE = Path(__file__).resolve().parents[2] / "experiments" / "smoke"
+
+
+@pytest.mark.parametrize(("protocol", "extra"), [
+    ("debate", {"group": {"people": 1, "agents": BOTS[:1]}}),
+    ("werewolf", {"group": {"people": 1, "agents": BOTS}}),
+    ("cogent", {"group": {"people": 1, "agents": BOTS[:1]}, "game": {"seat_timeout": 30, "source": "gsm8k"},
+                "benchmarks": {"gsm8k": str(SMOKE / "gsm8k.jsonl")}}),
+])
+def test_every_protocol_with_a_room_is_played_in_a_study(db: Path, protocol: str, extra: dict[str, Any]) -> None:
+    with serving(db, values(protocol=protocol, **extra)) as (client, part):
+        p = Participant(client, "alice")
+        p.to_lobby()
+        view = p.until("game")
+        room = client.app.state.rooms.get(part.study.state.groups["g1"].room)
+        assert view["ready"] and room.managed is not None and room.busy
+    assert Store(str(db)).run("study-pilot").protocol == protocol
+
+
+def test_a_table_the_protocol_refuses_sends_the_group_home_and_says_why(db: Path) -> None:
+    with serving(db, values(protocol="werewolf", group={"people": 1, "agents": BOTS[:1]})) as (client, part):
+        p = Participant(client, "alice")
+        p.to_lobby()
+        view = p.until("done")
+        state = client.get("/api/studies/pilot/admin/state", headers={"X-Admin-Key": KEY}).json()
+    assert view["code"] == "ALONE4"
+    assert "cannot hold" in (state["groups"][0]["error"] or "")

@@ -58,7 +58,8 @@ def snapshot(study: Study) -> dict[str, Any]:
         agents = room.settings.agents if room else []
         seats += [{"seat": a.name, "kind": "stand-in" if a.name in g.filled else "agent", "model": a.model}
                   for a in agents]
-        groups.append({"id": g.id, "room": g.room, "status": g.status, "formed_at": g.formed_at, "seats": seats,
+        groups.append({"id": g.id, "room": g.room, "status": g.status, "error": g.error, "formed_at": g.formed_at,
+                       "seats": seats,
                        "games": study.file.group.games, "played": room.adapter.state.games if room else len(g.games),
                        "playing": bool(room and room.busy)})
     lobby = [{"participant": p.pid, "arrival": p.arrival, "waited": round(now - p.entered["lobby"], 1)}

@@ -40,6 +40,7 @@ def open_run(file: StudyFile, services: Services) -> None:
 
     agents = [(a.name, a.model) for a in file.group.agents]
     settings, adapter = room_settings(file.room_body(agents), services)
+    settings.check(services)  # what the protocol's room needs (COGENT's items ...) is one error now, not per group
     config = {"study": file.name, **settings.run_config(), "room_settings": settings.model_dump(mode="json")}
     services.store.open_run(file.run_id, adapter.protocol, config, 0)
     services.store.set_run_status(file.run_id, "open")

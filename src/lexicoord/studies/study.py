@@ -26,9 +26,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
+from lexicoord.errors import LexicoordError
 from lexicoord.studies.file import Outcome, StudyFile
 from lexicoord.studies.participant import Dropped, Participant, StageError, answer, finish, following
 from lexicoord.studies.persistence import StudyStore
+from lexicoord.web.errors import RoomError
 from lexicoord.web.room import Managed, Room
 from lexicoord.web.tokens import hash_token, new_token, token_matches
 
@@ -56,6 +58,8 @@ class GroupRecord(BaseModel):
     formed_at: float
     status: Literal["forming", "playing", "finished"] = "forming"
     games: list[Game] = Field(default_factory=list)
+    #: Why the group's game could not start (its room refused the table), if it could not.
+    error: str | None = None
 
 
 class StudyState(BaseModel):
@@ -306,7 +310,14 @@ class Study:
         if played >= self.file.group.games or not left or self.state.status == "ended":
             await self._finish_group(group)
             return
-        if await room.start_next():
+        try:
+            started = await room.start_next()
+        except (RoomError, LexicoordError) as exc:  # the protocol refuses this table (too few players for its roles ...)
+            log.error("study %s: group %s cannot play: %s", self.file.name, group.id, exc)
+            group.error = str(exc)
+            await self._finish_group(group, unplayed=True)
+            return
+        if started:
             current = room.adapter.state.current
             if current is not None:
                 group.games.append(Game(number=current.number, key=current.spec.key))
@@ -314,14 +325,18 @@ class Study:
             for pid in left:
                 self._tell(pid)
 
-    async def _finish_group(self, group: GroupRecord) -> None:
+    async def _finish_group(self, group: GroupRecord, unplayed: bool = False) -> None:
+        """The group's games are over: its players go on to the survey (or, if its game could not even start,
+        home with the no-group code)."""
         group.status = "finished"
         now = self.clock()
         moved = []
         for pid in group.members:
             p = self.participants[pid]
             if p.stage == "game" and p.outcome is None:
-                if following(self.file, "game") == "done":
+                if unplayed:
+                    finish(self.file, p, "no_group", now)
+                elif following(self.file, "game") == "done":
                     finish(self.file, p, "completed", now)
                 else:
                     p.move_to("survey", now)

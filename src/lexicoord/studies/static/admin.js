@@ -39,6 +39,9 @@ async function loop() {
     } catch (e) {
       $("#conn").textContent = "disconnected"; $("#conn").className = "pill bad"; $("#error").textContent = e.message;
       if (e.status === 401 || e.status === 403) { $("#key-box").hidden = false; $("#board").hidden = true; return; }
+      // Ask for the state at once when back: a restarted server counts its versions from 0 again, so the
+      // last version seen would hold the next answer back for a whole long poll.
+      since = null;
       await new Promise((r) => setTimeout(r, 2000));
     }
   }
@@ -70,6 +73,7 @@ function render() {
   fill($("#groups"), state.groups.map((g) => h("div", { class: "question", "data-group": g.id },
     h("strong", {}, `${g.id}`), ` room ${g.room || "-"}, ${g.status}, ${g.played}/${g.games} games `,
     g.playing ? h("button", { class: "secondary small", onclick: () => act("end_game", g.id) }, "End this game") : null,
+    g.error ? h("p", { class: "error" }, `Could not play: ${g.error}`) : null,
     table(["seat", "who", "model", "stage", "code", "page open", "taken over"], g.seats.map((s) => [s.seat, s.kind === "person" ? s.participant : s.kind, s.model || "", s.stage || "", s.outcome || "", s.kind === "person" ? (s.connected ? "yes" : "no") : "", s.taken_over ? "yes" : ""])))));
   fill($("#times"), table(["stage", "n", "median", "mean"], Object.entries(state.times).map(([s, t]) => [s, t.n, t.median, t.mean])));
   fill($("#dropouts"), table(["participant", "group", "seat", "reason", "game", "at"], state.dropouts.map((d) => [d.participant, d.group, d.seat, d.reason, d.game, new Date(d.at * 1000).toLocaleTimeString()])));

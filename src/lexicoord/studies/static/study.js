@@ -59,31 +59,50 @@ async function answer(body) {
 }
 async function refresh() { try { show(await call("GET", "/me")); } catch (e) { showError(e.message); } }
 
-function show(next, told) {
+function show(next, told) {  // what it renders, once rendered (a game's frame needs its seat first)
   const changed = !view || view.stage !== next.stage;
   view = next;
   const box = $("#stage");
   box.dataset.stage = view.stage;
+  let rendered = null;
   if (view.stage === "consent") renderConsent(box);
   else if (view.stage === "instructions") renderInstructions(box);
   else if (view.stage === "quiz") renderQuiz(box, told);
   else if (view.stage === "lobby") renderLobby(box);
-  else if (view.stage === "game") { if (changed || !box.querySelector("iframe")) renderGame(box); }
+  else if (view.stage === "game") { if (changed || !box.querySelector("iframe")) rendered = renderGame(box); }
   else if (view.stage === "survey") { if (changed) renderSurvey(box); }
   else if (view.stage === "done") renderDone(box);
   if (view.stage === "lobby" || view.stage === "game") wait(view.stage);
+  return rendered;
 }
 
-async function wait(stage) {  // one long poll at a time: answers as soon as the participant is elsewhere
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+let lost = false;
+
+async function wait(stage) {  // one poll loop at a time: it follows the participant until they are elsewhere
   if (polling === stage) return;
   polling = stage;
-  try {
-    while (view.stage === stage) {
-      const next = await call("GET", `/me?stage=${stage}`);
-      if (next.stage !== stage || stage === "lobby" || (stage === "game" && next.ready && !$("#stage iframe"))) show(next);
+  let delay = 1000;
+  while (polling === stage && view.stage === stage) {
+    // The server's long poll waits for a change of stage only, and the word that a game is ready may come
+    // before the poll arrives: while the game is being prepared, the page asks every second instead.
+    const preparing = stage === "game" && !$("#stage iframe");
+    try {
+      const next = await call("GET", preparing ? "/me" : `/me?stage=${stage}`);
+      if (lost) { lost = false; showError(""); }
+      delay = 1000;
+      if (next.stage !== stage || stage === "lobby" || (stage === "game" && next.ready && !$("#stage iframe"))) await show(next);
+      if (preparing && view.stage === stage && !$("#stage iframe")) await sleep(1000);
+    } catch (e) {
+      if (e.status === 401 || e.status === 403) { showError(e.message); break; }
+      // The server is restarting, or the network is gone for a moment: keep trying, a little less often.
+      lost = true;
+      showError(e.status ? e.message : "The connection to the server was lost; trying again…");
+      await sleep(delay);
+      delay = Math.min(delay * 2, 5000);
     }
-  } catch (e) { showError(e.message); setTimeout(() => { polling = null; refresh(); }, 2000); return; }
-  polling = null;
+  }
+  if (polling === stage) polling = null;
 }
 
 function renderConsent(box) {
@@ -114,8 +133,13 @@ function renderLobby(box) {
     h("p", { id: "lobby-status" }, `You are number ${view.place || "?"} of ${view.waiting} waiting; a game needs ${view.needed}.`),
     h("p", { class: "muted" }, `The game starts as soon as a group is complete (at most about ${Math.round(view.timeout / 60)} minute(s)). Keep this page open.`));
 }
-async function renderGame(box) {
-  if (!view.ready) { fill(box, h("h2", {}, "Your game"), h("p", { class: "muted" }, "Your game is being prepared…")); return; }
+let seating = null;
+function renderGame(box) {  // one seat request at a time: each one gives the seat a new token
+  if (!view.ready) { fill(box, h("h2", {}, "Your game"), h("p", { class: "muted" }, "Your game is being prepared…")); return null; }
+  if (!seating) seating = takeSeat(box).finally(() => { seating = null; });
+  return seating;
+}
+async function takeSeat(box) {
   try {
     const seat = await call("POST", "/play");
     localStorage.setItem(`lexicoord:token:${seat.room}`, seat.token);
