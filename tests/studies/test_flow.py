@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -195,6 +196,14 @@ def test_a_participant_away_past_the_grace_period_is_taken_over_and_gets_the_dro
     assert not any("took a person's seat" in w for w in full.warnings)
     assert "1 game(s) in which a model took a person's seat over are left out" in kept.warnings[-1]
     assert _games(full.files["csv"]) == 2 and _games(kept.files["csv"]) == 1
+    with full.files["csv"].open(encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    assert [r["participants"] for r in rows] == ["Person 1=stay; Person 2=leave", "Person 1=stay"]
+    # The seat a model took over is still the person's seat in the game's record (the event says from when).
+    stats = json.loads((db.parent / "full" / "stats.json").read_text(encoding="utf-8"))
+    # Game 1 has two people's seats in round 1 (the taken-over one included); game 2 has one.
+    assert stats["alignment_fewer_than_two"] == 1
+    assert sum(a["games"] for a in stats["alignment"]) + stats["alignment_failed_move"] == 1
 
 
 def _games(path: Path) -> int:

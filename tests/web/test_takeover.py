@@ -67,6 +67,7 @@ def test_a_person_idle_past_the_limit_is_taken_over_and_the_model_answers_that_s
         assert hooks.journal[1][0] == "Ann" and hooks.journal[1][2]["answer"]["value"] == {"choice": "river"}
         assert (await live.answer(ASK)).value == {"choice": "river"}  # and every request after it
         assert len(hooks.taken) == 1
+        assert live.describe().kind == "human"  # still the person's seat in the record; the event says from when
 
     asyncio.run(go())
 

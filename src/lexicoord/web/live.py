@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from lexicoord.core.context import Control, EpisodeContext, SeatMaker
 from lexicoord.core.events import Event
 from lexicoord.core.recorder import Recorder
-from lexicoord.core.seat import Answer, Request, Seat
+from lexicoord.core.seat import Answer, Request, Seat, SeatInfo
 from lexicoord.core.spec import AgentSpec
 from lexicoord.core.takeover import SeatTakenOver
 from lexicoord.runs.store import LiveGame, LiveWrite
@@ -105,6 +105,8 @@ class LiveSeat(JournaledSeat):
         self.taken: dict[str, Any] | None = None
         self._pending_takeover = taken
         self.handover = asyncio.Event()
+        #: The person's own seat, once a model plays it.
+        self.person: Seat | None = None
         self._left_if_due()
         self._taken_if_due()
 
@@ -148,8 +150,14 @@ class LiveSeat(JournaledSeat):
             self._pending_takeover = None
             self._swap(due)
 
+    def describe(self) -> SeatInfo:
+        """The seat as the game's record lists it: a person's seat stays a person's after a model took it over
+        (the ``seat_taken_over`` event says from when), as the line-up has it."""
+        return self.person.describe() if self.person is not None else self.inner.describe()
+
     def _swap(self, entry: dict[str, Any]) -> None:
         assert self.agent is not None
+        self.person = self.inner
         self.inner = self.agent(str(entry["model"]))
         self.timeout = self.agent_timeout
         self.taken = entry

@@ -124,7 +124,7 @@ def _label_pair(pair: str, stats: CoordinationStats) -> str:
 
 GAMES_HEAD = ["item", "rep", "outcome", "depth", "rounds", "agreed meaning", "intended"]
 CSV_HEAD = ["item", "repetition", "converged", "reason", "depth", "rounds", "interpretation", "intended", "correct",
-            "simulated_agents"]
+            "simulated_agents", "participants"]
 
 #: Games listed on the page (a run's first, in grid order); games.csv holds every game.
 PAGE_GAMES = 1000
@@ -161,7 +161,8 @@ def write_report(run: RunInfo, games: Iterable[Game], out_dir: Path,
             if len(shown) < PAGE_GAMES:
                 shown.append(game_cells(g))
             yield [g.item_id, g.repetition, g.converged, g.reason, g.depth, g.played, g.interpretation, g.intended,
-                   g.correct, " ".join(n for n, a in g.agents.items() if a.simulated)]
+                   g.correct, " ".join(n for n, a in g.agents.items() if a.simulated),
+                   "; ".join(f"{seat}={pid}" for seat, pid in g.participants.items())]
 
     write_csv(out_dir / "games.csv", CSV_HEAD, rows())
     stats = tally.stats()

@@ -50,6 +50,8 @@ class Game(BaseModel):
     listed: list[str] = Field(default_factory=list)
     #: Rounds played (a failed game's length is kept: long sequences are mostly non-convergent in the paper).
     played: int = 0
+    #: A study's participant ids by the seat each played (a study's games; empty elsewhere).
+    participants: dict[str, str] = Field(default_factory=dict)
 
 
 def games_from(episodes: Iterable[tuple[EpisodeRecord, list[Event]]]) -> Iterator[Game]:
@@ -70,6 +72,9 @@ def games_from(episodes: Iterable[tuple[EpisodeRecord, list[Event]]]) -> Iterato
             intended=out.intended, correct=out.correct, announcement=out.announcement,
             leader=next(iter(agents), ""), agents=agents, rounds=dict(rounds), played=out.rounds,
             listed=out.original_options or list(item.get("options") or []),
+            participants={str(a.get("name")): str(a["options"]["participant"])
+                          for a in (episode.spec or {}).get("lineup", [])
+                          if isinstance(a.get("options"), dict) and a["options"].get("participant")},
         )
 
 
