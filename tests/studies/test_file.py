@@ -59,6 +59,8 @@ BAD = [
     ('data = "builtin"', 'data = "missing/items.jsonl"', "data", "no file or folder"),
     ('name = "lexicoord-pilot"', 'name = "../etc"', "name", "not allowed"),
     ('per_game = 0.25', 'per_game = -1', "bonus.per_game", "greater than or equal to 0"),
+    ('id = "clarify"', 'id = "goal"', "quiz.questions", "used twice"),
+    ('id = "comments"', 'id = "Comments!"', "survey.questions.2.id", "lower-case"),
     ('title = "A word game with others"', 'titel = "A word game"', "titel", "unknown key"),
 ]
 

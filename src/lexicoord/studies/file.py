@@ -33,7 +33,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Protocol, TypeVar
 
 from pydantic import AfterValidator, BaseModel, Field, ValidationError, field_validator, model_validator
 
@@ -58,6 +58,13 @@ def _ident(value: str) -> str:
 Ident = Annotated[str, AfterValidator(_ident)]
 
 
+class Question(Protocol):
+    id: str
+
+
+Q = TypeVar("Q", bound=Question)
+
+
 class Page(Strict):
     """A page of Markdown text the participant reads (written here, or in a file beside the study's)."""
 
@@ -73,6 +80,14 @@ class Page(Strict):
 
     def markdown(self) -> str:
         return Path(self.file).read_text(encoding="utf-8") if self.file else self.text
+
+
+def _distinct_ids(questions: list[Q]) -> list[Q]:
+    ids = [q.id for q in questions]
+    doubled = sorted({i for i in ids if ids.count(i) > 1})
+    if doubled:
+        raise ValueError(f"question id {doubled[0]!r} is used twice")
+    return questions
 
 
 class QuizQuestion(Strict):
@@ -94,13 +109,7 @@ class Quiz(Strict):
     """A comprehension check after the instructions: all answers right to pass, ``attempts`` tries."""
 
     attempts: int = Field(default=2, ge=1, le=10)
-    questions: list[QuizQuestion] = Field(default_factory=list)
-
-    @field_validator("questions")
-    @classmethod
-    def _distinct(cls, v: list[QuizQuestion]) -> list[QuizQuestion]:
-        _distinct_ids(v)
-        return v
+    questions: Annotated[list[QuizQuestion], AfterValidator(_distinct_ids)] = Field(default_factory=list)
 
 
 class SurveyQuestion(Strict):
@@ -133,20 +142,7 @@ class SurveyQuestion(Strict):
 
 
 class Survey(Strict):
-    questions: list[SurveyQuestion] = Field(default_factory=list)
-
-    @field_validator("questions")
-    @classmethod
-    def _distinct(cls, v: list[SurveyQuestion]) -> list[SurveyQuestion]:
-        _distinct_ids(v)
-        return v
-
-
-def _distinct_ids(questions: Sequence[QuizQuestion | SurveyQuestion]) -> None:
-    ids = [q.id for q in questions]
-    doubled = sorted({i for i in ids if ids.count(i) > 1})
-    if doubled:
-        raise ValueError(f"question id {doubled[0]!r} is used twice")
+    questions: Annotated[list[SurveyQuestion], AfterValidator(_distinct_ids)] = Field(default_factory=list)
 
 
 class Agent(Strict):
