@@ -165,6 +165,7 @@ def test_a_participant_away_past_the_grace_period_is_taken_over_and_gets_the_dro
         file.dropout.grace = 0.3
 
     with serving(db, values(group={"games": 2}), tune=short) as (client, part):
+        part.study.reconnect = 0.0  # no restart here: absence counts from the start
         stay, leave = Participant(client, "stay"), Participant(client, "leave")
         stay.to_lobby()
         leave.to_lobby()

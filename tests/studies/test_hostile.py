@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.studies.conftest import Participant, serving, values
+from tests.studies.conftest import Participant, play_out, serving, values
 
 API = "/api/studies/pilot"
 
@@ -105,3 +105,33 @@ def test_a_study_page_of_another_study_is_not_found(db: Path) -> None:
         assert client.get("/studies/pilot/").status_code == 200
         assert client.get("/studies/other/").status_code == 404
         assert client.post("/api/studies/other/enter", json={"pid": "x"}).status_code == 404
+
+
+def test_a_group_sees_only_its_own_games_also_after_a_restart(db: Path) -> None:
+    """All groups store their games in the study's one run; a room's statistics and history are its own."""
+    solo = values(group={"people": 1})
+    with serving(db, solo) as (client, part):
+        first = Participant(client, "first")
+        first.to_lobby()
+        first.until("game")
+        play_out(first.play())
+        first.until("survey")
+        second = Participant(client, "second")
+        second.to_lobby()
+        second.until("game")
+        rooms = client.app.state.rooms
+        g1, g2 = (rooms.get(part.study.state.groups[g].room) for g in ("g1", "g2"))
+        assert g1.stats["games"] == 1 and g2.stats["games"] == 0
+        browser = second.play()
+        assert browser.stats is None or browser.stats["games"] == 0
+        token = second.token
+    with serving(db, solo) as (client, part):
+        rooms = client.app.state.rooms
+        g1, g2 = (rooms.get(part.study.state.groups[g].room) for g in ("g1", "g2"))
+        assert g1.stats["games"] == 1 and g2.stats["games"] == 0
+        second = Participant(client, "second")
+        second.token = token
+        browser = second.play()
+        play_out(browser)
+        browser.until(lambda s: browser.stats is not None and browser.stats["games"] == 1)
+        assert g1.stats["games"] == 1 and g2.stats["games"] == 1  # its one game, never the other group's

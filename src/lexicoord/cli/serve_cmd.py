@@ -164,7 +164,18 @@ def run_app(app: Any, host: str, port: int, hosts: list[str], proxies: list[str]
                             # Room states are a few kB: compressing every one cost a third of the event
                             # loop under load (benchmarks/web_latency.py) for bytes no link here misses.
                             ws_per_message_deflate=False,
+                            # A stop waits at most 2 s for requests in flight (a study page's long poll waits
+                            # 25 s), so the rooms and studies close, and their state is saved, at once.
+                            timeout_graceful_shutdown=2,
                             # A client's address is the peer's, unless the peer is a proxy the operator named.
                             proxy_headers=bool(proxies), forwarded_allow_ips=proxies or None)
     tune_for_long_runs()
-    uvicorn.Server(config).run()
+
+    class Server(uvicorn.Server):
+        async def shutdown(self, sockets: Any = None) -> None:
+            """Tell the app's parts the server is stopping before uvicorn waits for the requests in flight."""
+            for stopping in getattr(app.state, "stopping", []):
+                stopping()
+            await super().shutdown(sockets)
+
+    Server(config).run()

@@ -68,6 +68,9 @@ class StudyPart:
         assert self.rooms is not None
         await self.study.start(self.rooms)
 
+    def stopping(self) -> None:
+        self.study.stopping()
+
     async def stop(self) -> None:
         await self.study.stop()
         self.study.store.close()

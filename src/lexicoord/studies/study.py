@@ -40,6 +40,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 #: Seconds between the ticker's looks at the lobby and the groups.
 TICK = 0.5
+#: Seconds the pages have, after the server starts, to reconnect before anyone's absence counts: a restart
+#: finds everyone away, and a page retries its connection with a growing delay (up to 5 s apart).
+RECONNECT = 15.0
 
 
 class Game(BaseModel):
@@ -80,7 +83,12 @@ class Study:
         #: Who is waiting for a participant's next change (their page's long poll), and for any change (the
         #: dashboard's).
         self._watchers: dict[str, list[asyncio.Future[None]]] = {}
-        self.version = 0
+        #: Grows with every change; from the clock, so a dashboard polling across a restart never goes back.
+        self.version = int(time.time() * 1000)
+        self.started = time.time()
+        self.reconnect = RECONNECT
+        #: The server is stopping: waits end now, and no one's absence counts (their pages lose the server).
+        self.closing = False
         self._ticker: asyncio.Task[None] | None = None
         self._busy: set[str] = set()
 
@@ -95,13 +103,20 @@ class Study:
     async def start(self, rooms: Rooms) -> None:
         """Find the groups' rooms again (reopened by the server before this) and start the schedule."""
         self.rooms = rooms
+        self.started = time.time()
         for group in self.state.groups.values():
             room = rooms.get(group.room) if group.room else None
             if room is not None:
                 room.manager = self
         self._ticker = asyncio.create_task(self._tick_forever())
 
+    def stopping(self) -> None:
+        self.closing = True
+        for pid in list(self._watchers):
+            self._tell(pid or None)
+
     async def stop(self) -> None:
+        self.closing = True
         if self._ticker is not None:
             self._ticker.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -169,7 +184,9 @@ class Study:
                 w.set_result(None)
 
     async def wait(self, pid: str | None, timeout: float) -> None:
-        """Until ``pid``'s session (None: anything) changes, or ``timeout`` seconds."""
+        """Until ``pid``'s session (None: anything) changes, or ``timeout`` seconds (no wait while stopping)."""
+        if self.closing:
+            return
         fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         waiting = self._watchers.setdefault(pid or "", [])
         waiting.append(fut)
@@ -282,6 +299,8 @@ class Study:
             self._busy.discard(group.id)
 
     async def _dropouts(self, group: GroupRecord, room: Room) -> None:
+        if self.closing:
+            return
         now = self.clock()
         changed = []
         for pid in group.members:
@@ -290,7 +309,8 @@ class Study:
             if p.outcome is not None or person is None:
                 continue
             taken = room.taken.get(person.name)
-            away = person.away_since is not None and time.time() - person.away_since >= self.file.dropout.grace
+            away = person.away_since is not None and \
+                time.time() - max(person.away_since, self.started + self.reconnect) >= self.file.dropout.grace
             if taken is None and away and room.busy:
                 await room.take_over(person.name, "disconnected")
                 taken = room.taken.get(person.name)

@@ -8,7 +8,8 @@ or ``?pid=..``). The page then speaks JSON:
 - ``GET /api/studies/<id>/pages``: the study's texts (the quiz without its answers, the survey without its
   attention checks' expected answers);
 - ``GET /api/studies/<id>/me?stage=S``: where the participant is; with ``stage``, waits (up to 25 s) until
-  they are somewhere else, so a page in the lobby hears of its group at once;
+  they are somewhere else, so a page in the lobby hears of its group at once (``&ready=0``: or until the
+  game the page waits for is ready, which answers at once if it already is);
 - ``POST /api/studies/<id>/answer`` ``{stage, ...}``: the answer to the participant's stage;
 - ``POST /api/studies/<id>/play``: the room and a fresh seat token for the participant's game.
 
@@ -141,10 +142,11 @@ def mount(app: FastAPI, study: Study, enter_rate: float, enter_burst: float) -> 
         return JSONResponse({"token": new, "view": view(study, p)}, status_code=201 if new else 200)
 
     @router.get(f"{base}/me")
-    async def where(request: Request, stage: str | None = None) -> JSONResponse:
+    async def where(request: Request, stage: str | None = None, ready: int | None = None) -> JSONResponse:
         try:
             p = me(request)
-            if stage is not None and stage == p.stage and stage in ("lobby", "game"):
+            seen = stage is not None and stage == p.stage and stage in ("lobby", "game")
+            if seen and not (stage == "game" and ready == 0 and view(study, p)["ready"]):
                 await study.wait(p.pid, POLL)
         except StageError as exc:
             return refusal(exc)

@@ -59,11 +59,13 @@ ROOM_PAGE_HEADERS = {
 class AppPart(Protocol):
     """More of the app beside the rooms (a study): its routes, and what it does when the server starts and stops.
 
-    ``start`` runs once the open rooms are reopened (so a study finds its groups' rooms), ``stop`` before
-    they are closed."""
+    ``start`` runs once the open rooms are reopened (so a study finds its groups' rooms); ``stopping`` as soon
+    as the server begins to stop (before it waits for requests in flight: a long poll should answer now, and
+    pages that lose their connection are not people leaving); ``stop`` before the rooms are closed."""
 
     def mount(self, app: FastAPI, rooms: Rooms) -> None: ...
     async def start(self) -> None: ...
+    def stopping(self) -> None: ...
     async def stop(self) -> None: ...
 
 
@@ -135,6 +137,8 @@ def create_app(services: Services, *, http_rate: float = 2.0, http_burst: float 
 
     app = FastAPI(title="lexicoord live", lifespan=lifespan, docs_url=None, redoc_url=None)
     app.state.rooms = rooms
+    #: Told as soon as the server begins to stop (:func:`lexicoord.cli.serve_cmd.run_app`).
+    app.state.stopping = [part.stopping for part in parts]
     app.state.services = services
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     if viewer:

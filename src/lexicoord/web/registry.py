@@ -78,7 +78,7 @@ class Rooms:
             await self.services.rooms.call(self.services.store.set_run_status, run_id, "open")
         room = Room(self.services, room_id, code, run_id, settings, adapter)
         room.creator = creator
-        room.managed = managed
+        room.manage(managed)
         await self.services.rooms.create(room_id, code, run_id, config, room.saved_state())
         self.by_code[code] = room
         room.stats = await room.adapter.summary()

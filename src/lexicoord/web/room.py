@@ -26,7 +26,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Coroutine
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 from typing import Protocol as Interface
 
 from pydantic import BaseModel, Field, model_validator
@@ -74,6 +74,8 @@ class Managed(BaseModel):
     model: str
     #: A person who lets a move time out is taken over too (else only one gone past the study's grace period).
     on_idle: bool = True
+    #: The keys of the room's own games: the only games of the study's run its pages are shown.
+    games: list[str] = Field(default_factory=list)
 
 
 class RoomManager(Interface):
@@ -157,13 +159,22 @@ class Room:
             self.people[p.name] = Person(p.name, p.token_hash, p.joined_at, p.absent, p.participant)
         self.leader_name = state.leader
         self.creator = state.creator
-        self.managed = state.managed
+        self.manage(state.managed)
         game = self.adapter.state = self.adapter.state_model.model_validate(state.game)
         if game.phase == "playing" and not game.current:  # marked as playing with nothing to play again: over
             game.phase = "over"
 
     async def save(self) -> None:
         await self.services.rooms.save_state(self.id, self.saved_state())
+
+    def manage(self, managed: Managed | None) -> None:
+        """Make the room a study's (or not): its pages then see only its own games of the study's run."""
+        self.managed = managed
+        if managed is not None:
+            from lexicoord.web.own_games import OwnGames, ServicesView
+
+            base = self.services.server if isinstance(self.services, ServicesView) else self.services
+            self.services = cast("Services", ServicesView(base, OwnGames(base.store, managed.games)))
 
     async def resume(self, replay: dict[str, list[dict[str, Any]]]) -> None:
         """After a restart: an interrupted game is played again from its journal, and a phase of the protocol's
@@ -386,6 +397,8 @@ class Room:
         game = self.adapter.state
         game.games += 1
         game.current = CurrentGame(number=game.games, spec=spec, seed=spec.seed(self.settings.seed or 0))
+        if self.managed is not None:
+            self.managed.games.append(spec.key)
         game.phase = "playing"
         self.notice = None
         await self.save()

@@ -84,15 +84,15 @@ async function wait(stage) {  // one poll loop at a time: it follows the partici
   polling = stage;
   let delay = 1000;
   while (polling === stage && view.stage === stage) {
-    // The server's long poll waits for a change of stage only, and the word that a game is ready may come
-    // before the poll arrives: while the game is being prepared, the page asks every second instead.
+    // The long poll answers when the participant is elsewhere, or (ready=0) when the game this page waits
+    // for is ready, at once if it already is. After a lost connection the page asks at once, to say as soon
+    // as it is back.
     const preparing = stage === "game" && !$("#stage iframe");
     try {
-      const next = await call("GET", preparing ? "/me" : `/me?stage=${stage}`);
+      const next = await call("GET", lost ? "/me" : `/me?stage=${stage}${preparing ? "&ready=0" : ""}`);
       if (lost) { lost = false; showError(""); }
       delay = 1000;
       if (next.stage !== stage || stage === "lobby" || (stage === "game" && next.ready && !$("#stage iframe"))) await show(next);
-      if (preparing && view.stage === stage && !$("#stage iframe")) await sleep(1000);
     } catch (e) {
       if (e.status === 401 || e.status === 403) { showError(e.message); break; }
       // The server is restarting, or the network is gone for a moment: keep trying, a little less often.
@@ -131,7 +131,7 @@ function renderQuiz(box, told) {
 function renderLobby(box) {
   fill(box, h("h2", {}, "Waiting for other participants"),
     h("p", { id: "lobby-status" }, `You are number ${view.place || "?"} of ${view.waiting} waiting; a game needs ${view.needed}.`),
-    h("p", { class: "muted" }, `The game starts as soon as a group is complete (at most about ${Math.round(view.timeout / 60)} minute(s)). Keep this page open.`));
+    h("p", { class: "muted" }, `The game starts as soon as a group is complete (at most about ${view.timeout < 90 ? `${Math.round(view.timeout)} seconds` : `${Math.round(view.timeout / 60)} minutes`}). Keep this page open.`));
 }
 let seating = null;
 function renderGame(box) {  // one seat request at a time: each one gives the seat a new token
