@@ -4,20 +4,9 @@
 
 const sid = decodeURIComponent(location.pathname.split("/")[2] || "");
 const api = `/api/studies/${encodeURIComponent(sid)}/admin`;
-const $ = (sel) => document.querySelector(sel);
 let key = new URLSearchParams(location.hash.slice(1)).get("key") || sessionStorage.getItem(`lexicoord:admin:${sid}`) || "";
 let state = null;
 
-function h(tag, attrs, ...children) {
-  const node = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs || {})) {
-    if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
-    else if (v !== false && v != null) node.setAttribute(k, v);
-  }
-  for (const c of children.flat()) if (c != null && c !== false) node.append(c instanceof Node ? c : String(c));
-  return node;
-}
-function fill(node, ...children) { node.replaceChildren(...children.flat().filter((c) => c != null && c !== false)); }
 function table(head, rows) {
   if (!rows.length) return h("p", { class: "muted" }, "none");
   return h("table", { class: "admin" }, h("tr", {}, head.map((c) => h("th", {}, c))), rows.map((r) => h("tr", {}, r.map((c) => h("td", {}, c == null ? "" : c)))));

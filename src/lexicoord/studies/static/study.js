@@ -8,21 +8,8 @@ const params = new URLSearchParams(location.search);
 const pid = params.get("PROLIFIC_PID") || params.get("pid") || "";
 const tokenKey = `lexicoord:study:${sid}:${pid}`;
 const api = `/api/studies/${encodeURIComponent(sid)}`;
-const $ = (sel) => document.querySelector(sel);
 let pages = null, view = null, polling = null;
 
-function h(tag, attrs, ...children) {
-  const node = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs || {})) {
-    if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
-    else if (v === true) node.setAttribute(k, "");
-    else if (v !== false && v != null) node.setAttribute(k, v);
-  }
-  for (const c of children.flat()) if (c != null && c !== false) node.append(c instanceof Node ? c : String(c));
-  return node;
-}
-function fill(node, ...children) { node.replaceChildren(...children.flat().filter((c) => c != null && c !== false)); }
-function showError(text) { $("#error").textContent = text || ""; }
 function headers() {
   const out = { "Content-Type": "application/json", "X-Participant": pid };
   const token = localStorage.getItem(tokenKey);

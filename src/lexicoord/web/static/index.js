@@ -1,6 +1,5 @@
 "use strict";
 // The start page: create a room from what the server offers, or go to a room by its code.
-const $ = (sel) => document.querySelector(sel);
 let offer = { models: [], protocols: [], default_agents: 2 };
 
 function el(tag, attrs = {}, ...children) {

@@ -4,27 +4,8 @@
 
 const code = decodeURIComponent(location.pathname.split("/r/")[1] || "");
 const tokenKey = `lexicoord:token:${code}`;
-const $ = (sel) => document.querySelector(sel);
 let ws = null, state = null, you = null, stats = null, backoff = 500, closedForGood = false;
 
-function h(tag, attrs, ...children) {
-  const node = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs || {})) {
-    if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
-    else if (v === true) node.setAttribute(k, "");
-    else if (v !== false && v != null) node.setAttribute(k, v);
-  }
-  for (const c of children.flat()) if (c != null && c !== false) node.append(c instanceof Node ? c : String(c));
-  return node;
-}
-const svg = (tag, attrs, ...children) => {
-  const node = document.createElementNS("http://www.w3.org/2000/svg", tag);
-  for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, v);
-  for (const c of children) node.append(c);
-  return node;
-};
-function fill(node, ...children) { node.replaceChildren(...children.flat().filter((c) => c != null && c !== false)); }
-function showError(text) { $("#error").textContent = text || ""; }
 function send(msg) { if (ws && ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(msg)); }
 
 // ------------------------------------------------------------------------------ joining and connecting

@@ -5,21 +5,8 @@
 // left behind is dropped, so the browser never holds a whole run.
 
 const MAX_PAGES = 3;
-const $ = (sel) => document.querySelector(sel);
 const enc = encodeURIComponent;
 
-function h(tag, attrs, ...children) {
-  const node = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs || {})) {
-    if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
-    else if (v === true) node.setAttribute(k, "");
-    else if (v !== false && v != null) node.setAttribute(k, v);
-  }
-  for (const c of children.flat(Infinity)) if (c != null && c !== false) node.append(c instanceof Node ? c : String(c));
-  return node;
-}
-function fill(node, ...children) { node.replaceChildren(...children.flat(Infinity).filter((c) => c != null && c !== false)); }
-function showError(text) { $("#error").textContent = text || ""; }
 const when = (ts) => (ts ? new Date(ts * 1000).toLocaleString() : "");
 const json = (v) => JSON.stringify(v, null, 2);
 const pairs = (obj) => Object.entries(obj || {}).map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`).join(", ");
