@@ -105,3 +105,24 @@ def test_the_check_command_says_what_a_good_file_will_do() -> None:
     assert result.exit_code == 0, result.output
     assert "groups of 2 people and 4 agent(s)" in result.output
     assert "quiz -> lobby -> 2 game(s) -> survey" in result.output
+
+
+def test_the_shipped_study_serves_its_pages_on_the_embedded_model(tmp_path: Path) -> None:
+    from fastapi.testclient import TestClient
+
+    from lexicoord.cli.serve_cmd import load_datasets
+    from lexicoord.models.pool import ModelPool
+    from lexicoord.runs.store import Store
+    from lexicoord.studies.serve import StudyPart, services_for
+    from lexicoord.web.app import create_app
+
+    study = load(EXAMPLE, environ={})
+    services = services_for(study, Store(str(tmp_path / "s.db")), ModelPool(cache=False),
+                            load_datasets([f"study={study.data}"]), {})
+    app = create_app(services, allowed_hosts=["testserver"], parts=[StudyPart(study, services, "k", False)],
+                     viewer=False)
+    with TestClient(app) as client:
+        assert "study.js" in client.get("/studies/lexicoord-pilot/?PROLIFIC_PID=abc").text
+        pages = client.get("/api/studies/lexicoord-pilot/pages").json()
+    assert pages["title"] == "A word game with others" and "<strong>Purpose.</strong>" in pages["consent"]
+    assert [q["id"] for q in pages["survey"]] == ["clear", "attention", "comments"]
