@@ -123,6 +123,13 @@ def texts(locator: Any) -> list[str]:
     return [str(t) for t in locator.all_inner_texts()]
 
 
+def _die_with_parent() -> None:
+    """The server is killed with the test process, even one cut short (a timeout, Ctrl-C): never left running."""
+    import ctypes
+
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
 class Server:
     """``lexicoord study serve`` as an experimenter starts it, on loopback, with a private store; started again
     on the same port and store after a stop."""
@@ -142,7 +149,7 @@ class Server:
         with self.log.open("a") as log:
             self.proc = subprocess.Popen(
                 [str(exe), "study", "serve", str(self.study), "--port", str(self.port), "--db", str(self.db)],
-                stdout=log, stderr=subprocess.STDOUT,
+                stdout=log, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent,
                 env={**os.environ, "LEXICOORD_HOME": str(self.home), "LEXICOORD_ADMIN_KEY": KEY})
         while time.monotonic() - began < 60:
             if self.proc.poll() is not None:

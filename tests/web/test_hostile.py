@@ -178,6 +178,26 @@ def test_websocket_hellos_share_the_per_address_limit_of_http_lookups(db: Path) 
         assert c.get("/api/rooms/AAAAA-BBBBB").status_code == 429, "the WebSocket guesses counted on HTTP too"
 
 
+def test_hellos_with_a_seats_token_cost_nothing_so_a_labs_pages_all_reconnect(db: Path) -> None:
+    """Forty people behind one address (a lab's router) reconnect at once after a restart: none is refused,
+    while a guess from that address still is once the budget is spent."""
+    with TestClient(create_app(make_services(db), http_rate=0.01, http_burst=5)) as c:
+        code = c.post("/api/rooms", json={"agents": [{"name": "bot", "model": "scripted/first"}]}).json()["code"]
+        tokens = [c.post(f"/api/rooms/{code}/join", json={"name": f"P{i}"}).json()["token"] for i in range(3)]
+        welcomed = 0
+        for i in range(40):
+            with c.websocket_connect(f"/ws/{code}") as conn:
+                conn.send_json({"type": "hello", "token": tokens[i % 3]})
+                welcomed += conn.receive_json()["type"] == "welcome"
+        assert welcomed == 40
+        guesses = []
+        for _ in range(2):  # the creation and joins spent 4 of the 5; the 40 hellos spent none
+            with c.websocket_connect(f"/ws/{code}") as conn:
+                conn.send_json({"type": "hello", "token": "0" * 32})
+                guesses.append(conn.receive_json()["code"])
+        assert guesses == ["bad_token", "rate_limited"]
+
+
 def transcript(c: TestClient, path: str) -> list[Any]:
     """Everything a client learns before authenticating: the replies to a few messages, then to a bad hello."""
     out: list[Any] = []

@@ -21,7 +21,7 @@ import contextlib
 import logging
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
@@ -91,6 +91,7 @@ class Study:
         self.closing = False
         self._ticker: asyncio.Task[None] | None = None
         self._busy: set[str] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
 
     # ---------------------------------------------------------------------------------- start and stop
     def load(self) -> None:
@@ -117,10 +118,11 @@ class Study:
 
     async def stop(self) -> None:
         self.closing = True
-        if self._ticker is not None:
-            self._ticker.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._ticker
+        for task in [*self._tasks, *([self._ticker] if self._ticker else [])]:
+            task.cancel()
+        for task in [*self._tasks, *([self._ticker] if self._ticker else [])]:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
         await self.store.flushed()
 
     # ---------------------------------------------------------------------------------- participants
@@ -156,9 +158,10 @@ class Study:
         if self.state.status == "ended" and p.stage != "survey":
             raise StageError("closed", "This study has ended.", 403)
         told = answer(self.file, p, stage, body, self.clock())
-        if p.stage == "lobby":
+        arrived = p.stage == "lobby"
+        if arrived:
             self._arrive(p)
-        await self._saved(p)
+        await self._saved(p, state=arrived)
         if p.stage == "lobby":
             await self.form_groups()
         return told
@@ -171,7 +174,8 @@ class Study:
             finish(self.file, p, "no_group", self.clock())
 
     async def _saved(self, *people: Participant, state: bool = False) -> None:
-        await self.store.save(people, self.state.model_dump(mode="json") if state or people else None)
+        """Save ``people`` (and the study's own state, when it changed), then wake whoever waits on them."""
+        await self.store.save(people, self.state.model_dump(mode="json") if state else None)
         for p in people:
             self._tell(p.pid)
         self._tell(None)
@@ -229,10 +233,22 @@ class Study:
             for p in timed_out:
                 finish(self.file, p, "no_group", now)
             await self._saved(*timed_out)
-        for group in formed:
-            await self._saved(*(self.participants[m] for m in group.members), state=True)
-        for group in formed:
-            await self._open_room(group)
+        if formed:
+            await self._saved(*(self.participants[m] for g in formed for m in g.members), state=True)
+        for group in formed:  # rooms open in the background: the answer that completed a group is not kept
+            self._spawn(self._open_room(group))
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run ``work`` beside the requests, kept until done, its failure logged (the ticker tries again)."""
+        task = asyncio.get_running_loop().create_task(work)
+        self._tasks.add(task)
+
+        def done(t: asyncio.Task[None]) -> None:
+            self._tasks.discard(t)
+            if not t.cancelled() and t.exception() is not None:
+                log.error("study %s: %s", self.file.name, t.exception(), exc_info=t.exception())
+
+        task.add_done_callback(done)
 
     def _claim(self, members: list[Participant], fill: int) -> GroupRecord:
         """Mark ``members`` as one group, at once (nothing is awaited here: no one else can take them)."""
@@ -280,7 +296,7 @@ class Study:
         """A managed room's game ended or a seat was taken over: look at its group now, not at the next tick."""
         group = next((g for g in self.state.groups.values() if g.room == room.code), None)
         if group is not None:
-            asyncio.get_running_loop().create_task(self._look(group))
+            self._spawn(self._look(group))
 
     async def _look(self, group: GroupRecord) -> None:
         """Bring one group up to date with its room (one look at a time per group)."""

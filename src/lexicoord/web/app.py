@@ -21,6 +21,7 @@ from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, Field, ValidationError
 from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from lexicoord.errors import LexicoordError
 from lexicoord.web.errors import RoomError
@@ -54,6 +55,32 @@ ROOM_PAGE_HEADERS = {
                                                                                    "frame-ancestors 'self'"),
     "X-Frame-Options": "SAMEORIGIN",
 }
+
+
+class SecurityHeaders:
+    """Every HTTP response's security headers, added as a plain ASGI middleware: Starlette's function
+    middleware costs a task group and a stream per request, a fifth of a request's time under a burst."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+        self.plain = [(k.lower().encode(), v.encode()) for k, v in SECURITY_HEADERS.items()]
+        room = {**SECURITY_HEADERS, **ROOM_PAGE_HEADERS}
+        self.room = [(k.lower().encode(), v.encode()) for k, v in room.items()]
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        extra = self.room if scope["path"].startswith("/r/") else self.plain
+        names = {k for k, _ in extra}
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                kept = [(k, v) for k, v in message.get("headers", []) if k.lower() not in names]
+                message = {**message, "headers": kept + extra}
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
 
 
 class AppPart(Protocol):
@@ -146,18 +173,12 @@ def create_app(services: Services, *, http_rate: float = 2.0, http_burst: float 
     if allowed_hosts is not None:
         # Before any route, HTTP and WebSocket alike: a refused WebSocket gets an HTTP 400 handshake reply.
         app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts), www_redirect=False)
+    app.add_middleware(SecurityHeaders)  # outermost: a refused host's answer carries the headers too
 
     @app.exception_handler(Refused)
     async def refused(_: Request, exc: Refused) -> JSONResponse:
         return _error(exc.status, exc.code, exc.message)
 
-    @app.middleware("http")
-    async def security_headers(request: Request, call_next: Any) -> Response:
-        response: Response = await call_next(request)
-        response.headers.update(SECURITY_HEADERS)
-        if request.url.path.startswith("/r/"):
-            response.headers.update(ROOM_PAGE_HEADERS)
-        return response
 
     def client(request: Request) -> str:
         return request.client.host if request.client else "unknown"

@@ -107,6 +107,7 @@ class LiveSeat(JournaledSeat):
         self.handover = asyncio.Event()
         #: The person's own seat, once a model plays it.
         self.person: Seat | None = None
+        self._taking = False
         self._left_if_due()
         self._taken_if_due()
 
@@ -136,8 +137,9 @@ class LiveSeat(JournaledSeat):
         first (after how many requests), so a replay after a restart hands the seat over at the same point.
         False if the seat is no person's, has no agent to hand over to, or was taken over already."""
         if self.agent is None or self.taken is not None or self._pending_takeover is not None \
-                or not isinstance(self.inner, HumanSeat):
+                or self._taking or not isinstance(self.inner, HumanSeat):
             return False
+        self._taking = True  # before the journal's await: a second caller (idle and away at once) stops above
         entry = {"kind": "taken", "after": self.calls, "model": model, "reason": reason}
         await self.hooks.record_move(f"{TAKEN}{self.name}", 0, entry)
         if self.taken is None:
@@ -206,9 +208,12 @@ class LiveSeat(JournaledSeat):
                 waiter.cancel()
         if task in done and not (person and self.taken is not None):
             answer = task.result()
-            if person and self.on_idle and getattr(self.inner, "timed_out", False) \
-                    and await self.take_over(self.on_idle, "idle"):
-                return await self.ask(request)  # the model answers the request the person let time out
+            if person and self.on_idle and getattr(self.inner, "timed_out", False):
+                await self.take_over(self.on_idle, "idle")
+                if self._taking and self.taken is None:  # the study took it over at the same moment
+                    await self.handover.wait()
+                if self.taken is not None:
+                    return await self.ask(request)  # the model answers the request the person let time out
             return answer
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError, Exception):

@@ -3,8 +3,10 @@
 Until a connection has said ``hello`` with a person's token it learns nothing
 about the room its path names: a code that names no room is answered exactly
 as one that does (the same replies to every message, the same refusal of the
-token), and every ``hello`` costs the address one request of the limit that
-room look-ups and joins have over HTTP, so codes are no quicker to guess here.
+token), and every refused ``hello`` costs the address one request of the limit
+that room look-ups and joins have over HTTP, so codes and tokens are no quicker
+to guess here (a hello with a seat's token costs nothing: many people behind one
+address all reconnect at once after a restart).
 
 Every refusal accepts the connection and then closes it with a code and a
 one-sentence reason, so the page can say what happened (a refusal before the
@@ -117,13 +119,15 @@ async def serve_connection(websocket: WebSocket, find: Callable[[], Room | None]
                     break
                 continue
             if isinstance(msg, m.Hello):
-                if not limiter.allow(client_address(websocket)):
-                    conn.send(error_text("rate_limited", "Too many requests; wait a little."))
-                    close = TOO_MANY
-                    break
                 found_room = find()
                 found = found_room.person_for(msg.token) if found_room is not None else None
                 if found is None or found_room is None:
+                    # Only a refused hello costs the address: a seat's token cannot be guessed, and a lab's
+                    # people behind one router must all get back in after a restart, at once.
+                    if not limiter.allow(client_address(websocket)):
+                        conn.send(error_text("rate_limited", "Too many requests; wait a little."))
+                        close = TOO_MANY
+                        break
                     conn.send(error_text("bad_token", BAD_TOKEN[1]))
                     close = BAD_TOKEN
                     break
