@@ -79,3 +79,4 @@ bench: $(BIN)/python postgres
 	$(BIN)/python benchmarks/startup.py
 	$(BIN)/python benchmarks/shared_run.py
 	$(BIN)/python benchmarks/report_speed.py
+	$(BIN)/python benchmarks/study_load.py

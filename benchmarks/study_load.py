@@ -4,26 +4,32 @@ A real ``lexicoord study serve`` runs as a subprocess on loopback with a tempora
 file this script writes: the coordination protocol, groups of 3 people and 1 ``scripted/first`` agent, one
 game per group, a one-question quiz, a two-question survey, a lobby that fills a short group with agents
 after ``--lobby-timeout`` seconds, and a code for each outcome. Every participant is a coroutine in this one
-asyncio process, speaking as the study's page does: HTTP (httpx) for the study's API and a WebSocket for
+asyncio process with its own HTTP client (httpx), speaking as the study's page does, and a WebSocket for
 the game's room. Each one enters, consents (a ``--decline`` share declines and gets that code), reads the
-instructions, passes the quiz, long-polls the lobby until its game is ready, asks for its seat (``/play``),
-says hello on the room's WebSocket and votes the first option whenever asked until the game is over,
-long-polls until the survey, answers it and is given the completion code. A seeded random think time
-(``--think``, 0-200 ms by default) comes before every step, so arrivals spread like real ones but overlap.
+instructions, passes the quiz, long-polls the lobby until its game is ready (``ready=0``, as the page does), asks for its seat (``/play``), says hello on the room's
+WebSocket and votes the first option whenever asked until the game is over (a page the server closes is
+opened again, after 5 s if it was told it asked too often, as the room's page does), long-polls until the
+survey, answers it and is given the completion code. A seeded random think time (``--think``, 0-200 ms by
+default) comes before every step and move, so arrivals spread like real ones but overlap heavily.
+
+By default every participant comes from this one loopback address, as a lab's people behind one router do,
+with the per-address limits the command offers lifted (``--enter-rate``, ``--connections-per-address``);
+``--proxy`` serves behind a trusted proxy instead (``--forwarded-allow-ips``), each participant with an
+address of their own (``X-Forwarded-For``), as Prolific's people at home.
 
 Printed:
 
 - stage-transition latency: the wall time of every ``POST /enter`` and ``POST /answer`` (consent,
   instructions, quiz, survey), p50 / p99 / max over all of them and per step, against the target p99 <
-  ``--target-ms`` (100 ms). The quiz answer that completes a group waits for the group's room to be made
-  and its game begun, so the quiz row is the lobby's cost;
-- lobby wait: from sending the quiz answer that put a participant in the lobby to the page learning that
-  its game is ready (0 for those whose own answer completed a group: counted from the same send);
+  ``--target-ms`` (100 ms). A quiz answer that puts its participant in the lobby may form groups (their rooms
+  open after it returns); the answers that came back already grouped are shown apart;
+- lobby wait: from sending the quiz answer to the page learning that its game is ready;
 - codes: how many participants were given exactly one code (all must be), and the outcomes;
 - groups: participants seated in more than one group, and rooms shared by two groups, from the
-  dashboard's state (both must be 0);
-- total wall time, the server's CPU seconds (``/proc/<pid>/stat``) and peak memory (VmHWM), this client's
-  CPU and event-loop lag (a busy client inflates every latency), and the machine's load before and after.
+  dashboard's state (both must be 0); votes, room errors and WebSocket closes by the server;
+- total wall time, the server's CPU seconds (``/proc/<pid>/stat``; its busiest second too) and peak memory
+  (VmHWM), this client's CPU and event-loop lag (a busy client inflates every latency), and the machine's
+  load before and after.
 
 The exit status is 1 if a participant was not given exactly one code or a participant sat in two groups
 (or two groups in one room); the latency target is only printed.
@@ -40,6 +46,7 @@ import random
 import secrets
 import shlex
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -131,6 +138,7 @@ class Tally:
 
     steps: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))  # seconds per POST
     lobby: list[float] = field(default_factory=list)
+    completing: list[float] = field(default_factory=list)  # quiz answers that returned with a group formed
     codes: dict[str, set[str]] = field(default_factory=dict)  # pid -> every code its page was shown
     failures: dict[str, str] = field(default_factory=dict)  # pid -> why its script stopped
     refusals: Counter[str] = field(default_factory=Counter)  # "step status code" of refused requests
@@ -145,14 +153,16 @@ class Script:
     """One participant's page."""
 
     def __init__(self, pid: str, http: httpx.AsyncClient, ws_base: str, tally: Tally, rng: random.Random,
-                 think: tuple[float, float], decline: bool) -> None:
+                 think: tuple[float, float], decline: bool, address: str | None) -> None:
         self.pid, self.http, self.ws_base, self.tally, self.rng = pid, http, ws_base, tally, rng
         self.think_range, self.decline = think, decline
         self.token: str | None = None
         self.api = f"/api/studies/{STUDY}"
+        #: The participant's own address, as a reverse proxy names it (None: everyone is this loopback client).
+        self.forwarded = {"X-Forwarded-For": address} if address else {}
 
     def headers(self) -> dict[str, str]:
-        out = {"X-Participant": self.pid}
+        out = {"X-Participant": self.pid, **self.forwarded}
         if self.token:
             out["Authorization"] = f"Bearer {self.token}"
         return out
@@ -181,15 +191,19 @@ class Script:
         """A timed stage transition; its answer's JSON."""
         t = time.perf_counter()
         r = await self.call("POST", path, step, json=body)
-        self.tally.steps[step].append(time.perf_counter() - t)
+        took = time.perf_counter() - t
+        self.tally.steps[step].append(took)
+        if step == "quiz" and r.status_code == 200 and r.json()["view"]["stage"] == "game":
+            self.tally.completing.append(took)  # grouped before its answer returned (the request made rooms)
         if r.status_code not in (200, 201):
             code = r.json().get("code", "?") if r.headers.get("content-type", "").startswith("application/json") else "?"
             self.tally.refusals[f"{step} {r.status_code} {code}"] += 1
             raise RuntimeError(f"{step}: {r.status_code} {r.text[:200]}")
         return dict(r.json())
 
-    async def me(self, stage: str | None = None) -> dict[str, Any]:
-        r = await self.call("GET", "/me", "me", params={"stage": stage} if stage else None)
+    async def me(self, stage: str | None = None, ready: int | None = None) -> dict[str, Any]:
+        params = {**({"stage": stage} if stage else {}), **({"ready": ready} if ready is not None else {})}
+        r = await self.call("GET", "/me", "me", params=params or None)
         if r.status_code != 200:
             self.tally.refusals[f"me {r.status_code}"] += 1
             raise RuntimeError(f"me: {r.status_code} {r.text[:200]}")
@@ -212,7 +226,10 @@ class Script:
         while not (view["stage"] == "game" and view.get("ready")):
             if view["stage"] == "done":
                 return  # no group (or the study ended): the code is recorded
-            view = await self.me(view["stage"] if view["stage"] in ("lobby", "game") else None)
+            if view["stage"] == "game":  # as the study's page does: wait until the game is ready (ready=0)
+                view = await self.me("game", ready=0)
+            else:
+                view = await self.me(view["stage"] if view["stage"] == "lobby" else None)
         self.tally.lobby.append(time.perf_counter() - sent)
         await self.think()
         r = await self.call("POST", "/play", "play")
@@ -235,7 +252,8 @@ class Script:
         server closes is opened again, as the room's page does (after 5 s when told it asked too often)."""
         answered: set[tuple[int, str, int]] = set()
         while True:
-            async with connect(f"{self.ws_base}/ws/{room}", max_size=None, open_timeout=30) as ws:
+            async with connect(f"{self.ws_base}/ws/{room}", max_size=None, open_timeout=30,
+                               additional_headers=self.forwarded) as ws:
                 await ws.send(json.dumps({"type": "hello", "token": token}))
                 try:
                     async for raw in ws:
@@ -306,37 +324,71 @@ def spread(values: list[float]) -> str:
            f"  (n={len(ms)})"
 
 
+def address(i: int) -> str:
+    """Participant ``i``'s own address, as a trusted proxy would forward it (``--proxy``)."""
+    return f"10.{(i + 1) >> 16 & 255}.{(i + 1) >> 8 & 255}.{(i + 1) & 255}"
+
+
+async def cpu_sampler(pid: int, samples: list[tuple[float, float]], period: float = 0.5) -> None:
+    """The server's CPU seconds every ``period``: its busiest second, beside its average."""
+    while True:
+        samples.append((time.perf_counter(), proc_cpu(pid)))
+        await asyncio.sleep(period)
+
+
+def busiest_second(samples: list[tuple[float, float]]) -> float:
+    """The largest share of one core the server used over any one-second stretch of the samples."""
+    best = 0.0
+    for i, (t0, c0) in enumerate(samples):
+        later = next(((t, c) for t, c in samples[i + 1:] if t - t0 >= 0.99), None)
+        if later is not None:
+            best = max(best, (later[1] - c0) / (later[0] - t0))
+    return best
+
+
 async def session(base: str, args: argparse.Namespace, key: str, server_pid: int) -> dict[str, Any]:
     tally = Tally()
     n = args.participants
     rng = random.Random(args.seed)
-    decliners = set(rng.sample(range(n), round(n * args.decline)))
-    limits = httpx.Limits(max_connections=None, max_keepalive_connections=2 * n + 10)
+    decliners = {i for i in range(n) if rng.random() < args.decline}  # each decides alone, as people do
+    # One client (one connection pool) per participant, as each person has their own browser. One shared pool
+    # would cost this process more than the server: httpcore scans every pooled connection for each request.
+    tls = ssl.create_default_context()  # made once: every plain-HTTP client would otherwise build its own
     lags: list[float] = []
     probe = asyncio.create_task(lag_probe(lags))
     me_cpu = time.process_time()
     cpu_before = proc_cpu(server_pid)
-    async with httpx.AsyncClient(base_url=base, timeout=60, limits=limits) as http:
-        scripts = [Script(f"p{i:04d}", http, base.replace("http://", "ws://"), tally, random.Random(args.seed * 7919 + i),
-                          tuple(args.think), i in decliners) for i in range(n)]
+    cpu_samples: list[tuple[float, float]] = []
+    sampler = asyncio.create_task(cpu_sampler(server_pid, cpu_samples))
+    ws_base = base.replace("http://", "ws://")
 
-        async def one(s: Script) -> None:
+    arrivals = random.Random(args.seed).sample(range(n), n)  # the order they come in, spread over --arrive-over
+
+    async def one(i: int) -> None:
+        pid = f"p{i:04d}"
+        await asyncio.sleep(args.arrive_over * arrivals[i] / max(1, n))
+        async with httpx.AsyncClient(base_url=base, timeout=60, verify=tls) as http:
+            script = Script(pid, http, ws_base, tally, random.Random(args.seed * 7919 + i), tuple(args.think),
+                            i in decliners, address(i) if args.proxy else None)
             try:
-                await asyncio.wait_for(s.run(), args.deadline)
+                await asyncio.wait_for(script.run(), args.deadline)
             except Exception as exc:  # recorded: the summary says who stopped, and why
-                tally.failures[s.pid] = f"{type(exc).__name__}: {str(exc)[:160]}"
+                tally.failures[pid] = f"{type(exc).__name__}: {str(exc)[:160]}"
 
-        started = time.perf_counter()
-        await asyncio.gather(*(one(s) for s in scripts))
-        wall = time.perf_counter() - started
-        cpu = proc_cpu(server_pid) - cpu_before
+    started = time.perf_counter()
+    await asyncio.gather(*(one(i) for i in range(n)))
+    wall = time.perf_counter() - started
+    cpu = proc_cpu(server_pid) - cpu_before
+    probe.cancel()
+    sampler.cancel()
+    async with httpx.AsyncClient(base_url=base, timeout=60) as http:
         r = await http.get(f"/api/studies/{STUDY}/admin/state", headers={"X-Admin-Key": key})
         r.raise_for_status()
         state = r.json()
-    probe.cancel()
     return {"tally": tally, "wall": wall, "server_cpu": cpu, "server_mb": proc_peak_mb(server_pid),
             "client_cpu": time.process_time() - me_cpu, "lag_p99": pct(lags, 0.99) * 1000,
-            "lag_max": max(lags, default=float("nan")) * 1000, "state": state, "decliners": len(decliners)}
+            "lag_max": max(lags, default=float("nan")) * 1000, "state": state, "decliners": len(decliners),
+            "server_peak_cpu": busiest_second(cpu_samples)}
 
 
 def wait_ready(base: str, proc: subprocess.Popen[bytes], timeout: float = 60.0) -> None:
@@ -359,6 +411,8 @@ def report(result: dict[str, Any], args: argparse.Namespace) -> bool:
     print(f"stage transitions (POST /enter and /answer): {spread(every)}")
     for step in STEPS:
         print(f"  {step:<13} {spread(tally.steps.get(step, []))}")
+        if step == "quiz":
+            print(f"    answered into a group {spread(tally.completing)}")
     met = "met" if p99 < args.target_ms else "NOT met"
     print(f"verdict: stage-transition p99 {p99:.1f} ms: target p99 < {args.target_ms:g} ms {met}")
     print(f"lobby wait (quiz answer sent -> game ready): {spread(tally.lobby)}")
@@ -392,7 +446,8 @@ def report(result: dict[str, Any], args: argparse.Namespace) -> bool:
         print(f"scripts that stopped: {len(tally.failures)}; first: {list(tally.failures.items())[:3]}")
     wall = result["wall"]
     print(f"wall time {wall:.1f} s for {n} participants; server CPU {result['server_cpu']:.1f} s "
-          f"({100 * result['server_cpu'] / wall:.0f}% of one core), server peak memory (VmHWM) "
+          f"({100 * result['server_cpu'] / wall:.0f}% of one core; busiest second "
+          f"{100 * result['server_peak_cpu']:.0f}%), server peak memory (VmHWM) "
           f"{result['server_mb']:.0f} MB; client CPU {result['client_cpu']:.1f} s, client loop lag "
           f"p99 {result['lag_p99']:.1f} ms max {result['lag_max']:.1f} ms")
     return one_code == n and not several and not twice and not shared
@@ -401,16 +456,26 @@ def report(result: dict[str, Any], args: argparse.Namespace) -> bool:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--participants", type=int, default=300, help="scripted participants, all at once")
-    parser.add_argument("--decline", type=float, default=0.05, help="share of participants who decline consent")
+    parser.add_argument("--decline", type=float, default=0.05,
+                        help="chance that a participant declines consent (drawn for each, seeded)")
     parser.add_argument("--people", type=int, default=3, help="people per group (plus one scripted agent)")
     parser.add_argument("--think", type=float, nargs=2, default=[0.0, 0.2], metavar=("MIN", "MAX"),
                         help="seconds a participant thinks before each step and move, uniform")
+    parser.add_argument("--arrive-over", type=float, default=0.0,
+                        help="seconds over which the participants open their links, evenly (0: all in the same "
+                             "instant, the hardest case; a study's link posted to a pool brings them over seconds)")
     parser.add_argument("--lobby-timeout", type=float, default=20.0,
                         help="seconds before the lobby fills a short group with agents")
     parser.add_argument("--seat-timeout", type=float, default=60.0, help="seconds a person has for each move")
     parser.add_argument("--deadline", type=float, default=600.0, help="seconds a participant's script may take")
     parser.add_argument("--target-ms", type=float, default=100.0, help="p99 target of a stage transition")
-    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--proxy", action="store_true",
+                        help="serve behind a trusted proxy (--forwarded-allow-ips 127.0.0.1): each participant comes "
+                             "with an address of their own (X-Forwarded-For), as Prolific's people do, instead of "
+                             "all sharing this loopback client's address as a lab's people behind one router do")
+    parser.add_argument("--seed", type=int, default=3,
+                        help="seeds who declines and every think time (3: at 300 participants, 16 decline and the "
+                             "lobby's last 2 people are a short group that the lobby fills with an agent)")
     parser.add_argument("--server-log", type=Path, default=None, help="keep the server's output here")
     args = parser.parse_args()
     if args.participants < 1 or not 0 <= args.decline <= 1 or args.people < 1:
@@ -427,9 +492,11 @@ def main() -> None:
         base = f"http://127.0.0.1:{port}"
         key = secrets.token_urlsafe(18)
         cmd = [str(VENV_BIN / "lexicoord"), "study", "serve", str(study), "--host", "127.0.0.1", "--port", str(port),
-               "--db", f"{home}/study.db", "--enter-rate", "1000",
+               "--db", f"{home}/study.db", "--enter-rate", "100000",  # its burst is 60: 300 arrivals in 0.2 s need the rate
                # every participant is on loopback: one address, holding a long poll and a WebSocket each
                "--connections-per-address", str(4 * args.participants + 100)]
+        if args.proxy:
+            cmd += ["--forwarded-allow-ips", "127.0.0.1"]
         env = {**os.environ, "LEXICOORD_HOME": home, "LEXICOORD_ADMIN_KEY": key}
         with open(log_path, "wb") as log:
             proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
@@ -448,9 +515,12 @@ def main() -> None:
                 print(server_log[-4000:], file=sys.stderr)
 
     print("command:", shlex.join([Path(sys.executable).name, *sys.argv]))
-    print(f"{args.participants} participants ({args.decline:.0%} decline), groups of {args.people} people + 1 "
-          f"scripted/first agent, 1 game each, think {args.think[0]:g}-{args.think[1]:g} s before each step, "
-          f"lobby timeout {args.lobby_timeout:g} s (fills with agents), seed {args.seed}")
+    print(f"{args.participants} participants (each declines with chance {args.decline:.0%}), groups of {args.people} people + 1 "
+          f"scripted/first agent, 1 game each, arriving over {args.arrive_over:g} s, "
+          f"think {args.think[0]:g}-{args.think[1]:g} s before each step, "
+          f"lobby timeout {args.lobby_timeout:g} s (fills with agents), seed {args.seed}; "
+          + ("each from an address of their own through a trusted proxy" if args.proxy
+             else "all from one address (this loopback client)"))
     assert result is not None
     ok = report(result, args)
     problems = [line for line in server_log.splitlines() if "Traceback" in line or "ERROR" in line]

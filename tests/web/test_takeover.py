@@ -144,3 +144,23 @@ def test_live_seats_give_a_takeover_only_to_peoples_seats_of_a_managed_game() ->
     assert managed(person, None, None).agent is not None  # type: ignore[attr-defined,arg-type]
     assert managed(agent, None, None).agent is None  # type: ignore[attr-defined,arg-type]
     assert plain(person, None, None).agent is None  # type: ignore[attr-defined,arg-type]
+
+
+def test_two_takeovers_at_once_write_the_journal_once() -> None:
+    """Idle and away in the same moment: the journal's write is awaited, and the second caller must not pass."""
+    async def go() -> None:
+        hooks = Hooks()
+        record = hooks.record_move
+
+        async def slow(name: str, idx: int, entry: dict[str, Any]) -> None:
+            await asyncio.sleep(0.02)
+            await record(name, idx, entry)
+
+        hooks.record_move = slow  # type: ignore[method-assign]
+        live, _ = seat(hooks)
+        done = await asyncio.gather(live.take_over("scripted/first", "idle"),
+                                    live.take_over("scripted/first", "disconnected"))
+        assert sorted(done) == [False, True]
+        assert [name for name, _, _ in hooks.journal] == [f"{TAKEN}Ann"] and len(hooks.taken) == 1
+
+    asyncio.run(go())

@@ -11,11 +11,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import select, update
+from sqlalchemy.dialects import postgresql, sqlite
 
 from lexicoord.runs.schema import ParticipantRow, StudyRow
 from lexicoord.runs.store import Store
@@ -30,7 +31,7 @@ class StudyStore:
         self.study_id = study_id
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="study-store")
         self._people: dict[str, dict[str, Any]] = {}
-        self._state: dict[str, Any] | None = None
+        self._state: Callable[[], dict[str, Any]] | None = None
         self._waiters: list[asyncio.Future[None]] = []
         self._worker: asyncio.Task[None] | None = None
 
@@ -50,8 +51,9 @@ class StudyStore:
                 s.add(StudyRow(id=self.study_id, created_at=now, updated_at=now, config=config, state=state))
 
     # writing ------------------------------------------------------------------------------------------
-    async def save(self, people: Sequence[Participant] = (), state: dict[str, Any] | None = None) -> None:
-        """Write ``people`` (and the study's ``state``), returning once it is committed."""
+    async def save(self, people: Sequence[Participant] = (), state: Callable[[], dict[str, Any]] | None = None) -> None:
+        """Write ``people`` (and the study's state, as ``state()`` gives it when the transaction is made: many
+        changes to it in one moment cost one copy), returning once it is committed."""
         for p in people:
             self._people[p.pid] = p.model_dump(mode="json")
         if state is not None:
@@ -65,7 +67,8 @@ class StudyStore:
     async def _drain(self) -> None:
         loop = asyncio.get_running_loop()
         while self._waiters:
-            people, state, waiters = self._people, self._state, self._waiters
+            people, waiters = self._people, self._waiters
+            state = self._state() if self._state is not None else None  # on the loop, where it changes
             self._people, self._state, self._waiters = {}, None, []
             try:
                 await loop.run_in_executor(self._thread, self._write, people, state)
@@ -80,22 +83,20 @@ class StudyStore:
                     w.set_result(None)
 
     def _write(self, people: dict[str, dict[str, Any]], state: dict[str, Any] | None) -> None:
+        """One transaction: every participant upserted in one statement (``ON CONFLICT DO UPDATE``, which
+        SQLite and PostgreSQL both have), the study's state beside them."""
         now = time.time()
+        rows = [{"study_id": self.study_id, "pid": pid, "stage": d["stage"], "outcome": d.get("outcome"),
+                 "updated_at": now, "data": d} for pid, d in people.items()]
         with self.store.session() as s, s.begin():
-            if people:
-                found = {r.pid: r for r in s.scalars(select(ParticipantRow).where(
-                    ParticipantRow.study_id == self.study_id, ParticipantRow.pid.in_(list(people))))}
-                for pid, data in people.items():
-                    row = found.get(pid)
-                    if row is None:
-                        s.add(ParticipantRow(study_id=self.study_id, pid=pid, stage=data["stage"],
-                                             outcome=data.get("outcome"), updated_at=now, data=data))
-                    else:
-                        row.stage, row.outcome, row.updated_at, row.data = data["stage"], data.get("outcome"), now, data
+            if rows:
+                insert = postgresql.insert if s.get_bind().dialect.name == "postgresql" else sqlite.insert
+                statement = insert(ParticipantRow)
+                s.execute(statement.on_conflict_do_update(
+                    index_elements=["study_id", "pid"],
+                    set_={c: statement.excluded[c] for c in ("stage", "outcome", "updated_at", "data")}), rows)
             if state is not None:
-                row_ = s.get(StudyRow, self.study_id)
-                if row_ is not None:
-                    row_.state, row_.updated_at = state, now
+                s.execute(update(StudyRow).where(StudyRow.id == self.study_id).values(state=state, updated_at=now))
 
     async def flushed(self) -> None:
         """Once everything asked so far is written (before the server stops)."""

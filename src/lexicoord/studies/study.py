@@ -175,10 +175,13 @@ class Study:
 
     async def _saved(self, *people: Participant, state: bool = False) -> None:
         """Save ``people`` (and the study's own state, when it changed), then wake whoever waits on them."""
-        await self.store.save(people, self.state.model_dump(mode="json") if state else None)
+        await self.store.save(people, self._state_now if state else None)
         for p in people:
             self._tell(p.pid)
         self._tell(None)
+
+    def _state_now(self) -> dict[str, Any]:
+        return self.state.model_dump(mode="json")
 
     def _tell(self, pid: str | None) -> None:
         """Wake the long polls waiting on ``pid`` (None: the dashboard's)."""
