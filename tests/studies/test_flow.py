@@ -19,7 +19,7 @@ import pytest
 from lexicoord.analysis.report import report_run
 from lexicoord.runs.store import Store
 from lexicoord.studies.file import StudyFile
-from tests.studies.conftest import KEY, Participant, play_out, serving, values
+from tests.studies.conftest import KEY, Participant, play_out, serving, study_of, values
 
 
 def admin(client, path: str):  # type: ignore[no-untyped-def]
@@ -265,8 +265,20 @@ def test_every_protocol_with_a_room_is_played_in_a_study(db: Path, protocol: str
     assert Store(str(db)).run("study-pilot").protocol == protocol
 
 
-def test_a_table_the_protocol_refuses_sends_the_group_home_and_says_why(db: Path) -> None:
-    with serving(db, values(protocol="werewolf", group={"people": 1, "agents": BOTS[:1]})) as (client, part):
+def test_a_table_too_small_for_the_protocol_is_a_problem_of_the_file() -> None:
+    from lexicoord.experiments.source import ExperimentError
+
+    with pytest.raises(ExperimentError) as err:
+        study_of(values(protocol="werewolf", group={"people": 1, "agents": BOTS[:1]}))
+    assert any("group: " in str(p) and "cannot hold" in str(p) for p in err.value.problems), err.value.problems
+
+
+def test_a_table_the_protocol_refuses_at_a_deal_sends_the_group_home_and_says_why(db: Path) -> None:
+    """A table that passed the file's check but not the deal (here: the rule is tightened after the check)."""
+    def tighten(file: StudyFile) -> None:
+        file.group.agents = file.group.agents[:1]
+
+    with serving(db, values(protocol="werewolf", group={"people": 1, "agents": BOTS}), tune=tighten) as (client, part):
         p = Participant(client, "alice")
         p.to_lobby()
         view = p.until("done")

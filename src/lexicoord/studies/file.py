@@ -309,7 +309,18 @@ def _room_settings(study: StudyFile) -> None:
         raise ConfigError(f"protocol '{study.protocol}' has no live room, so no study can play it")
     adapter = entry.load("room")
     agents = [(a.name, a.model) for a in study.group.agents]
-    adapter.settings_model.model_validate(study.room_body(agents))
+    settings = adapter.settings_model.model_validate(study.room_body(agents))
+    # The table every group has at its first game (a short one is filled up to it, or sent home).
+    settings.check_table([f"Person {i}" for i in range(1, study.group.people + 1)] + [n for n, _ in agents])
+
+
+def _has_room(protocol: str) -> bool:
+    from lexicoord.core.registry import get_protocol
+
+    try:
+        return bool(get_protocol(protocol).room)
+    except ConfigError:
+        return False
 
 
 def load(path: Path, overrides: Sequence[str] = (), environ: Mapping[str, str] | None = None) -> StudyFile:
@@ -335,7 +346,8 @@ def checked(source: Source, overrides: Sequence[str] = ()) -> StudyFile:
                 key = ("game", *path)
                 problems.append(Problem(where=source.where(key), text=f"game.{text}"))
         except ConfigError as exc:
-            problems.append(Problem(where=source.where(("protocol",)), text=f"protocol: {str(exc).rstrip('.')}."))
+            section = "group" if _has_room(study.protocol) else "protocol"  # a table too small, or no such room
+            problems.append(Problem(where=source.where((section,)), text=f"{section}: {str(exc).rstrip('.')}."))
     if problems or study is None:
         raise ExperimentError(list({str(p): p for p in problems}.values()))
     return study

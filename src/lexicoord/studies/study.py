@@ -354,7 +354,8 @@ class Study:
         except (RoomError, LexicoordError) as exc:  # the protocol refuses this table (too few players for its roles ...)
             log.error("study %s: group %s cannot play: %s", self.file.name, group.id, exc)
             group.error = str(exc)
-            await self._finish_group(group, unplayed=True)
+            # A group that played before (a dropout left its table too small) goes on to the survey.
+            await self._finish_group(group, unplayed=not group.games)
             return
         if started:
             current = room.adapter.state.current

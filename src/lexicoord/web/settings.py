@@ -72,6 +72,10 @@ class RoomSettings(BaseModel):
             raise ConfigError(f"Model {unknown[0]} is not offered by this server; choose one of: "
                               f"{', '.join(services.model_names)}.")
 
+    def check_table(self, seats: list[str]) -> None:
+        """Refuse (``ConfigError``) a table of these seats the game cannot be dealt for; any table by default. A
+        room asks at each start; a study asks before it serves, for the table its groups will have."""
+
     def run_config(self) -> dict[str, Any]:
         """What the room's run records as its settings (``lexicoord report`` reads it)."""
         return {"settings": self.model_dump(mode="json")}

@@ -73,6 +73,9 @@ class WerewolfRoomSettings(RoomSettings):
     #: (for tests and designs that fix the deals; anyone who knows the number knows the deals).
     seed: int | None = Field(default=None, ge=0)  # type: ignore[assignment]
 
+    def check_table(self, seats: list[str]) -> None:
+        check_table(WerewolfSettings(**self.game_settings()), seats)
+
     def game_settings(self) -> dict[str, Any]:
         """The protocol's settings, as stored with each game (and read by ``lexicoord report``)."""
         rules = self.model_dump(include=set(WerewolfSettings.model_fields) & set(type(self).model_fields))
@@ -164,7 +167,7 @@ class WerewolfRoom(RoomAdapter):
     # ------------------------------------------------------------------------------ the six calls
     async def start(self, number: int, lineup: list[AgentSpec]) -> EpisodeSpec | None:
         try:
-            check_table(WerewolfSettings(**self.settings.game_settings()), [a.name for a in lineup])
+            self.settings.check_table([a.name for a in lineup])
         except ConfigError as exc:
             raise AdapterError("bad_table", f"{exc} Invite people, add agents or change the roles.") from None
         return EpisodeSpec(item_id=f"game-{number}", item=room_game_item(self.settings.seed, number),
