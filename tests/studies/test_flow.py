@@ -285,3 +285,96 @@ def test_a_table_the_protocol_refuses_at_a_deal_sends_the_group_home_and_says_wh
         state = client.get("/api/studies/pilot/admin/state", headers={"X-Admin-Key": KEY}).json()
     assert view["code"] == "ALONE4"
     assert "cannot hold" in (state["groups"][0]["error"] or "")
+
+
+def test_a_finished_groups_room_closes_and_leaves_another_groups_game_under_way(db: Path) -> None:
+    """Every group's games share the study's run: closing one group's room must not close the run nor forget
+    another group's game in progress."""
+    solo = values(group={"people": 1})
+    with serving(db, solo) as (client, part):
+        store: Store = client.app.state.services.store
+        run = part.study.file.run_id
+        first = Participant(client, "first")
+        first.to_lobby()
+        first.until("game")
+        waiting = first.play()  # the first group's game waits for this person's vote
+        deadline = time.monotonic() + 10
+        while not any(e.status == "playing" for e in store.episode_page(run, limit=10)):
+            assert time.monotonic() < deadline, "the first group's game never reached the store"
+            time.sleep(0.05)
+        second = Participant(client, "second")
+        second.to_lobby()
+        second.until("game")
+        play_out(second.play())
+        second.until("survey")
+        rooms = client.app.state.rooms
+        assert rooms.get(part.study.state.groups["g2"].room) is None, "a finished group's room is closed"
+        assert rooms.get(part.study.state.groups["g1"].room) is not None
+        statuses = sorted(e.status for e in store.episode_page(run, limit=10))
+        assert statuses == ["done", "playing"], statuses
+        assert store.run(run).status != "closed"
+        play_out(waiting)
+        first.until("survey")
+        assert sorted(e.status for e in store.episode_page(run, limit=10)) == ["done", "done"]
+        groups = admin(client, "state").json()["groups"]
+        assert [[s["seat"] for s in g["seats"]] for g in groups] == [["Person 1", "Bot"]] * 2, \
+            "a closed room's seats are still shown"
+
+
+def test_a_group_whose_room_cannot_open_is_sent_home_after_a_while(db: Path) -> None:
+    clock = [1000.0]
+    with serving(db, values(group={"people": 1})) as (client, part):
+        study = part.study
+        study.clock = lambda: clock[0]
+        rooms = client.app.state.rooms
+
+        async def refuse(*_: Any, **__: Any) -> Any:
+            raise RuntimeError("the store is away")
+
+        rooms.create = refuse
+        p = Participant(client, "alone")
+        view = p.to_lobby()
+        assert view["stage"] == "game" and not view["ready"]
+        deadline = time.monotonic() + 10
+        while study.state.groups["g1"].failing_since is None:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert p.me()["stage"] == "game", "a failure is tried again, not given up at once"
+        clock[0] += 31
+        deadline = time.monotonic() + 10
+        while p.me()["stage"] != "done":
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert p.me()["code"] == "ALONE4"
+        assert "could not be opened" in (admin(client, "state").json()["groups"][0]["error"] or "")
+
+
+def test_an_ended_study_is_not_opened_again(db: Path) -> None:
+    with serving(db, values()) as (client, _):
+        headers = {"X-Admin-Key": KEY}
+        assert client.post("/api/studies/pilot/admin/action", json={"action": "end_study"}, headers=headers).status_code == 200
+        for action in ("resume", "pause"):
+            r = client.post("/api/studies/pilot/admin/action", json={"action": action}, headers=headers)
+            assert r.status_code == 409 and "ended" in r.json()["message"]
+        assert admin(client, "state").json()["status"] == "ended"
+        r = client.post("/api/studies/pilot/enter", json={"pid": "late"})
+        assert r.status_code == 403
+
+
+def test_a_game_the_room_saved_but_the_group_did_not_is_taken_back_from_the_room(db: Path) -> None:
+    """The room saves a game before it is played and the group's record follows; a crash between the two
+    saves must not leave that game out of the group's record, and so out of the exports and the bonus."""
+    with serving(db, values(group={"people": 1})) as (client, part):
+        p = Participant(client, "solo")
+        p.to_lobby()
+        p.until("game")
+        group = part.study.state.groups["g1"]
+        room = client.app.state.rooms.get(group.room)
+        assert room.managed.games and [g.key for g in group.games] == room.managed.games
+        group.games.clear()  # as the group's record stands after such a crash
+        client.portal.call(part.study._look, group)
+        assert [(g.number, g.key) for g in group.games] == [(1, room.managed.games[0])]
+        play_out(p.play())
+        p.survey()
+        rows = list(csv.DictReader(io.StringIO(admin(client, "participants.csv").text)))
+        assert rows[0]["games_played"] == "1"

@@ -526,12 +526,18 @@ class Store:
         s.flush()
         return row.id
 
-    def drop_live(self, run_id: str) -> None:
-        """Forget a run's games in progress (a room that closes with its game cut short never ends it)."""
+    def drop_live(self, run_id: str, keys: Sequence[str] | None = None) -> None:
+        """Forget a run's games in progress (a room that closes with its game cut short never ends it); with
+        ``keys``, only those games (a run that several rooms share keeps the others' games under way)."""
+        if keys is not None and not keys:
+            return
         with self.session() as s, s.begin():
-            playing = select(EpisodeRow.id).where(EpisodeRow.run_id == run_id, EpisodeRow.status == PLAYING)
+            where = [EpisodeRow.run_id == run_id, EpisodeRow.status == PLAYING]
+            if keys is not None:
+                where.append(EpisodeRow.key.in_(list(keys)))
+            playing = select(EpisodeRow.id).where(*where)
             s.execute(delete(EventRow).where(EventRow.episode_id.in_(playing)))
-            s.execute(delete(EpisodeRow).where(EpisodeRow.run_id == run_id, EpisodeRow.status == PLAYING))
+            s.execute(delete(EpisodeRow).where(*where))
 
     def episodes(self, run_id: str) -> list[EpisodeRecord]:
         """The run's ended episodes (a live game in progress is the run viewer's to show, not a result)."""

@@ -54,10 +54,10 @@ def snapshot(study: Study) -> dict[str, Any]:
             person = room.people.get(p.seat or "") if room else None
             seats.append({"seat": p.seat, "kind": "person", "participant": pid, "stage": p.stage,
                           "outcome": p.outcome, "connected": bool(person and person.connections),
-                          "taken_over": bool(room and p.seat in room.taken)})
-        agents = room.settings.agents if room else []
-        seats += [{"seat": a.name, "kind": "stand-in" if a.name in g.filled else "agent", "model": a.model}
-                  for a in agents]
+                          "taken_over": p.dropped is not None or bool(room and p.seat in room.taken)})
+        # From the file, not the room: a finished group's room is closed, and its seats are still shown.
+        seats += [{"seat": a.name, "kind": "agent", "model": a.model} for a in study.file.group.agents]
+        seats += [{"seat": name, "kind": "stand-in", "model": study.file.group.stand_in} for name in g.filled]
         groups.append({"id": g.id, "room": g.room, "status": g.status, "error": g.error, "formed_at": g.formed_at,
                        "seats": seats,
                        "games": study.file.group.games, "played": room.adapter.state.games if room else len(g.games),

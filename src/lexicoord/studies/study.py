@@ -43,6 +43,9 @@ TICK = 0.5
 #: Seconds the pages have, after the server starts, to reconnect before anyone's absence counts: a restart
 #: finds everyone away, and a page retries its connection with a growing delay (up to 5 s apart).
 RECONNECT = 15.0
+#: Seconds a group's room may keep failing to open (the store away, the server full) before its people are
+#: sent home with the no-group code instead of waiting on a page that never moves.
+ROOM_PATIENCE = 30.0
 
 
 class Game(BaseModel):
@@ -63,6 +66,8 @@ class GroupRecord(BaseModel):
     games: list[Game] = Field(default_factory=list)
     #: Why the group's game could not start (its room refused the table), if it could not.
     error: str | None = None
+    #: When its room first failed to open (None: it never failed, or it opened).
+    failing_since: float | None = None
 
 
 class StudyState(BaseModel):
@@ -274,8 +279,15 @@ class Study:
         self._busy.add(group.id)
         try:
             await self._make_room(group)
-        except Exception:
+        except Exception as exc:
             log.exception("study %s: the room of group %s could not be opened", self.file.name, group.id)
+            now = self.clock()
+            if group.failing_since is None:
+                group.failing_since = now
+                await self._saved(state=True)
+            elif now - group.failing_since >= ROOM_PATIENCE:
+                group.error = f"its room could not be opened for {ROOM_PATIENCE:g} s ({str(exc)[:200]})"
+                await self._finish_group(group, unplayed=True)
         finally:
             self._busy.discard(group.id)
 
@@ -311,6 +323,7 @@ class Study:
             if room is None:  # closed by the operator: its people have played what they could
                 await self._finish_group(group)
                 return
+            await self._games_of(group, room)
             await self._dropouts(group, room)
             if not room.busy and room.adapter.state.phase in ("lobby", "over"):
                 await self._next_game(group, room)
@@ -358,12 +371,17 @@ class Study:
             await self._finish_group(group, unplayed=not group.games)
             return
         if started:
-            current = room.adapter.state.current
-            if current is not None:
-                group.games.append(Game(number=current.number, key=current.spec.key))
-                await self._saved(state=True)
+            await self._games_of(group, room)
             for pid in left:
                 self._tell(pid)
+
+    async def _games_of(self, group: GroupRecord, room: Room) -> None:
+        """The group's record of its games brought up to the room's own list, which the room saves before a game
+        is played: a crash between the two saves leaves no game out of the group's record (nor its bonus)."""
+        keys = room.managed.games if room.managed is not None else []
+        if len(keys) > len(group.games):
+            group.games += [Game(number=n, key=k) for n, k in enumerate(keys, start=1)][len(group.games):]
+            await self._saved(state=True)
 
     async def _finish_group(self, group: GroupRecord, unplayed: bool = False) -> None:
         """The group's games are over: its players go on to the survey (or, if its game could not even start,
@@ -382,6 +400,9 @@ class Study:
                     p.move_to("survey", now)
                 moved.append(p)
         await self._saved(*moved, state=True)
+        room = self.rooms.get(group.room) if self.rooms is not None and group.room else None
+        if self.rooms is not None and room is not None and not room.busy:
+            await self.rooms.close(room, "the group's games are over")  # stored; the server keeps no unused room
 
     async def _tick_forever(self) -> None:
         while True:
@@ -401,7 +422,7 @@ class Study:
                 await self._look(group)
 
     # ---------------------------------------------------------------------------------- the experimenter
-    async def control(self, action: str, group: str | None = None) -> str:
+    async def control(self, action: str, group: object = None) -> str:
         """An experimenter's action from the dashboard; a sentence saying what was done."""
         now = self.clock()
         if action == "close_lobby":
@@ -412,6 +433,8 @@ class Study:
             await self._saved(*waiting, state=True)
             return f"The lobby is closed; {len(waiting)} waiting participant(s) got the no-group code."
         if action in ("pause", "resume"):
+            if self.state.status == "ended":
+                raise StageError("ended", "The study has ended; it cannot be paused or opened again.", 409)
             self.state.status = "paused" if action == "pause" else "open"
             await self._saved(state=True)
             return "The study is paused: no one new may begin, and no group forms." if action == "pause" \
@@ -426,7 +449,7 @@ class Study:
             return (f"The study has ended: {len(early)} participant(s) not yet in a game got the no-group code; "
                     f"{ended} game(s) under way were ended, and their players go on to the survey.")
         if action == "end_game":
-            found = self.state.groups.get(group or "")
+            found = self.state.groups.get(group) if isinstance(group, str) else None
             if found is None or found.status != "playing":
                 raise StageError("no_group", "No group of that id is playing.", 404)
             return "The game was ended." if self._end_game(found) else "That group has no game under way."

@@ -259,7 +259,10 @@ class RoomStore:
 
     # closing ---------------------------------------------------------------------------------------
     def close_room(self, room_id: str) -> None:
-        """Mark a room closed: it is never reopened, and its run (with every stored game) stays."""
+        """Mark a room closed: it is never reopened, and its run (with every stored game) stays.
+
+        A study's room shares its run with every other group's room, so closing it leaves the run open and
+        forgets only this room's own game cut short, never another group's game under way."""
         now = time.time()
         with self.store.session() as s, s.begin():
             row = s.get(RoomRow, room_id)
@@ -270,13 +273,15 @@ class RoomStore:
             if (row.state or {}).get("creator") is not None:
                 # The creator's network counts against its share of rooms only while the room is open.
                 row.state = {**row.state, "creator": None}
+            managed = (row.state or {}).get("managed")
+            own = list(managed.get("games", [])) if isinstance(managed, dict) else None
             # Again when a server lets go of a room closed from the command line: a game it ended on the
             # way out has just marked the run open.
             run = s.get(RunRow, row.run_id)
-            if run is not None and run.status != CLOSED:
+            if own is None and run is not None and run.status != CLOSED:
                 run.status, run.updated_at = CLOSED, now
         # A game cut short by the closing is never played again: the viewer stops showing it as under way.
-        self.store.drop_live(row.run_id)
+        self.store.drop_live(row.run_id, keys=own)
 
     def close_codes(self, codes: list[str]) -> list[RoomSummary]:
         """Close the open rooms with these codes (for the operator's command); the rooms as they were."""
