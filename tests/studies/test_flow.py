@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from starlette.websockets import WebSocketDisconnect
 
 from lexicoord.analysis.report import report_run
 from lexicoord.runs.store import Store
@@ -148,16 +149,91 @@ def test_a_reload_resumes_the_same_stage_and_seat_and_another_browser_is_refused
         again = Participant(client, "alice")
         again.token = a.token  # the same browser: its token was kept
         assert again.enter()["stage"] == "game" and again.me()["seat"] == "Person 1"
-        stranger = Participant(client, "alice")  # another browser with alice's link
+        # Another browser with alice's link (no token, no session id), or with a forged token: nothing.
         r = client.post("/api/studies/pilot/enter", json={"pid": "alice"})
-        assert r.status_code == 409 and r.json()["code"] == "in_use"
+        assert r.status_code == 409 and r.json()["code"] == "in_use" and "token" not in r.text
         r = client.get("/api/studies/pilot/me", headers={"X-Participant": "alice", "Authorization": "Bearer nope"})
         assert r.status_code == 401
-        assert stranger.token is None
-        # A second seat token for the same participant takes the seat: the first page's token stops working.
-        room, first = a.seat()
-        room2, second = again.seat()
-        assert room == room2 and first != second
+        # A second seat token for the same participant takes the seat: the first page is closed, its token
+        # stops working, and the new page plays the same seat.
+        first_page = a.play()
+        room, second = again.seat()
+        with pytest.raises(WebSocketDisconnect) as closed:
+            first_page.until(lambda s: False)
+        assert closed.value.code == 4409
+        with client.websocket_connect(f"/ws/{room}") as ws:
+            ws.send_json({"type": "hello", "token": second})
+            assert json.loads(ws.receive_text())["type"] == "welcome"
+
+
+def test_a_new_browser_with_the_links_session_id_takes_the_session_over(db: Path) -> None:
+    """Prolific's link carries a SESSION_ID only its participant has: a crashed or changed browser opened from
+    that link resumes the session (the old browser's token stops working); the id alone is not enough."""
+    with serving(db, values()) as (client, _):
+        a = Participant(client, "5f2a9c1b7e4d3a2b1c0d9e8f")
+        a.enter(study_id="STUDY1", session_id="sess-4417")
+        a.answer("consent", agree=True)
+        for wrong in ({}, {"session_id": "sess-0000"}, {"session_id": "SESS-4417"}):
+            r = client.post("/api/studies/pilot/enter", json={"pid": a.pid, **wrong})
+            assert r.status_code == 409, wrong
+        other = Participant(client, a.pid)
+        view = other.enter(study_id="STUDY1", session_id="sess-4417")
+        assert view["stage"] == "instructions" and other.token != a.token
+        r = client.get("/api/studies/pilot/me", headers=a.headers())
+        assert r.status_code == 401, "the old browser's token no longer works"
+        assert other.answer("instructions")["view"]["stage"] == "quiz"
+
+
+def test_the_experimenter_lets_a_locked_out_participant_in_again(db: Path) -> None:
+    headers = {"X-Admin-Key": KEY}
+    with serving(db, values()) as (client, _):
+        a = Participant(client, "carol")
+        a.enter()
+        a.answer("consent", agree=True)
+        assert client.post("/api/studies/pilot/enter", json={"pid": "carol"}).status_code == 409
+        for bad in ({"participant": "nobody"}, {"participant": ["carol"]}, {}):
+            r = client.post("/api/studies/pilot/admin/action", json={"action": "release", **bad}, headers=headers)
+            assert r.status_code == 404, bad
+        r = client.post("/api/studies/pilot/admin/action", json={"action": "release", "participant": "carol"},
+                        headers=headers)
+        assert r.status_code == 200 and "carol" in r.json()["message"]
+        assert client.get("/api/studies/pilot/me", headers=a.headers()).status_code == 401
+        again = Participant(client, "carol")
+        assert again.enter()["stage"] == "instructions"
+        assert client.post("/api/studies/pilot/enter", json={"pid": "carol"}).status_code == 409, "let in once"
+        done = Participant(client, "dan")
+        done.enter()
+        done.answer("consent", agree=False)
+        r = client.post("/api/studies/pilot/admin/action", json={"action": "release", "participant": "dan"},
+                        headers=headers)
+        assert r.status_code == 409
+
+
+def test_a_page_gone_from_the_lobby_is_not_grouped_and_gets_its_code_at_the_timeout(
+        db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import lexicoord.studies.study as study_module
+
+    monkeypatch.setattr(study_module, "PRESENCE", 0.5)
+    clock = [1000.0]
+    with serving(db, values(lobby={"fill_with_agents": True, "timeout": 60})) as (client, part):
+        part.study.clock = lambda: clock[0]
+        part.study._started_mono -= 10  # long after the server started: absences count
+        gone = Participant(client, "gone")
+        gone.to_lobby()
+        time.sleep(0.7)  # the page was closed: nothing heard from it since
+        here = Participant(client, "here")
+        assert here.to_lobby()["stage"] == "lobby", "not grouped with a page that left"
+        assert gone.me()["stage"] == "lobby"  # back: heard again
+        assert here.me()["stage"] == "game" or here.until("game")["seat"] == "Person 2"
+        late = Participant(client, "late")
+        late.to_lobby()
+        time.sleep(0.7)
+        clock[0] += 61  # the lobby's timeout: a page still there would be given a group of stand-ins
+        deadline = time.monotonic() + 10
+        while part.study.participants["late"].outcome is None:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert late.me()["code"] == "ALONE4" and len(part.study.state.groups) == 1
 
 
 def test_a_participant_away_past_the_grace_period_is_taken_over_and_gets_the_dropped_code(db: Path) -> None:
@@ -256,7 +332,7 @@ SMOKE = Path(__file__).resolve().parents[2] / "experiments" / "smoke"
                 "benchmarks": {"gsm8k": str(SMOKE / "gsm8k.jsonl")}}),
 ])
 def test_every_protocol_with_a_room_is_played_in_a_study(db: Path, protocol: str, extra: dict[str, Any]) -> None:
-    with serving(db, values(protocol=protocol, **extra)) as (client, part):
+    with serving(db, values(protocol=protocol, bonus={"per_game": 0.0}, **extra)) as (client, part):
         p = Participant(client, "alice")
         p.to_lobby()
         view = p.until("game")
@@ -269,7 +345,7 @@ def test_a_table_too_small_for_the_protocol_is_a_problem_of_the_file() -> None:
     from lexicoord.experiments.source import ExperimentError
 
     with pytest.raises(ExperimentError) as err:
-        study_of(values(protocol="werewolf", group={"people": 1, "agents": BOTS[:1]}))
+        study_of(values(protocol="werewolf", bonus={"per_game": 0.0}, group={"people": 1, "agents": BOTS[:1]}))
     assert any("group: " in str(p) and "cannot hold" in str(p) for p in err.value.problems), err.value.problems
 
 
@@ -278,7 +354,7 @@ def test_a_table_the_protocol_refuses_at_a_deal_sends_the_group_home_and_says_wh
     def tighten(file: StudyFile) -> None:
         file.group.agents = file.group.agents[:1]
 
-    with serving(db, values(protocol="werewolf", group={"people": 1, "agents": BOTS}), tune=tighten) as (client, part):
+    with serving(db, values(protocol="werewolf", bonus={"per_game": 0.0}, group={"people": 1, "agents": BOTS}), tune=tighten) as (client, part):
         p = Participant(client, "alice")
         p.to_lobby()
         view = p.until("done")

@@ -87,6 +87,7 @@ SURVEY_OK: list[tuple[dict[str, Any], dict[str, Any], dict[str, bool]]] = [
      {"clear": 4, "colour": "Blue", "comments": "  nice <b>game</b>  "}, {"colour": True}),
     ({"clear": 6.0, "colour": "Blue", "comments": "=1+1"}, {"clear": 6, "colour": "Blue", "comments": "=1+1"},
      {"colour": True}),
+    ({"clear": " 3 ", "colour": "Blue", "comments": " \n "}, {"clear": 3, "colour": "Blue"}, {"colour": True}),
 ]
 
 
@@ -110,6 +111,8 @@ SURVEY_BAD = [
     {"clear": 5, "colour": "Blue", "comments": "x" * 201},
     {"clear": 5, "colour": "Blue", "age": 30},       # no such question
     {"clear": 5, "colour": "Blue", "comments": {"$ne": 1}},
+    {"clear": "   ", "colour": "Blue"},             # spaces are no answer to a required question
+    {"clear": 5, "colour": " \n\t"},
 ]
 
 

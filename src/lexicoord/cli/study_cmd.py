@@ -62,29 +62,36 @@ def serve(
         min=0.01, help="New sessions per second one address may begin (burst 60).")] = 5.0,
     connections_per_address: Annotated[int, typer.Option(
         min=1, help="Connections one client may hold open (participants behind one lab router share it).")] = 256,
+    accept_changes: Annotated[bool, typer.Option(
+        "--accept-changes", help="Go on with a study whose file changed since it was first served (the new "
+                                 "file is recorded); without it such a file is refused, naming what changed.")] = False,
     db: DbOption = None,
     option: ModelOptions = None,
 ) -> None:
     """Serve a study: participants' link, lobby, games in managed rooms, survey, codes, and the dashboard."""
     from lexicoord.cli.ports import check_port
     from lexicoord.cli.serve_cmd import load_benchmarks, load_datasets, run_app
+    from lexicoord.errors import ConfigError
     from lexicoord.models.pool import ModelPool
     from lexicoord.runs.store import Store
     from lexicoord.studies.serve import StudyPart, services_for
-    from lexicoord.studies.study import admin_key
+    from lexicoord.studies.study import MIN_PUBLIC_KEY, admin_key
     from lexicoord.studies.web import study_link
     from lexicoord.web.app import create_app
     from lexicoord.web.hosts import LOOPBACK, proxy_addresses, served_hosts
 
     study = _load(file, set_)
+    key, shown = admin_key()
+    public = host not in LOOPBACK
+    if public and not shown and len(key) < MIN_PUBLIC_KEY:
+        raise ConfigError(f"LEXICOORD_ADMIN_KEY has {len(key)} characters; a dashboard reachable from other machines "
+                          f"needs a key of at least {MIN_PUBLIC_KEY} (or unset it for a new random key).")
     hosts = served_hosts(host, allowed_host or [])
     proxies = proxy_addresses(forwarded_allow_ips)
     pool = ModelPool(**{**study.options, **parse_options(option)})
     services = services_for(study, Store(db), pool, load_datasets([f"study={study.data}"]),
                             load_benchmarks([f"{k}={v}" for k, v in study.benchmarks.items()]))
-    key, shown = admin_key()
-    public = host not in LOOPBACK
-    part = StudyPart(study, services, key, public, enter_rate=enter_rate)
+    part = StudyPart(study, services, key, public, enter_rate=enter_rate, accept_changes=accept_changes)
     check_port(host, port)
     app = create_app(services, allowed_hosts=hosts, parts=[part], viewer=False, idle_close=None, unused_close=None)
     base = f"http://{'localhost' if host in ('127.0.0.1', '0.0.0.0', '::') else host}:{port}"
@@ -112,7 +119,7 @@ def export(
     study_file = _load(file, set_)
     store = Store(db)
     study = Study(study_file, StudyStore(store, study_file.name))
-    study.load()
+    study.load(check=False)  # the data as stored, whatever the file says now
     out.mkdir(parents=True, exist_ok=True)
     write_participants(study, store, out / "participants.csv")
     write_bonus(study, store, out / "bonus.csv")

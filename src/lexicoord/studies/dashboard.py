@@ -112,7 +112,7 @@ def mount(app: FastAPI, study: Study, store: Store, key: str, public: bool) -> N
             body = await request.json()
             if not isinstance(body, dict):
                 raise StageError("bad_request", "The request is a JSON object.", 400)
-            said = await study.control(str(body.get("action", ""))[:40], body.get("group"))
+            said = await study.control(str(body.get("action", ""))[:40], body.get("group"), body.get("participant"))
         except StageError as exc:
             return refusal(exc)
         except ValueError:

@@ -138,6 +138,8 @@ class SurveyQuestion(Strict):
                 raise ValueError(f"expect {self.expect!r} is not one of the options")
             if self.kind == "likert" and not (isinstance(self.expect, int) and 1 <= self.expect <= self.scale):
                 raise ValueError(f"expect is a point of the scale, 1 to {self.scale}")
+            if self.kind == "text" and not (isinstance(self.expect, str) and self.expect.strip()):
+                raise ValueError("expect of a text question is the text to be written (in quotes)")
         return self
 
 
@@ -314,6 +316,23 @@ def _room_settings(study: StudyFile) -> None:
     settings.check_table([f"Person {i}" for i in range(1, study.group.people + 1)] + [n for n, _ in agents])
 
 
+def _bonus_field(study: StudyFile) -> None:
+    """A bonus per game reads a yes-or-no field of the protocol's stored outcome: a misspelt one would pay
+    everyone nothing, silently."""
+    from typing import get_args
+
+    from lexicoord.core.registry import get_protocol
+
+    if study.bonus.per_game <= 0:
+        return
+    fields = get_protocol(study.protocol).protocol.outcome_model.model_fields
+    yes_no = sorted(n for n, f in fields.items() if f.annotation is bool or bool in get_args(f.annotation))
+    if study.bonus.when not in yes_no:
+        told = f"one of {', '.join(yes_no)}" if yes_no else "not available: its outcome has no yes-or-no field"
+        raise ConfigError(f"bonus.when: '{study.bonus.when}' is not a yes-or-no field of a {study.protocol} game's "
+                          f"outcome; a bonus per game is {told}")
+
+
 def _has_room(protocol: str) -> bool:
     from lexicoord.core.registry import get_protocol
 
@@ -348,6 +367,11 @@ def checked(source: Source, overrides: Sequence[str] = ()) -> StudyFile:
         except ConfigError as exc:
             section = "group" if _has_room(study.protocol) else "protocol"  # a table too small, or no such room
             problems.append(Problem(where=source.where((section,)), text=f"{section}: {str(exc).rstrip('.')}."))
+        else:
+            try:
+                _bonus_field(study)
+            except ConfigError as exc:
+                problems.append(Problem(where=source.where(("bonus", "when")), text=f"{str(exc).rstrip('.')}."))
     if problems or study is None:
         raise ExperimentError(list({str(p): p for p in problems}.values()))
     return study

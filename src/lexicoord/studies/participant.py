@@ -168,7 +168,9 @@ def _survey(study: StudyFile, p: Participant, body: dict[str, Any], now: float) 
     kept: dict[str, str | int] = {}
     for q in study.survey.questions:
         value = answers.get(q.id)
-        if value is None or value == "":
+        if isinstance(value, str) and not value.strip():
+            value = None  # spaces alone are no answer
+        if value is None:
             if q.required:
                 raise StageError("bad_answer", f"Please answer: {q.text[:80]}", 422)
             continue

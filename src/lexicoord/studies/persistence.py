@@ -43,12 +43,19 @@ class StudyStore:
             people = s.scalars(select(ParticipantRow).where(ParticipantRow.study_id == self.study_id)).all()
             return (row.state if row else None), [Participant.model_validate(p.data) for p in people]
 
-    def open(self, config: dict[str, Any], state: dict[str, Any]) -> None:
-        """Make the study's row if it has none (its file's values are kept as they were first served)."""
+    def open(self, config: dict[str, Any], state: dict[str, Any], replace: bool = False) -> dict[str, Any] | None:
+        """Make the study's row if it has none; the file's values it was served with before (None: a new
+        study), which ``replace`` swaps for ``config``."""
         now = time.time()
         with self.store.session() as s, s.begin():
-            if s.get(StudyRow, self.study_id) is None:
+            row = s.get(StudyRow, self.study_id)
+            if row is None:
                 s.add(StudyRow(id=self.study_id, created_at=now, updated_at=now, config=config, state=state))
+                return None
+            before = dict(row.config)
+            if replace and before != config:
+                row.config, row.updated_at = config, now
+            return before
 
     # writing ------------------------------------------------------------------------------------------
     async def save(self, people: Sequence[Participant] = (), state: Callable[[], dict[str, Any]] | None = None) -> None:

@@ -50,12 +50,12 @@ class StudyPart:
     """The study's routes and schedule, as a part of the rooms' app (:class:`lexicoord.web.app.AppPart`)."""
 
     def __init__(self, file: StudyFile, services: Services, key: str, public: bool,
-                 enter_rate: float = 5.0, enter_burst: float = 60.0) -> None:
+                 enter_rate: float = 5.0, enter_burst: float = 60.0, accept_changes: bool = False) -> None:
         self.services = services
         self.study = Study(file, StudyStore(services.store, file.name))
         self.key, self.public = key, public
         self.enter_rate, self.enter_burst = enter_rate, enter_burst
-        self.study.load()
+        self.study.load(accept_changes)
         open_run(file, services)
         self.rooms: Rooms | None = None
 

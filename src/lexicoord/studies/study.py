@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hmac
 import logging
 import secrets
 import time
@@ -26,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from lexicoord.errors import LexicoordError
+from lexicoord.errors import ConfigError, LexicoordError
 from lexicoord.studies.file import Outcome, StudyFile
 from lexicoord.studies.participant import Dropped, Participant, StageError, answer, finish, following
 from lexicoord.studies.persistence import StudyStore
@@ -38,6 +39,11 @@ if TYPE_CHECKING:
     from lexicoord.web.registry import Rooms
 
 log = logging.getLogger(__name__)
+#: A study file's keys that make its games (the run's settings): never changed within a study.
+GAME_KEYS = ("protocol", "game", "seed", "data", "benchmarks")
+#: Characters an experimenter's own key (``LEXICOORD_ADMIN_KEY``) has at least when the dashboard is reachable
+#: from other machines.
+MIN_PUBLIC_KEY = 16
 #: Seconds between the ticker's looks at the lobby and the groups.
 TICK = 0.5
 #: Seconds the pages have, after the server starts, to reconnect before anyone's absence counts: a restart
@@ -46,6 +52,13 @@ RECONNECT = 15.0
 #: Seconds a group's room may keep failing to open (the store away, the server full) before its people are
 #: sent home with the no-group code instead of waiting on a page that never moves.
 ROOM_PATIENCE = 30.0
+#: Seconds since a lobby page was last heard from (its long poll comes back every 25 s) after which its
+#: participant is taken to have left: they are not put in a group their partners would play without them.
+PRESENCE = 40.0
+
+
+#: A participant's token after the experimenter let their id in again: no token matches it.
+RELEASED = "released"
 
 
 class Game(BaseModel):
@@ -91,25 +104,46 @@ class Study:
         #: Grows with every change; from the clock, so a dashboard polling across a restart never goes back.
         self.version = int(time.time() * 1000)
         self.started = time.time()
+        self._started_mono = time.monotonic()
         self.reconnect = RECONNECT
         #: The server is stopping: waits end now, and no one's absence counts (their pages lose the server).
         self.closing = False
         self._ticker: asyncio.Task[None] | None = None
         self._busy: set[str] = set()
         self._tasks: set[asyncio.Task[None]] = set()
+        #: When each participant's page was last heard from (monotonic seconds; pages, not the study's clock).
+        self._seen: dict[str, float] = {}
 
     # ---------------------------------------------------------------------------------- start and stop
-    def load(self) -> None:
+    def load(self, accept_changes: bool = False, check: bool = True) -> None:
+        """The study as the store has it. A file changed since the study was first served (other codes, another
+        group size, a new quiz) would treat the participants who came before by other rules than those after
+        them: refused, naming what changed, unless ``accept_changes`` (the new file is then recorded)."""
         saved, people = self.store.load()
         if saved is not None:
             self.state = StudyState.model_validate(saved)
         self.participants = {p.pid: p for p in people}
-        self.store.open(self.file.model_dump(mode="json"), self.state.model_dump(mode="json"))
+        config = self.file.model_dump(mode="json")
+        before = self.store.open(config, self.state.model_dump(mode="json"), replace=accept_changes and check)
+        changed = changed_keys(before, config) if before is not None and check else []
+        fixed = [k for k in changed if k.split(".")[0] in GAME_KEYS or k.startswith(("group.people", "group.agents"))]
+        if fixed:  # every group's games are one run, which a report reads under one set of settings
+            raise ConfigError(f"The study file changes the games of study '{self.file.name}' since it was first served "
+                              f"(at {', '.join(fixed[:8])}); all of a study's games are played under the same "
+                              "settings, so give the changed study a new name.")
+        if changed and not accept_changes:
+            shown = ", ".join(changed[:8]) + (f" and {len(changed) - 8} more" if len(changed) > 8 else "")
+            raise ConfigError(f"The study file differs from the one study '{self.file.name}' was first served with "
+                              f"({len(self.participants)} participant(s) so far) at {shown}; serve it with "
+                              "--accept-changes to go on under the new file, or give the study a new name.")
+        if changed:
+            log.warning("study %s: going on under a changed file (%s)", self.file.name, ", ".join(changed))
 
     async def start(self, rooms: Rooms) -> None:
         """Find the groups' rooms again (reopened by the server before this) and start the schedule."""
         self.rooms = rooms
         self.started = time.time()
+        self._started_mono = time.monotonic()
         for group in self.state.groups.values():
             room = rooms.get(group.room) if group.room else None
             if room is not None:
@@ -137,10 +171,21 @@ class Study:
         with the token their browser kept. Someone else's id without its token is refused."""
         p = self.participants.get(pid)
         if p is not None:
-            if token is None or not token_matches(token, p.token_hash):
+            if token is not None and token_matches(token, p.token_hash):
+                self.heard(p)
+                return p, None
+            # Another browser: theirs only with the session id of their link (Prolific's SESSION_ID, which only
+            # that participant's link carries) or once the experimenter let the id in again. The new browser
+            # takes the session over; the old one's token stops working.
+            same_session = session is not None and p.session is not None and hmac.compare_digest(session, p.session)
+            if not (same_session or p.token_hash == RELEASED):
                 raise StageError("in_use", "This participant id has already begun the study in another browser; "
                                            "go back to that browser, or write to the researcher.", 409)
-            return p, None
+            token = new_token()
+            p.token_hash = hash_token(token)
+            await self._saved(p)
+            self.heard(p)
+            return p, token
         if self.state.status != "open":
             raise StageError("closed", "This study is not taking participants now; please come back later."
                              if self.state.status == "paused" else "This study has ended.", 403)
@@ -150,13 +195,26 @@ class Study:
                                                  token_hash=hash_token(token))
         p.move_to("consent", now)
         await self._saved(p)
+        self.heard(p)
         return p, token
 
     def participant(self, pid: str, token: str) -> Participant:
         p = self.participants.get(pid)
         if p is None or not token_matches(token, p.token_hash):
-            raise StageError("unknown", "This page's session is unknown here; open the study from your link.", 401)
+            raise StageError("unknown", "This page's session is unknown here (or was opened in another browser "
+                                        "since); open the study from your link.", 401)
+        self.heard(p)
         return p
+
+    def heard(self, p: Participant) -> None:
+        """``p``'s page is there now (each of its calls says so, and each long poll as it ends)."""
+        self._seen[p.pid] = time.monotonic()
+
+    def present(self, p: Participant) -> bool:
+        """Whether ``p``'s page has been heard from lately (after a start, everyone's is, until it has had time
+        to come back)."""
+        last = max(self._seen.get(p.pid, 0.0), self._started_mono)
+        return time.monotonic() - last < PRESENCE
 
     async def submit(self, p: Participant, stage: str, body: dict[str, Any]) -> dict[str, Any]:
         """The participant's answer to their stage (checked by :func:`answer`), saved before it is told."""
@@ -228,19 +286,25 @@ class Study:
         if self.state.status != "open":
             return
         size = self.file.group.people
-        waiting = self.waiting()
+        now = self.clock()
+        waiting: list[Participant] = []
+        gone: list[Participant] = []
+        for p in self.waiting():  # a page gone from the lobby is not grouped; at the timeout it gets its code
+            (waiting if self.present(p) else gone).append(p)
         formed: list[GroupRecord] = []
         while len(waiting) >= size:
             formed.append(self._claim(waiting[:size], fill=0))
             waiting = waiting[size:]
-        now = self.clock()
         timed_out = [p for p in waiting if now - p.entered["lobby"] >= self.file.lobby.timeout]
+        sent_home = [p for p in gone if now - p.entered["lobby"] >= self.file.lobby.timeout]
         if timed_out and self.file.lobby.fill_with_agents:
             formed.append(self._claim(waiting, fill=size - len(waiting)))
-        elif timed_out:
-            for p in timed_out:
+        else:
+            sent_home += timed_out
+        if sent_home:
+            for p in sent_home:
                 finish(self.file, p, "no_group", now)
-            await self._saved(*timed_out)
+            await self._saved(*sent_home)
         if formed:
             await self._saved(*(self.participants[m] for g in formed for m in g.members), state=True)
         for group in formed:  # rooms open in the background: the answer that completed a group is not kept
@@ -422,7 +486,7 @@ class Study:
                 await self._look(group)
 
     # ---------------------------------------------------------------------------------- the experimenter
-    async def control(self, action: str, group: object = None) -> str:
+    async def control(self, action: str, group: object = None, participant: object = None) -> str:
         """An experimenter's action from the dashboard; a sentence saying what was done."""
         now = self.clock()
         if action == "close_lobby":
@@ -448,6 +512,15 @@ class Study:
             await self._saved(*early, state=True)
             return (f"The study has ended: {len(early)} participant(s) not yet in a game got the no-group code; "
                     f"{ended} game(s) under way were ended, and their players go on to the survey.")
+        if action == "release":
+            held = self.participants.get(participant) if isinstance(participant, str) else None
+            if held is None:
+                raise StageError("no_participant", "No participant has that id.", 404)
+            if held.outcome is not None:
+                raise StageError("ended", "That participant's session has ended; their link shows their code.", 409)
+            held.token_hash = RELEASED
+            await self._saved(held)
+            return f"{held.pid} may open their link again in any browser; the page they had stops working."
         if action == "end_game":
             found = self.state.groups.get(group) if isinstance(group, str) else None
             if found is None or found.status != "playing":
@@ -465,6 +538,16 @@ class Study:
             if p.outcome is not None:
                 counts[p.outcome] = counts.get(p.outcome, 0) + 1
         return counts
+
+
+def changed_keys(before: Any, after: Any, at: str = "") -> list[str]:
+    """The dotted keys whose values differ between two files' values (a list compared whole)."""
+    if isinstance(before, dict) and isinstance(after, dict):
+        out: list[str] = []
+        for key in sorted(set(before) | set(after), key=str):
+            out += changed_keys(before.get(key), after.get(key), f"{at}.{key}" if at else str(key))
+        return out
+    return [] if before == after else [at or "(the whole file)"]
 
 
 def admin_key(environ: dict[str, str] | None = None) -> tuple[str, bool]:

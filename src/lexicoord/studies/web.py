@@ -148,6 +148,7 @@ def mount(app: FastAPI, study: Study, enter_rate: float, enter_burst: float) -> 
             seen = stage is not None and stage == p.stage and stage in ("lobby", "game")
             if seen and not (stage == "game" and ready == 0 and view(study, p)["ready"]):
                 await study.wait(p.pid, POLL)
+                study.heard(p)
         except StageError as exc:
             return refusal(exc)
         return JSONResponse(view(study, p))

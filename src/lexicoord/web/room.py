@@ -48,6 +48,7 @@ from lexicoord.web.frames import AgentSeen, PersonSeen, RoomSeen, YouSeen, merge
 from lexicoord.web.live import LiveRecorder, LiveSeats
 from lexicoord.web.people import Person
 from lexicoord.web.settings import RoomSettings, clean_name
+from lexicoord.web.socket import REPLACED
 from lexicoord.web.tokens import hash_token, new_token, token_matches
 
 if TYPE_CHECKING:
@@ -227,12 +228,14 @@ class Room:
 
     async def reissue(self, name: str) -> str:
         """A new secret token for ``name`` (a study hands it to its participant's page): any older one stops
-        working, so a participant id opened in a second browser takes the seat from the first."""
+        working and the pages open with it are closed, so a seat is played from one page at a time."""
         person = self.people[name]
         token = new_token()
         async with self.lock:
             person.token_hash = hash_token(token)
             await self.save()
+        for conn in list(person.connections):
+            await conn.close(*REPLACED)
         return token
 
     def person_for(self, token: str) -> Person | None:

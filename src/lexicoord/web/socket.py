@@ -52,6 +52,7 @@ HELLO_TIMEOUT = 10.0
 BAD_TOKEN = (4401, "This token belongs to no one in this room; join again.")
 FOREIGN_ORIGIN = (4403, "This page is from another site; open the room from this server's own address.")
 ROOM_CLOSED = (4410, "This room has closed; its games are kept.")
+REPLACED = (4409, "This seat was opened in another page; this one has stopped.")
 TOO_MANY = (4429, "Too many requests from this address; wait a little.")
 TOO_LARGE = (1009, f"Messages are limited to {m.MAX_MESSAGE} characters.")
 FLOODING = (1008, "Too many messages; the connection was closed.")

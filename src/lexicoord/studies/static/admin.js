@@ -28,16 +28,15 @@ async function loop() {
     } catch (e) {
       $("#conn").textContent = "disconnected"; $("#conn").className = "pill bad"; $("#error").textContent = e.message;
       if (e.status === 401 || e.status === 403) { $("#key-box").hidden = false; $("#board").hidden = true; return; }
-      // Ask for the state at once when back: a restarted server counts its versions from 0 again, so the
-      // last version seen would hold the next answer back for a whole long poll.
+      // Ask for the state at once when back, whatever version was seen last.
       since = null;
       await new Promise((r) => setTimeout(r, 2000));
     }
   }
 }
 
-async function act(action, group) {
-  try { const res = await call("POST", "/action", { action, group }); $("#said").textContent = (await res.json()).message; }
+async function act(action, group, participant) {
+  try { const res = await call("POST", "/action", { action, group, participant }); $("#said").textContent = (await res.json()).message; }
   catch (e) { $("#error").textContent = e.message; }
 }
 async function download(name) {
@@ -66,8 +65,11 @@ function render() {
     table(["seat", "who", "model", "stage", "code", "page open", "taken over"], g.seats.map((s) => [s.seat, s.kind === "person" ? s.participant : s.kind, s.model || "", s.stage || "", s.outcome || "", s.kind === "person" ? (s.connected ? "yes" : "no") : "", s.taken_over ? "yes" : ""])))));
   fill($("#times"), table(["stage", "n", "median", "mean"], Object.entries(state.times).map(([s, t]) => [s, t.n, t.median, t.mean])));
   fill($("#dropouts"), table(["participant", "group", "seat", "reason", "game", "at"], state.dropouts.map((d) => [d.participant, d.group, d.seat, d.reason, d.game, new Date(d.at * 1000).toLocaleTimeString()])));
-  fill($("#participants"), table(["participant", "stage", "code", "group", "quiz tries", "attention", "survey"], state.recent.map((p) => [p.participant, p.stage, p.outcome || "", p.group || "",
-    p.quiz_attempts, Object.entries(p.attention).map(([k, v]) => `${k}: ${v ? "pass" : "fail"}`).join(", "), Object.entries(p.survey).map(([k, v]) => `${k}: ${v}`).join(" | ")])));
+  // "Let in again": a participant locked out of their session (a lost browser, a link with no session id) may
+  // open their link once more in any browser; the page they had stops working.
+  fill($("#participants"), table(["participant", "stage", "code", "group", "quiz tries", "attention", "survey", ""], state.recent.map((p) => [p.participant, p.stage, p.outcome || "", p.group || "",
+    p.quiz_attempts, Object.entries(p.attention).map(([k, v]) => `${k}: ${v ? "pass" : "fail"}`).join(", "), Object.entries(p.survey).map(([k, v]) => `${k}: ${v}`).join(" | "),
+    p.outcome ? "" : h("button", { class: "secondary small", "data-release": p.participant, onclick: () => { if (confirm(`Let ${p.participant} open their link again in another browser?`)) act("release", null, p.participant); } }, "Let in again")])));
 }
 
 document.addEventListener("DOMContentLoaded", () => {

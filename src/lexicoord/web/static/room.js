@@ -37,6 +37,7 @@ function connect() {
       localStorage.removeItem(tokenKey); $("#join-box").hidden = false; $("#room").hidden = true;
       showError(ev.reason); return;
     }
+    if (ev.code === 4409) { closedForGood = true; showError(ev.reason || "This seat was opened in another page."); return; }
     if (ev.code === 4410) { closedForGood = true; localStorage.removeItem(tokenKey); showError(ev.reason || "This room has closed."); return; }
     if (ev.code === 4403) { closedForGood = true; showError(ev.reason || "This page may not connect to this server."); return; }
     if (ev.code === 4429) { showError(ev.reason || "Too many requests; wait a little."); backoff = Math.max(backoff, 5000); }
