@@ -279,3 +279,10 @@ def test_a_run_read_as_a_stream_gives_every_episode_once_in_grid_order_with_its_
     assert [r.key for r, _ in choices] == [r.key for r, _ in read]
     assert all(all(e.type == "choice" for e in events) for _, events in choices)
     assert sum(len(events) for _, events in choices) == sum(1 + n % 4 >= 2 for n in range(len(positions)))
+    # One study room's own games, asked of the store by key (across pages, in grid order); none: nothing.
+    own = ["k9", "k1", "k3", "k4", "live-key-no-such"]
+    mine = list(store.iter_run_events("r", page=2, keys=own))
+    assert [r.key for r, _ in mine] == [r.key for r, _ in read if r.key in own]
+    assert [len(events) for _, events in mine] == [1 + int(r.key[1:]) % 4 for r, _ in mine]
+    assert [e.key for e in store.episodes("r", keys=own)] == [e.key for e in store.episodes("r") if e.key in own]
+    assert list(store.iter_run_events("r", keys=[])) == [] and store.episodes("r", keys=[]) == []

@@ -116,8 +116,9 @@ class Participant:
         assert r.status_code == expect, r.text
         return r.json()
 
-    def me(self, stage: str | None = None) -> dict[str, Any]:
-        r = self.client.get(f"{self.api}/me" + (f"?stage={stage}" if stage else ""), headers=self.headers())
+    def me(self, stage: str | None = None, ready: int | None = None) -> dict[str, Any]:
+        query = (f"?stage={stage}" if stage else "") + (f"&ready={ready}" if stage and ready is not None else "")
+        r = self.client.get(f"{self.api}/me{query}", headers=self.headers())
         assert r.status_code == 200, r.text
         return r.json()
 
@@ -132,7 +133,9 @@ class Participant:
         for _ in range(limit):
             if view["stage"] == stage and (stage != "game" or view["ready"]):
                 return view
-            view = self.me(view["stage"] if view["stage"] in ("lobby", "game") else None)
+            # As the page does: a game not ready yet is waited for with ready=0 (answered once it is ready).
+            waiting_game = view["stage"] == "game" and not view.get("ready")
+            view = self.me(view["stage"] if view["stage"] in ("lobby", "game") else None, 0 if waiting_game else None)
         raise AssertionError(f"{self.pid} never reached {stage}: {view}")
 
     def seat(self) -> tuple[str, str]:

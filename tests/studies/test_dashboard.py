@@ -152,3 +152,22 @@ def test_exports_escape_formulas_and_keep_html_as_written(db: Path) -> None:
     hostile = list(csv.reader(io.StringIO(text)))
     assert all(not str(cell).startswith(("=", "+", "@")) for r in hostile for cell in r)
     assert state["recent"][0]["survey"]["comments"].startswith("=HYPERLINK")  # JSON as written; the page shows text
+
+
+def test_pausing_holds_the_lobby_and_its_timeout_and_resuming_forms_the_group(db: Path) -> None:
+    clock = [1000.0]
+    with serving(db, values(lobby={"timeout": 60})) as (client, part):
+        part.study.clock = lambda: clock[0]
+        act = lambda a: client.post("/api/studies/pilot/admin/action", json={"action": a},  # noqa: E731
+                                    headers={"X-Admin-Key": KEY})
+        a, b = Participant(client, "a"), Participant(client, "b")
+        a.enter()
+        b.enter()
+        assert act("pause").status_code == 200
+        a.to_lobby()
+        assert b.to_lobby()["stage"] == "lobby", "no group forms while paused"
+        clock[0] += 120  # past the lobby's timeout: a pause sends no one home
+        time.sleep(1.2)  # two looks of the schedule
+        assert a.me()["stage"] == "lobby" and not part.study.state.groups
+        act("resume")
+        assert a.until("game")["seat"] == "Person 1" and b.me()["stage"] == "game"

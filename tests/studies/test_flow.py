@@ -337,7 +337,13 @@ def test_every_protocol_with_a_room_is_played_in_a_study(db: Path, protocol: str
         p.to_lobby()
         view = p.until("game")
         room = client.app.state.rooms.get(part.study.state.groups["g1"].room)
-        assert view["ready"] and room.managed is not None and room.busy
+        assert view["ready"] and room.managed is not None
+        # "ready" is the room made and the seat taken; the game begins once the room has saved it.
+        deadline = time.monotonic() + 10
+        while not room.busy:
+            assert time.monotonic() < deadline, "the group's game never began"
+            time.sleep(0.02)
+        assert room.managed.games == [room.adapter.state.current.spec.key]
     assert Store(str(db)).run("study-pilot").protocol == protocol
 
 
@@ -384,7 +390,10 @@ def test_a_finished_groups_room_closes_and_leaves_another_groups_game_under_way(
         play_out(second.play())
         second.until("survey")
         rooms = client.app.state.rooms
-        assert rooms.get(part.study.state.groups["g2"].room) is None, "a finished group's room is closed"
+        deadline = time.monotonic() + 10
+        while rooms.get(part.study.state.groups["g2"].room) is not None:  # closed just after its people move on
+            assert time.monotonic() < deadline, "a finished group's room is closed"
+            time.sleep(0.02)
         assert rooms.get(part.study.state.groups["g1"].room) is not None
         statuses = sorted(e.status for e in store.episode_page(run, limit=10))
         assert statuses == ["done", "playing"], statuses
@@ -446,7 +455,11 @@ def test_a_game_the_room_saved_but_the_group_did_not_is_taken_back_from_the_room
         p.until("game")
         group = part.study.state.groups["g1"]
         room = client.app.state.rooms.get(group.room)
-        assert room.managed.games and [g.key for g in group.games] == room.managed.games
+        deadline = time.monotonic() + 10
+        while not (room.managed.games and [g.key for g in group.games] == room.managed.games
+                   and group.id not in part.study._busy):  # the game begun and the group's record kept
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
         group.games.clear()  # as the group's record stands after such a crash
         client.portal.call(part.study._look, group)
         assert [(g.number, g.key) for g in group.games] == [(1, room.managed.games[0])]

@@ -539,11 +539,16 @@ class Store:
             s.execute(delete(EventRow).where(EventRow.episode_id.in_(playing)))
             s.execute(delete(EpisodeRow).where(*where))
 
-    def episodes(self, run_id: str) -> list[EpisodeRecord]:
-        """The run's ended episodes (a live game in progress is the run viewer's to show, not a result)."""
+    def episodes(self, run_id: str, keys: Collection[str] | None = None) -> list[EpisodeRecord]:
+        """The run's ended episodes (a live game in progress is the run viewer's to show, not a result); with
+        ``keys``, only those."""
+        if keys is not None and not keys:
+            return []
         with self.session() as s:
-            rows = s.scalars(select(EpisodeRow).where(EpisodeRow.run_id == run_id, EpisodeRow.status != PLAYING)
-                             .order_by(EpisodeRow.position))
+            query = select(EpisodeRow).where(EpisodeRow.run_id == run_id, EpisodeRow.status != PLAYING)
+            if keys is not None:
+                query = query.where(EpisodeRow.key.in_(list(keys)))
+            rows = s.scalars(query.order_by(EpisodeRow.position))
             return [
                 EpisodeRecord.model_validate({c.name: getattr(r, c.name) for c in EpisodeRow.__table__.columns})
                 for r in rows
@@ -554,18 +559,23 @@ class Store:
             rows = s.scalars(select(EventRow.data).where(EventRow.episode_id == episode_id).order_by(EventRow.seq))
             return [event_from_dict(d) for d in rows]
 
-    def iter_run_events(self, run_id: str, page: int = 200,
-                        types: Sequence[str] | None = None) -> Iterator[tuple[EpisodeRecord, list[Event]]]:
+    def iter_run_events(self, run_id: str, page: int = 200, types: Sequence[str] | None = None,
+                        keys: Collection[str] | None = None) -> Iterator[tuple[EpisodeRecord, list[Event]]]:
         """The run's ended episodes in grid order, each with its events, read ``page`` episodes at a time.
 
         Two queries a page (the episodes after the last one read, then all their events), not one per
         episode; only a page is held, so a report of a million events reads it in the memory of a page.
-        ``types``: only events of these types (a statistic that reads choices need not parse every prompt).
+        ``types``: only events of these types (a statistic that reads choices need not parse every prompt);
+        ``keys``: only these episodes (one study room's games in a run every group shares).
         """
+        if keys is not None and not keys:
+            return
         after: tuple[int, int] | None = None
         while True:
             with self.session() as s:
                 query = select(EpisodeRow).where(EpisodeRow.run_id == run_id, EpisodeRow.status != PLAYING)
+                if keys is not None:
+                    query = query.where(EpisodeRow.key.in_(list(keys)))
                 if after is not None:
                     query = query.where(tuple_(EpisodeRow.position, EpisodeRow.id) > tuple_(*after))
                 records = [_record(r) for r in s.scalars(query.order_by(EpisodeRow.position, EpisodeRow.id)
