@@ -143,3 +143,49 @@ def test_moves_queued_when_the_server_stops_are_written_before_the_store_closes(
         client.portal.call(queue_a_move_behind_a_write)  # type: ignore[union-attr]
         threading.Timer(0.2, gate.set).start()  # the held write ends while the server is stopping
     assert recorded.writes == [("live", ["e0"]), ("moves", ["Ann"])]
+
+
+async def test_room_states_saved_at_once_share_a_commit_and_each_room_keeps_its_newest(tmp_path: Path) -> None:
+    """A hundred rooms opening in the same second: saves waiting behind a commit go into the next one together,
+    each room's state read when that transaction is made; every waiter returns only once its state is written."""
+    from lexicoord.runs.schema import RoomRow
+
+    store = RoomStore(Store(str(tmp_path / "rooms.db")))
+    try:
+        for i in range(20):
+            await store.create(f"r{i}", f"CODE{i}", "run-1", {}, {"n": -1})
+        trips: list[list[str]] = []
+        write = store._save_states
+
+        def counted(states: dict[str, dict[str, Any]]) -> None:
+            trips.append(sorted(states))
+            write(states)
+
+        store._save_states = counted  # type: ignore[method-assign]
+        seen = {f"r{i}": 0 for i in range(20)}
+
+        def reader(room: str) -> Any:
+            return lambda: {"n": seen[room]}
+
+        first = asyncio.ensure_future(store.save_state("r0", reader("r0")))
+        await asyncio.sleep(0)  # the first commit is under way: what follows waits for the next
+        rest = []
+        for i in range(20):
+            for n in (1, 2, 3):
+                seen[f"r{i}"] = n
+                rest.append(asyncio.ensure_future(store.save_state(f"r{i}", reader(f"r{i}"))))
+        await asyncio.wait_for(asyncio.gather(first, *rest), 10)
+        assert trips == [["r0"], sorted(seen)], trips  # 61 saves, 2 transactions
+        with store.store.session() as s:
+            states = {row.id: row.state for row in s.query(RoomRow)}
+        assert states == {f"r{i}": {"n": 3} for i in range(20)}
+
+        def broken(states: dict[str, dict[str, Any]]) -> None:
+            raise RuntimeError("the disk is full")
+
+        store._save_states = broken  # type: ignore[method-assign]
+        failed = await asyncio.gather(*(store.save_state(f"r{i}", reader(f"r{i}")) for i in range(3)),
+                                      return_exceptions=True)
+        assert [str(f) for f in failed] == ["the disk is full"] * 3
+    finally:
+        store.close()

@@ -260,3 +260,12 @@ def test_each_protocols_page_part_is_served_from_its_adapter_only(client) -> Non
     assert "adapters.coordination" in r.text
     for name in ("debate", "nope", "..%2F..%2Fetc%2Fpasswd"):  # no room adapter, unknown, a path
         assert client.get(f"/adapters/{name}.js").status_code == 404, name
+
+
+def test_every_answer_says_how_long_the_server_took(client) -> None:
+    import re
+
+    for path in ("/", "/api/offer", "/no-such-page"):
+        timing = client.get(path).headers.get("server-timing", "")
+        found = re.fullmatch(r"app;dur=(\d+\.\d)", timing)
+        assert found and 0 <= float(found.group(1)) < 10_000, (path, timing)

@@ -57,7 +57,7 @@ class Claims:
         """Put ``(key, position)`` rows in the table; keys already there (another process's) stay as they are."""
         if not entries:
             return
-        with self.store.session() as s, s.begin():
+        with self.store.writing() as s:
             present = set(s.scalars(select(ClaimRow.key).where(ClaimRow.run_id == self.run_id)))
             new = [{"run_id": self.run_id, "key": k, "position": p, "owner": None, "expires_at": 0.0}
                    for k, p in entries if k not in present]
@@ -97,7 +97,7 @@ class Claims:
             .values(owner=self.owner, expires_at=now + self.lease)
             .returning(ClaimRow.key, ClaimRow.position)
         )
-        with self.store.session() as s, s.begin():
+        with self.store.writing() as s:
             taken = s.execute(statement).all()
         return [key for key, _ in sorted(taken, key=lambda row: row[1])]
 
@@ -105,7 +105,7 @@ class Claims:
         """Extend this process's claims on ``keys``; how many it still holds."""
         if not keys:
             return 0
-        with self.store.session() as s, s.begin():
+        with self.store.writing() as s:
             result = s.execute(
                 update(ClaimRow)
                 .where(ClaimRow.run_id == self.run_id, ClaimRow.owner == self.owner, ClaimRow.key.in_(list(keys)))
@@ -115,13 +115,13 @@ class Claims:
 
     def give_back(self, key: str) -> None:
         """Free one claim of this process at once."""
-        with self.store.session() as s, s.begin():
+        with self.store.writing() as s:
             s.execute(update(ClaimRow).where(ClaimRow.run_id == self.run_id, ClaimRow.owner == self.owner,
                                              ClaimRow.key == key).values(owner=None, expires_at=0.0))
 
     def release(self) -> None:
         """Give back every claim of this process at once (an interrupt), so others need not wait for expiry."""
-        with self.store.session() as s, s.begin():
+        with self.store.writing() as s:
             s.execute(update(ClaimRow).where(ClaimRow.run_id == self.run_id, ClaimRow.owner == self.owner)
                       .values(owner=None, expires_at=0.0))
 
@@ -132,7 +132,7 @@ class Claims:
         them) are deleted here, so they never keep a process waiting.
         """
         now = time.time()
-        with self.store.session() as s, s.begin():
+        with self.store.writing() as s:
             stale = select(ClaimRow.key).where(ClaimRow.run_id == self.run_id, ~self._unfinished())
             s.execute(delete(ClaimRow).where(ClaimRow.run_id == self.run_id, ClaimRow.key.in_(stale)))
             free, held, first = s.execute(

@@ -14,7 +14,9 @@ so a crash or a restart replays them; saving the episode settles its journal.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import threading
 import time
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -106,6 +108,10 @@ def _json(value: Any) -> str:
 #: ORM's bulk path, which goes row by row when it hands back ids.
 _INSERT_EVENTS = insert(cast(Table, EventRow.__table__))
 _INSERT_EPISODES = insert(cast(Table, EpisodeRow.__table__))
+#: The same tables for the statements a live room sends many times a second (the ORM's compile path for an
+#: UPDATE or SELECT costs several times the statement itself).
+_EPISODES = cast(Table, EpisodeRow.__table__)
+_RUNS = cast(Table, RunRow.__table__)
 
 
 def _event_row(episode_id: int, e: Event) -> dict[str, Any]:
@@ -169,6 +175,9 @@ class Store:
         self.where = store_name(self.url, self.engine.url.database, sqlite)
         if sqlite:
             event.listen(self.engine, "connect", _sqlite_pragmas(self.wait))
+        #: One writer at a time in this process on SQLite (see :meth:`writing`); PostgreSQL takes them all at once.
+        self._write_lock: contextlib.AbstractContextManager[Any] = threading.RLock() if sqlite \
+            else contextlib.nullcontext()
         watch(self.engine, self.where, self.wait)
         try:
             self._migrate()
@@ -222,6 +231,18 @@ class Store:
         """A session on the store's database, for modules that keep their own tables there (live rooms)."""
         return Session(self.engine, expire_on_commit=False)
 
+    @contextlib.contextmanager
+    def writing(self) -> Iterator[Session]:
+        """A session in a transaction that writes, committed when the block ends.
+
+        SQLite takes one writer at a time, and a writer that finds the file locked waits in SQLite's busy
+        handler, which sleeps in steps of up to 100 ms and may sleep on after the lock is gone. A server writes
+        from several threads at once (a study's participants, its rooms' moves, a game being stored), so on
+        SQLite the writers of this process queue on a lock here instead, and each starts the moment the one
+        before it commits. Other processes still meet SQLite's own lock (``LEXICOORD_DB_WAIT``)."""
+        with self._write_lock, self.session() as s, s.begin():
+            yield s
+
 
     def close(self) -> None:
         self.engine.dispose()
@@ -255,7 +276,7 @@ class Store:
 
     def _open_run(self, run_id: str, protocol: str, config: dict[str, Any], total: int, used: dict[str, Any],
                   now: float, grows: frozenset[str]) -> None:
-        with self.session() as s, s.begin():
+        with self.writing() as s:
             # Locked, so that processes reopening the run at once each add their runtime values.
             row = s.get(RunRow, run_id, with_for_update=True)
             if row is None:
@@ -298,10 +319,8 @@ class Store:
                 row.status, row.updated_at, row.total_episodes = "running", now, total
 
     def set_run_status(self, run_id: str, status: str) -> None:
-        with self.session() as s, s.begin():
-            row = s.get(RunRow, run_id)
-            if row is not None:
-                row.status, row.updated_at = status, time.time()
+        with self.writing() as s:
+            s.execute(update(_RUNS).where(_RUNS.c.id == run_id).values(status=status, updated_at=time.time()))
 
     def _counts(self, s: Session, run_ids: Sequence[str]) -> dict[tuple[str, str], int]:
         rows = s.execute(
@@ -370,7 +389,7 @@ class Store:
 
     def save_episodes(self, batch: Sequence[tuple[EpisodeRecord, Sequence[Event]]]) -> list[int]:
         """Write several ended episodes in one transaction (all or none); returns their ids."""
-        with self.session() as s, s.begin():
+        with self.writing() as s:
             keys = [(record.run_id, record.key) for record, _ in batch]
             if len(set(keys)) < len(keys):  # the same episode twice: each save sees the one before
                 return [self._write_episodes(s, [entry])[0] for entry in batch]
@@ -458,7 +477,7 @@ class Store:
         arrive while a commit is under way share the next one."""
         if not moves:
             return
-        with self.session() as s, s.begin():
+        with self.writing() as s:
             s.execute(insert(MoveRow), [m._asdict() for m in moves])
 
     def episode_moves(self, run_id: str, key: str) -> dict[str, list[dict[str, Any]]]:
@@ -473,7 +492,7 @@ class Store:
 
     def clear_episode_moves(self, run_id: str, key: str) -> None:
         """Forget an episode's journal (a live room does once the game is stored, whatever its end)."""
-        with self.session() as s, s.begin():
+        with self.writing() as s:
             s.execute(delete(MoveRow).where(MoveRow.run_id == run_id, MoveRow.key == key))
 
     # live games, kept as they are played ---------------------------------------------------------
@@ -491,7 +510,7 @@ class Store:
         if not writes:
             return
         now = time.time()
-        with self.session() as s, s.begin():
+        with self.writing() as s:
             ids: dict[tuple[str, str], int | None] = {}
             rows: list[dict[str, Any]] = []
             for w in writes:
@@ -509,12 +528,13 @@ class Store:
 
     def _live_row(self, s: Session, game: LiveGame, start: bool, now: float) -> int | None:
         """The id of ``game``'s ``playing`` row (made or made anew on ``start``); None once the game ended."""
-        where = (EpisodeRow.run_id == game.run_id, EpisodeRow.key == game.key)
+        c = _EPISODES.c
+        where = (c.run_id == game.run_id, c.key == game.key)
         # An update first: it locks the row (and, on SQLite, the store) before anything is read, so the save
         # that ends the game is either wholly before this write or wholly after it.
         head = _live_head(game, now) if start else {"finished_at": now}
-        s.execute(update(EpisodeRow).where(*where, EpisodeRow.status == PLAYING).values(**head))
-        found = s.execute(select(EpisodeRow.id, EpisodeRow.status).where(*where)).first()
+        s.execute(update(_EPISODES).where(*where, c.status == PLAYING).values(**head))
+        found = s.execute(select(c.id, c.status).where(*where)).first()
         if found is not None and found.status == PLAYING:
             if start:
                 s.execute(delete(EventRow).where(EventRow.episode_id == found.id))
@@ -531,7 +551,7 @@ class Store:
         ``keys``, only those games (a run that several rooms share keeps the others' games under way)."""
         if keys is not None and not keys:
             return
-        with self.session() as s, s.begin():
+        with self.writing() as s:
             where = [EpisodeRow.run_id == run_id, EpisodeRow.status == PLAYING]
             if keys is not None:
                 where.append(EpisodeRow.key.in_(list(keys)))
@@ -631,6 +651,7 @@ class Store:
         reader.engine = create_engine(url, connect_args=connect_args, json_deserializer=from_json)
         reader.url = self.url
         reader.where, reader.wait = self.where, self.wait
+        reader._write_lock = contextlib.nullcontext()  # its writes are refused by the database itself
         watch(reader.engine, self.where, self.wait)
         event.listen(reader.engine, "connect", _read_only_session(self.wait))
         return reader

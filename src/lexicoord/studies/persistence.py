@@ -13,9 +13,9 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import select, update
+from sqlalchemy import Table, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from lexicoord.runs.schema import ParticipantRow, StudyRow
@@ -47,7 +47,7 @@ class StudyStore:
         """Make the study's row if it has none; the file's values it was served with before (None: a new
         study), which ``replace`` swaps for ``config``."""
         now = time.time()
-        with self.store.session() as s, s.begin():
+        with self.store.writing() as s:
             row = s.get(StudyRow, self.study_id)
             if row is None:
                 s.add(StudyRow(id=self.study_id, created_at=now, updated_at=now, config=config, state=state))
@@ -95,7 +95,7 @@ class StudyStore:
         now = time.time()
         rows = [{"study_id": self.study_id, "pid": pid, "stage": d["stage"], "outcome": d.get("outcome"),
                  "updated_at": now, "data": d} for pid, d in people.items()]
-        with self.store.session() as s, s.begin():
+        with self.store.writing() as s:
             if rows:
                 insert = postgresql.insert if s.get_bind().dialect.name == "postgresql" else sqlite.insert
                 statement = insert(ParticipantRow)
@@ -103,7 +103,8 @@ class StudyStore:
                     index_elements=["study_id", "pid"],
                     set_={c: statement.excluded[c] for c in ("stage", "outcome", "updated_at", "data")}), rows)
             if state is not None:
-                s.execute(update(StudyRow).where(StudyRow.id == self.study_id).values(state=state, updated_at=now))
+                s.execute(update(cast(Table, StudyRow.__table__)).where(StudyRow.__table__.c.id == self.study_id)
+                          .values(state=state, updated_at=now))
 
     async def flushed(self) -> None:
         """Once everything asked so far is written (before the server stops)."""

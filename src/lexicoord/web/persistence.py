@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
-from sqlalchemy import select
+from sqlalchemy import select, update
 
 from lexicoord.core.spec import EpisodeSpec
 from lexicoord.runs.schema import RoomRow, RunRow
@@ -135,6 +135,10 @@ class RoomStore:
         self._writing = False
         #: Each room game's episode: ``(room id, game)`` to ``(run id, key)``, read once from the room's state.
         self._games: dict[tuple[str, int], tuple[str, str]] = {}
+        #: Rooms whose state is to be saved (how to read it now), and who waits for the commit.
+        self._states: dict[str, Callable[[], dict[str, Any]]] = {}
+        self._state_waiters: list[asyncio.Future[None]] = []
+        self._saving: asyncio.Task[None] | None = None
 
     async def _do(self, fn: Callable[..., T], *args: Any) -> T:
         return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
@@ -146,23 +150,47 @@ class RoomStore:
     # writes ---------------------------------------------------------------------------------------
     def _create(self, room_id: str, code: str, run_id: str, config: dict[str, Any], state: dict[str, Any]) -> None:
         now = time.time()
-        with self.store.session() as s, s.begin():
+        with self.store.writing() as s:
             s.add(RoomRow(id=room_id, code=code, run_id=run_id, status="open", created_at=now, updated_at=now,
                           config=config, state=state))
 
     async def create(self, room_id: str, code: str, run_id: str, config: dict[str, Any], state: dict[str, Any]) -> None:
         await self._do(self._create, room_id, code, run_id, config, state)
 
-    def _save_state(self, room_id: str, state: dict[str, Any], status: str | None) -> None:
-        with self.store.session() as s, s.begin():
-            row = s.get(RoomRow, room_id)
-            if row is not None:
-                row.state, row.updated_at = state, time.time()
-                if status:
-                    row.status = status
+    def _save_states(self, states: dict[str, dict[str, Any]]) -> None:
+        """Every room's newest state in one statement and one transaction."""
+        now = time.time()
+        rows = [{"id": room_id, "state": state, "updated_at": now} for room_id, state in states.items()]
+        with self.store.writing() as s:
+            s.execute(update(RoomRow), rows)  # by primary key, as one executemany
 
-    async def save_state(self, room_id: str, state: dict[str, Any], status: str | None = None) -> None:
-        await self._do(self._save_state, room_id, state, status)
+    async def save_state(self, room_id: str, state: Callable[[], dict[str, Any]]) -> None:
+        """Save the room's state, as ``state()`` gives it when the transaction is made, returning once it is
+        committed. Rooms saving while a commit is under way are written together in the next one (each room's
+        newest state once): a hundred groups' rooms opening in the same second cost a few transactions, not
+        five each."""
+        self._states[room_id] = state
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._state_waiters.append(done)
+        if self._saving is None or self._saving.done():
+            self._saving = asyncio.create_task(self._save_pending())
+        await done
+
+    async def _save_pending(self) -> None:
+        while self._state_waiters:
+            pending, waiters = self._states, self._state_waiters
+            self._states, self._state_waiters = {}, []
+            try:
+                states = {room_id: read() for room_id, read in pending.items()}  # on the loop, where they change
+                await self._do(self._save_states, states)
+            except Exception as exc:  # every waiter hears why: its change was not kept
+                for w in waiters:
+                    if not w.done():
+                        w.set_exception(exc)
+                continue
+            for w in waiters:
+                if not w.done():
+                    w.set_result(None)
 
     def _episode(self, room_id: str, game: int) -> tuple[str, str]:
         """The run and episode key of a room's game (the room saved the game as current before playing it)."""
@@ -264,7 +292,7 @@ class RoomStore:
         A study's room shares its run with every other group's room, so closing it leaves the run open and
         forgets only this room's own game cut short, never another group's game under way."""
         now = time.time()
-        with self.store.session() as s, s.begin():
+        with self.store.writing() as s:
             row = s.get(RoomRow, room_id)
             if row is None:
                 return
@@ -273,8 +301,10 @@ class RoomStore:
             if (row.state or {}).get("creator") is not None:
                 # The creator's network counts against its share of rooms only while the room is open.
                 row.state = {**row.state, "creator": None}
-            managed = (row.state or {}).get("managed")
-            own = list(managed.get("games", [])) if isinstance(managed, dict) else None
+            # A study's room: only its game in progress, if any, is forgotten (its other games are stored).
+            current = _current(row.state or {}) if (row.state or {}).get("managed") else None
+            own = None if not (row.state or {}).get("managed") else \
+                [EpisodeSpec.model_validate(current["spec"]).key] if current else []
             # Again when a server lets go of a room closed from the command line: a game it ended on the
             # way out has just marked the run open.
             run = s.get(RunRow, row.run_id)

@@ -166,7 +166,7 @@ class Room:
             game.phase = "over"
 
     async def save(self) -> None:
-        await self.services.rooms.save_state(self.id, self.saved_state())
+        await self.services.rooms.save_state(self.id, self.saved_state)
 
     def manage(self, managed: Managed | None) -> None:
         """Make the room a study's (or not): its pages then see only its own games of the study's run."""
