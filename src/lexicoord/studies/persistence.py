@@ -1,9 +1,8 @@
-"""A study's state and its participants in the store, written with group commit.
+"""A study's state and its participants in the store, written with group commit
+(:mod:`lexicoord.runs.group_commit`).
 
 Every change to a participant is written before the page is told of it, so a restart (or a crash) resumes
-each participant exactly where they were. Hundreds of participants may move in the same second; each
-write waits for at most one transaction in progress, and whatever arrives meanwhile goes into the next one
-together (the newest version of each participant), so the cost of a commit is shared.
+each participant exactly where they were; the participants who move in the same moment share a transaction.
 """
 
 from __future__ import annotations
@@ -18,11 +17,18 @@ from typing import Any, cast
 from sqlalchemy import Table, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
+from lexicoord.runs.group_commit import GroupCommit
 from lexicoord.runs.schema import ParticipantRow, StudyRow
 from lexicoord.runs.store import Store
 from lexicoord.studies.participant import Participant
 
 log = logging.getLogger(__name__)
+#: The key of the study's own state among a transaction's items (a participant's is ``p:<id>``).
+STATE = "state"
+
+
+def _dump(p: Participant) -> Callable[[], dict[str, Any]]:
+    return lambda: p.model_dump(mode="json")
 
 
 class StudyStore:
@@ -30,10 +36,7 @@ class StudyStore:
         self.store = store
         self.study_id = study_id
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="study-store")
-        self._people: dict[str, dict[str, Any]] = {}
-        self._state: Callable[[], dict[str, Any]] | None = None
-        self._waiters: list[asyncio.Future[None]] = []
-        self._worker: asyncio.Task[None] | None = None
+        self._commits = GroupCommit(self._write_batch, f"study {study_id}")
 
     # reading (at start) ------------------------------------------------------------------------------
     def load(self) -> tuple[dict[str, Any] | None, list[Participant]]:
@@ -61,33 +64,14 @@ class StudyStore:
     async def save(self, people: Sequence[Participant] = (), state: Callable[[], dict[str, Any]] | None = None) -> None:
         """Write ``people`` (and the study's state, as ``state()`` gives it when the transaction is made: many
         changes to it in one moment cost one copy), returning once it is committed."""
-        for p in people:
-            self._people[p.pid] = p.model_dump(mode="json")
+        items: dict[str, Callable[[], Any]] = {f"p:{p.pid}": _dump(p) for p in people}
         if state is not None:
-            self._state = state
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._waiters.append(done)
-        if self._worker is None or self._worker.done():
-            self._worker = asyncio.create_task(self._drain())
-        await done
+            items[STATE] = state
+        await self._commits.save(items)
 
-    async def _drain(self) -> None:
-        loop = asyncio.get_running_loop()
-        while self._waiters:
-            people, waiters = self._people, self._waiters
-            state = self._state() if self._state is not None else None  # on the loop, where it changes
-            self._people, self._state, self._waiters = {}, None, []
-            try:
-                await loop.run_in_executor(self._thread, self._write, people, state)
-            except Exception as exc:  # told to every waiter: the page hears the change was not kept
-                log.exception("study %s: could not save", self.study_id)
-                for w in waiters:
-                    if not w.done():
-                        w.set_exception(exc)
-                continue
-            for w in waiters:
-                if not w.done():
-                    w.set_result(None)
+    async def _write_batch(self, items: dict[str, Any]) -> None:
+        people = {key[2:]: value for key, value in items.items() if key != STATE}
+        await asyncio.get_running_loop().run_in_executor(self._thread, self._write, people, items.get(STATE))
 
     def _write(self, people: dict[str, dict[str, Any]], state: dict[str, Any] | None) -> None:
         """One transaction: every participant upserted in one statement (``ON CONFLICT DO UPDATE``, which
@@ -108,8 +92,7 @@ class StudyStore:
 
     async def flushed(self) -> None:
         """Once everything asked so far is written (before the server stops)."""
-        if self._worker is not None and not self._worker.done():
-            await asyncio.shield(self._worker)
+        await self._commits.flushed()
 
     def close(self) -> None:
         self._thread.shutdown(wait=True)

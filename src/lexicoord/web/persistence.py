@@ -27,6 +27,7 @@ from pydantic import BaseModel, Field, ValidationError
 from sqlalchemy import select, update
 
 from lexicoord.core.spec import EpisodeSpec
+from lexicoord.runs.group_commit import GroupCommit
 from lexicoord.runs.schema import RoomRow, RunRow
 from lexicoord.runs.store import LiveWrite, Move, Store
 from lexicoord.web.room import RoomState
@@ -135,10 +136,7 @@ class RoomStore:
         self._writing = False
         #: Each room game's episode: ``(room id, game)`` to ``(run id, key)``, read once from the room's state.
         self._games: dict[tuple[str, int], tuple[str, str]] = {}
-        #: Rooms whose state is to be saved (how to read it now), and who waits for the commit.
-        self._states: dict[str, Callable[[], dict[str, Any]]] = {}
-        self._state_waiters: list[asyncio.Future[None]] = []
-        self._saving: asyncio.Task[None] | None = None
+        self._states = GroupCommit(lambda states: self._do(self._save_states, states), "rooms' states")
 
     async def _do(self, fn: Callable[..., T], *args: Any) -> T:
         return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
@@ -166,31 +164,9 @@ class RoomStore:
 
     async def save_state(self, room_id: str, state: Callable[[], dict[str, Any]]) -> None:
         """Save the room's state, as ``state()`` gives it when the transaction is made, returning once it is
-        committed. Rooms saving while a commit is under way are written together in the next one (each room's
-        newest state once): a hundred groups' rooms opening in the same second cost a few transactions, not
-        five each."""
-        self._states[room_id] = state
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._state_waiters.append(done)
-        if self._saving is None or self._saving.done():
-            self._saving = asyncio.create_task(self._save_pending())
-        await done
-
-    async def _save_pending(self) -> None:
-        while self._state_waiters:
-            pending, waiters = self._states, self._state_waiters
-            self._states, self._state_waiters = {}, []
-            try:
-                states = {room_id: read() for room_id, read in pending.items()}  # on the loop, where they change
-                await self._do(self._save_states, states)
-            except Exception as exc:  # every waiter hears why: its change was not kept
-                for w in waiters:
-                    if not w.done():
-                        w.set_exception(exc)
-                continue
-            for w in waiters:
-                if not w.done():
-                    w.set_result(None)
+        committed. Rooms saving in the same moment share a transaction (:mod:`lexicoord.runs.group_commit`):
+        a hundred groups' rooms opening in the same second cost a few transactions, not five each."""
+        await self._states.save({room_id: state})
 
     def _episode(self, room_id: str, game: int) -> tuple[str, str]:
         """The run and episode key of a room's game (the room saved the game as current before playing it)."""
