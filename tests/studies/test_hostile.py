@@ -141,3 +141,44 @@ def test_a_group_sees_only_its_own_games_also_after_a_restart(db: Path) -> None:
         play_out(browser)
         browser.until(lambda s: browser.stats is not None and browser.stats["games"] == 1)
         assert g2.stats["games"] == 1  # its one game, never the other group's
+
+
+def test_a_game_page_never_shows_another_participants_id(db: Path) -> None:
+    """The room names people by seat (Person 1, Person 2); the link's ids stay with the study."""
+    ids = ("5f2a9c1b7e4d3a2b1c0d9e8f", "lab-pool-0042")
+    with serving(db, values()) as (client, _):
+        first, second = (Participant(client, pid) for pid in ids)
+        first.to_lobby()
+        second.to_lobby()
+        first.until("game")
+        pages = [first.play(), second.play()]
+        frames: list[str] = []
+        for page in pages:
+            receive = page.ws.receive_text
+
+            def kept(receive=receive) -> str:  # type: ignore[no-untyped-def]
+                frames.append(text := receive())
+                return text
+
+            page.ws.receive_text = kept
+        play_out(*pages)
+        assert frames and all(pid not in frame for frame in frames for pid in ids)
+        assert any('"Person 2"' in frame for frame in frames)
+
+
+def test_a_group_formed_just_before_a_stop_gets_its_room_after_the_restart(db: Path) -> None:
+    with serving(db, values(group={"people": 1})) as (client, part):
+        async def refuse(*_: object, **__: object) -> None:
+            raise RuntimeError("the server is stopping")
+
+        client.app.state.rooms.create = refuse
+        p = Participant(client, "early")
+        assert p.to_lobby()["stage"] == "game"
+        token = p.token
+        assert part.study.state.groups["g1"].room is None
+    with serving(db, values(group={"people": 1})) as (client, part):
+        p = Participant(client, "early")
+        p.token = token
+        view = p.until("game")
+        assert view["ready"] and view["seat"] == "Person 1"
+        assert part.study.state.groups["g1"].room is not None and len(part.study.state.groups) == 1
