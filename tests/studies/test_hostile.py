@@ -182,3 +182,13 @@ def test_a_group_formed_just_before_a_stop_gets_its_room_after_the_restart(db: P
         view = p.until("game")
         assert view["ready"] and view["seat"] == "Person 1"
         assert part.study.state.groups["g1"].room is not None and len(part.study.state.groups) == 1
+
+
+def test_a_proxy_the_server_does_not_trust_is_named_once_in_the_log(db: Path, caplog: pytest.LogCaptureFixture) -> None:
+    with serving(db, values()) as (client, _):
+        for pid in ("a1", "a2", "a3"):
+            r = client.post(f"{API}/enter", json={"pid": pid}, headers={"X-Forwarded-For": "203.0.113.7"})
+            assert r.status_code == 201
+        Participant(client, "direct").enter()
+    said = [r.getMessage() for r in caplog.records if "not trusted" in r.getMessage()]
+    assert len(said) == 1 and "--forwarded-allow-ips testclient" in said[0]

@@ -20,6 +20,7 @@ a participant reaches only their own session.
 from __future__ import annotations
 
 import json
+import logging
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,7 @@ from lexicoord.studies.participant import Participant, StageError, clean_pid
 from lexicoord.studies.study import Study
 from lexicoord.web.ratelimit import AddressLimiter
 
+log = logging.getLogger(__name__)
 STATIC = Path(__file__).parent / "static"
 #: Bytes a participant's request body may have (a survey's free text is limited per question besides).
 MAX_BODY = 256 * 1024
@@ -90,8 +92,18 @@ def mount(app: FastAPI, study: Study, enter_rate: float, enter_burst: float) -> 
     router = APIRouter()
     base = f"/api/studies/{file.name}"
 
+    warned: list[bool] = []
+
     def client(request: Request) -> str:
-        return request.client.host if request.client else "unknown"
+        host = request.client.host if request.client else "unknown"
+        forwarded = [a.strip() for a in request.headers.get("x-forwarded-for", "").split(",") if a.strip()]
+        if not warned and forwarded and host not in forwarded:  # a trusted proxy's would have named the client
+            # A proxy this server does not trust (no --forwarded-allow-ips): every participant looks like the
+            # proxy, one address sharing one budget of new sessions.
+            warned.append(True)
+            log.warning("requests come through a proxy (X-Forwarded-For from %s) that is not trusted: every "
+                        "participant counts as that one address; serve with --forwarded-allow-ips %s", host, host)
+        return host
 
     async def body_of(request: Request) -> dict[str, Any]:
         size = request.headers.get("content-length")
