@@ -48,6 +48,7 @@ class ResponseCache:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
             self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=NORMAL")  # a cache: the last replies may go with a power cut
             self._conn.execute("PRAGMA busy_timeout=5000")
             self._conn.execute(
                 "CREATE TABLE IF NOT EXISTS responses ("

@@ -116,8 +116,7 @@ class Model:
         agent = current_agent.get()
         start = time.perf_counter()
         key = cache_key(self.provider.cache_identity, msgs, cfg) if self.cache is not None else None
-        # The cache is a SQLite file: read and written off the event loop, which serves every other call meanwhile.
-        cached = await asyncio.to_thread(self.cache.get, key) if self.cache is not None and key is not None else None
+        cached = self.cache.get(key) if self.cache is not None and key is not None else None
         if cached is not None:
             response, attempts = cached, 0
         else:
@@ -136,6 +135,7 @@ class Model:
                 raise
             response = self._bounded(response, cfg)  # before the cache, which keeps only what callers get
             if self.cache is not None and key is not None:
+                # A commit to the cache's file, off the event loop, which serves every other call meanwhile.
                 await asyncio.to_thread(self.cache.put, key, self.spec, response)
         response = self._bounded(response, cfg)  # a reply cached before the bound (or under a larger one) too
         parsed, choice, parse_error = parse_reply(response.text, cfg)
