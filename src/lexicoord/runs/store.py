@@ -243,7 +243,6 @@ class Store:
         with self._write_lock, self.session() as s, s.begin():
             yield s
 
-
     def close(self) -> None:
         self.engine.dispose()
 

@@ -8,7 +8,6 @@ each participant exactly where they were; the participants who move in the same 
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -22,7 +21,8 @@ from lexicoord.runs.schema import ParticipantRow, StudyRow
 from lexicoord.runs.store import Store
 from lexicoord.studies.participant import Participant
 
-log = logging.getLogger(__name__)
+#: The study's table, for the one statement a transaction may send it (not through the ORM's compile path).
+_STUDIES = cast(Table, StudyRow.__table__)
 #: The key of the study's own state among a transaction's items (a participant's is ``p:<id>``).
 STATE = "state"
 
@@ -87,8 +87,7 @@ class StudyStore:
                     index_elements=["study_id", "pid"],
                     set_={c: statement.excluded[c] for c in ("stage", "outcome", "updated_at", "data")}), rows)
             if state is not None:
-                s.execute(update(cast(Table, StudyRow.__table__)).where(StudyRow.__table__.c.id == self.study_id)
-                          .values(state=state, updated_at=now))
+                s.execute(update(_STUDIES).where(_STUDIES.c.id == self.study_id).values(state=state, updated_at=now))
 
     async def flushed(self) -> None:
         """Once everything asked so far is written (before the server stops)."""

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 #: A study file's keys that make its games (the run's settings): never changed within a study.
-GAME_KEYS = ("protocol", "game", "seed", "data", "benchmarks")
+GAME_KEYS = ("protocol", "game", "seed", "data", "benchmarks", "group.people", "group.agents")
 #: Characters an experimenter's own key (``LEXICOORD_ADMIN_KEY``) has at least when the dashboard is reachable
 #: from other machines.
 MIN_PUBLIC_KEY = 16
@@ -55,8 +55,6 @@ ROOM_PATIENCE = 30.0
 #: Seconds since a lobby page was last heard from (its long poll comes back every 25 s) after which its
 #: participant is taken to have left: they are not put in a group their partners would play without them.
 PRESENCE = 40.0
-
-
 #: A participant's token after the experimenter let their id in again: no token matches it.
 RELEASED = "released"
 
@@ -126,7 +124,7 @@ class Study:
         config = self.file.model_dump(mode="json")
         before = self.store.open(config, self.state.model_dump(mode="json"), replace=accept_changes and check)
         changed = changed_keys(before, config) if before is not None and check else []
-        fixed = [k for k in changed if k.split(".")[0] in GAME_KEYS or k.startswith(("group.people", "group.agents"))]
+        fixed = [k for k in changed if any(k == g or k.startswith(f"{g}.") for g in GAME_KEYS)]
         if fixed:  # every group's games are one run, which a report reads under one set of settings
             raise ConfigError(f"The study file changes the games of study '{self.file.name}' since it was first served "
                               f"(at {', '.join(fixed[:8])}); all of a study's games are played under the same "

@@ -277,10 +277,11 @@ class RoomStore:
             if (row.state or {}).get("creator") is not None:
                 # The creator's network counts against its share of rooms only while the room is open.
                 row.state = {**row.state, "creator": None}
-            # A study's room: only its game in progress, if any, is forgotten (its other games are stored).
-            current = _current(row.state or {}) if (row.state or {}).get("managed") else None
-            own = None if not (row.state or {}).get("managed") else \
-                [EpisodeSpec.model_validate(current["spec"]).key] if current else []
+            # A study's room forgets only its own game in progress, if any (its other games are stored).
+            own: list[str] | None = None
+            if (row.state or {}).get("managed"):
+                current = _current(row.state)
+                own = [EpisodeSpec.model_validate(current["spec"]).key] if current else []
             # Again when a server lets go of a room closed from the command line: a game it ended on the
             # way out has just marked the run open.
             run = s.get(RunRow, row.run_id)
