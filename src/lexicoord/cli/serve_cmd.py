@@ -136,7 +136,7 @@ def serve(
                      unused_close=close_unused_after * 60 or None, rooms_per_address=rooms_per_address)
     shown = "localhost" if host in ("127.0.0.1", "0.0.0.0", "::") else host
     console.print(f"lexicoord live: http://{shown}:{port}/  (store {services.store.url}; Ctrl-C stops, rooms reopen)",
-                  highlight=False, markup=False)
+                  highlight=False, markup=False, soft_wrap=True)  # the address whole on its line, in a log too
     run_app(app, host, port, hosts, proxies, connections_per_address)
 
 
@@ -156,7 +156,7 @@ def run_app(app: Any, host: str, port: int, hosts: list[str], proxies: list[str]
     http_protocol, ws_protocol = guard.protocols()
     console.print(f"answering to: {', '.join(hosts)}"
                   + ("; name the others people use with --allowed-host" if host in EVERY_INTERFACE else ""),
-                  highlight=False, markup=False)
+                  highlight=False, markup=False, soft_wrap=True)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", http=http_protocol, ws=ws_protocol,
                             timeout_keep_alive=5, ws_max_size=MAX_MESSAGE * 4,
                             # A page that stops answering pings (gone without closing) is let go in 40 s.

@@ -95,11 +95,13 @@ def serve(
     check_port(host, port)
     app = create_app(services, allowed_hosts=hosts, parts=[part], viewer=False, idle_close=None, unused_close=None)
     base = f"http://{'localhost' if host in ('127.0.0.1', '0.0.0.0', '::') else host}:{port}"
+    # Each address whole on its line, however narrow the terminal and into a log file too (where rich would
+    # break lines at 80 columns): an address broken in two is copied broken.
     console.print(f"study {study.name}: {base}/studies/{study.name}/?pid=YOUR-ID  (store {services.store.url})",
-                  highlight=False, markup=False)
-    console.print(f"Prolific study URL: {study_link(base, study)}", highlight=False, markup=False)
+                  highlight=False, markup=False, soft_wrap=True)
+    console.print(f"Prolific study URL: {study_link(base, study)}", highlight=False, markup=False, soft_wrap=True)
     console.print(f"dashboard: {base}/studies/{study.name}/admin#key={key if shown else '$LEXICOORD_ADMIN_KEY'}"
-                  + ("" if public else "  (this machine only)"), highlight=False, markup=False)
+                  + ("" if public else "  (this machine only)"), highlight=False, markup=False, soft_wrap=True)
     run_app(app, host, port, hosts, proxies, connections_per_address)
 
 

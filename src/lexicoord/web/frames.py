@@ -65,6 +65,10 @@ class PersonSeen(BaseModel):
     name: str
     connected: bool
     absent: bool
+    #: The model now playing this person's seat (a study took it over when they left), for the game in play or
+    #: the one just played; None while the seat is the person's, or not at the table. The pages say "now played
+    #: by an agent", not "left".
+    played_by: str | None = None
 
 
 class AgentSeen(BaseModel):

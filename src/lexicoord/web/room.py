@@ -557,9 +557,24 @@ class Room:
         return RoomSeen(
             code=self.code, protocol=self.adapter.protocol, agents=self._agents,
             leader=leader.name if leader else None,
-            people=[PersonSeen(name=p.name, connected=bool(p.connections), absent=p.absent) for p in self.people.values()],
+            people=[PersonSeen(name=p.name, connected=bool(p.connections), absent=p.absent, played_by=self._played_by(p))
+                    for p in self.people.values()],
             notice=self.notice, managed=self.managed is not None,
         )
+
+    def _played_by(self, person: Person) -> str | None:
+        """The model playing ``person``'s seat: one that took it over in the game in play (or the one just
+        played). After a restart the takeover is replayed only when the game reaches it again, so a study's
+        person marked absent (which a managed room does only once a model took their seat) whose seat is at the
+        table being replayed is shown as the study's model's already. Later games leave that seat out: None."""
+        taken = self.taken.get(person.name)
+        if taken is not None:
+            return taken.by
+        if self.managed is None or not person.absent:
+            return None
+        current = self.adapter.state.current
+        seated = current is not None and any(a.name == person.name for a in current.spec.lineup)
+        return self.managed.model if seated else None
 
     def public(self) -> RoomSeen:
         """What everyone sees, as one model (the room's own part and the adapter's, key for key)."""

@@ -108,8 +108,8 @@ function renderGame(box) {
   const g = state.game;
   if (!g || !["playing", "over"].includes(state.phase)) { box.hidden = true; return; }
   box.hidden = false;
-  const statusRows = g.players.map((p) => h("tr", { "data-player": p.name }, h("td", {}, p.name, p.name === state.leader ? " (leader)" : ""),
-    h("td", { class: "muted" }, p.kind === "llm" ? p.model : "person"), h("td", { class: "status" }, g.stage === "over" ? "" : statusText(g.status[p.name]))));
+  const statusRows = g.players.map((p) => h("tr", { "data-player": p.name }, h("td", {}, p.name, p.name === state.leader ? " (leader)" : "", seatNote(p.name)),
+    h("td", { class: "muted" }, p.kind === "llm" ? p.model : takenOver(p.name) ? "agent" : "person"), h("td", { class: "status" }, g.stage === "over" ? "" : statusText(g.status[p.name]))));
   const announce = g.announcement ? h("p", {}, h("strong", {}, `${g.announcement.agent} (leader) announced: `),
     g.announcement.choice || "(no valid announcement)", g.announcement.justification ? h("em", {}, ` — ${g.announcement.justification}`) : null) : null;
   const rounds = g.rounds.map((r) => h("div", { class: "round" },

@@ -101,8 +101,8 @@ function wwGame(box) {
     const dead = g.dead[p.name];
     const status = dead ? `${dead.cause === "night" ? "died in the night" : "exiled"}${dead.role ? ` (the ${dead.role})` : ""}`
       : moving[p.name] ? `${moving[p.name].kind === "speak" ? "speaking" : WW_ASK[moving[p.name].kind] ? "choosing" : "thinking"}…` : "";
-    return h("tr", { "data-player": p.name, class: dead ? "absent" : "" }, h("td", {}, p.name, p.name === you.name ? " (you)" : ""),
-      h("td", { class: "muted" }, p.kind === "llm" ? p.model : "person"), h("td", { class: "status" }, status));
+    return h("tr", { "data-player": p.name, class: dead ? "absent" : "" }, h("td", {}, p.name, p.name === you.name ? " (you)" : "", seatNote(p.name)),
+      h("td", { class: "muted" }, p.kind === "llm" ? p.model : takenOver(p.name) ? "agent" : "person"), h("td", { class: "status" }, status));
   });
   const pools = you.game.pools.length ? h("div", { id: "ww-pools" }, h("h3", {}, "Terms"), h("ul", {}, you.game.pools.map((t) =>
     h("li", {}, h("strong", {}, t.term), ` = ${t.definition}`, h("span", { class: "muted" }, ` (coined by ${t.coiner}; known to ${t.pool})`))))) : null;

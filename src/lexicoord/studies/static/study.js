@@ -112,9 +112,12 @@ function renderQuiz(box, told) {
     for (const q of pages.quiz) answers[q.id] = data.get(q.id);
     answer({ answers });
   });
-  const note = view.wrong && view.wrong.length ? h("p", { class: "error" }, `Some answers were not right; ${view.attempts_left} attempt(s) left.`) : null;
-  fill(box, h("h2", {}, "A few questions"), h("p", { class: "muted" }, "Check that the instructions are clear."), note, form);
+  const note = wrong.size ? h("p", { class: "error" }, "Some answers were not right; the marked questions need another look.") : null;
+  const left = view.attempts_left ?? pages.attempts;
+  fill(box, h("h2", {}, "A few questions"), h("p", { class: "muted" }, "Check that the instructions are clear."), note,
+    h("p", { id: "quiz-attempts" }, attemptsLeft(left), left === 1 ? " (this is the last)" : ""), form);
 }
+const attemptsLeft = (n) => `${n} ${n === 1 ? "attempt" : "attempts"} left`;
 function renderLobby(box) {
   fill(box, h("h2", {}, "Waiting for other participants"),
     h("p", { id: "lobby-status" }, `You are number ${view.place || "?"} of ${view.waiting} waiting; a game needs ${view.needed}.`),
@@ -157,10 +160,14 @@ function field(q) {
   return h("div", { class: "scale" }, h("span", { class: "muted" }, q.labels[0]),
     points.map((n) => h("label", {}, h("input", { type: "radio", name: q.id, value: n, required: q.required }), n)), h("span", { class: "muted" }, q.labels[1]));
 }
+// The code and the address are each one unbroken line (scrolled sideways if the page is narrow), so a copy
+// of either is whole: a line broken by the page could lose or add characters when copied.
 function renderDone(box) {
   fill(box, h("h2", {}, "Thank you"), h("p", { id: "done-message" }, view.message),
-    h("p", {}, "Your completion code:"), h("p", {}, h("span", { class: "code", id: "code" }, view.code)),
-    view.redirect ? h("p", {}, h("a", { href: view.redirect, id: "redirect", class: "button" }, "Return to the recruitment site")) : null);
+    h("p", {}, "Your completion code:"), h("div", { class: "code", id: "code" }, view.code),
+    view.redirect ? [h("p", {}, h("a", { href: view.redirect, id: "redirect", class: "button" }, "Return to the recruitment site")),
+      h("p", { class: "muted" }, "If the button does not work, copy this address into your browser:"),
+      h("div", { class: "address", id: "redirect-address" }, view.redirect)] : null);
 }
 
 document.addEventListener("DOMContentLoaded", start);

@@ -64,7 +64,7 @@ function turnGame(box) {
   if (!g) { box.hidden = true; return; }
   box.hidden = false;
   const statusRows = g.players.map((p) => { const st = g.status[p.name] || {};
-    return h("tr", { "data-player": p.name }, h("td", {}, p.name, p.role ? ` (${p.role})` : ""), h("td", { class: "muted" }, p.kind === "llm" ? p.model : "person"),
+    return h("tr", { "data-player": p.name }, h("td", {}, p.name, p.role ? ` (${p.role})` : "", seatNote(p.name)), h("td", { class: "muted" }, p.kind === "llm" ? p.model : takenOver(p.name) ? "agent" : "person"),
       h("td", { class: "status" }, st.state === "thinking" ? `thinking (${st.kind})…` : st.state === "failed" ? `no valid move (${st.detail || "failed"})` : st.state || "")); });
   const lines = you && you.transcript ? you.transcript : state.spectators;
   fill(box, taskNode(g.item), h("table", { class: "status-table" }, h("tbody", {}, statusRows)),

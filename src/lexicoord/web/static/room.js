@@ -89,10 +89,16 @@ function renderStats() {
   adapter().renderStats($("#stats-box"), $("#history-box"), `/api/rooms/${encodeURIComponent(code)}`);
 }
 
+// A person whose seat a model took over (a study's dropout) is shown as such, never as having left: every
+// protocol's page adds seatNote to the seat's name and says "agent" where it says who plays a seat.
+const takenOver = (name) => { const p = state.people.find((q) => q.name === name); return p ? p.played_by : null; };
+const seatNote = (name) => takenOver(name) ? " — now played by an agent" : "";
+
 function renderPeople() {
   const link = `${location.origin}/r/${state.code}`;
-  const people = state.people.map((p) => h("li", { class: p.absent ? "absent" : "" },
-    h("span", { class: p.connected ? "dot on" : "dot" }), p.name, p.name === state.leader ? " (leader)" : "", p.absent ? " — left" : "",
+  const people = state.people.map((p) => h("li", { class: p.absent && !p.played_by ? "absent" : "", "data-person": p.name },
+    h("span", { class: p.connected ? "dot on" : "dot" }), p.name, p.name === state.leader ? " (leader)" : "",
+    p.played_by ? seatNote(p.name) : p.absent ? " — left" : "",
     isLeader() && p.name !== state.leader && !p.absent ? h("button", { class: "secondary small", onclick: () => send({ type: "drop", name: p.name }) }, "continue without") : null,
     isLeader() && p.name !== state.leader && !p.absent ? h("button", { class: "secondary small", onclick: () => send({ type: "hand_over", name: p.name }) }, "make leader") : null,
     !isLeader() && !state.managed && you && !you.absent && p.name === state.leader && !p.connected ? h("button", { class: "secondary small", id: "take-lead", onclick: () => send({ type: "take_lead" }) }, "take the lead") : null));
