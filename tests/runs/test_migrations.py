@@ -132,7 +132,7 @@ def test_both_journals_become_one_and_back(store_url) -> None:
     key (a room's under the key its game is stored under), the old tables go, and a downgrade puts them back."""
     import sqlalchemy as sa
 
-    from lexicoord.core.spec import AgentSpec, EpisodeSpec
+    from lexicoord.core.spec import AgentSpec, EpisodeSpec, Place
 
     _alembic(store_url, "upgrade", "0005_debate_name")
     current = EpisodeSpec(item_id="game-3", item={"seed": 77}, lineup=[AgentSpec(name="Ann", kind="human")], repetition=3)
@@ -175,8 +175,8 @@ def test_both_journals_become_one_and_back(store_url) -> None:
             return {tuple(j(v) if c == "data" else v for c, v in zip(cols, r))
                     for r in conn.execute(sa.text(f"SELECT {', '.join(cols)} FROM {table}"))}
 
-    Store(store_url)  # opening the store brings it to the head
-    assert rows("alembic_version", "version_num") == {(HEAD,)}
+    _alembic(store_url, "upgrade", "0008_studies")
+    assert rows("alembic_version", "version_num") == {("0008_studies",)}
     assert rows("moves", "run_id", "key", "player", "idx", "data") == {
         ("room-a", current.key, "Ann", 0, j({"kind": "vote", "answer": 1})),
         ("room-a", current.key, "#control", 0, j({"end": False})),
@@ -186,10 +186,14 @@ def test_both_journals_become_one_and_back(store_url) -> None:
         ("camp", "k1", "A", 0, j({"answer": 0})), ("camp", "k1", "A", 1, j({"answer": 1})),
     }, "every entry whose run exists, under its episode key"
     assert not {"room_moves", "episode_moves"} & set(sa.inspect(engine).get_table_names())
-    assert Store(store_url).episode_moves("room-a", current.key) == {"#control": [{"end": False}],
-                                                                     "Ann": [{"kind": "vote", "answer": 1}]}
+    Store(store_url)  # opening the store brings it to the head: the room's game in play is keyed with its place
+    assert rows("alembic_version", "version_num") == {(HEAD,)}
+    placed = current.model_copy(update={"place": Place(room="a", game=3)})
+    assert Store(store_url).episode_moves("room-a", placed.key) == {"#control": [{"end": False}],
+                                                                    "Ann": [{"kind": "vote", "answer": 1}]}
+    assert Store(store_url).episode_moves("room-a", current.key) == {}
     # A game in progress the older code does not know goes with the downgrade (its journal replays it).
-    Store(store_url).keep_live([LiveWrite(LiveGame.of("room-a", current, 3), [], start=True)])
+    Store(store_url).keep_live([LiveWrite(LiveGame.of("room-a", placed, 3), [], start=True)])
     assert rows("episodes", "status") == {("failed",), ("playing",)}
     _alembic(store_url, "downgrade", "0005_debate_name")
     assert "moves" not in sa.inspect(engine).get_table_names()
@@ -232,3 +236,80 @@ def test_the_debate_keeps_one_name_in_stored_runs_and_rooms(store_url) -> None:
     protocols, configs = read()
     assert protocols["old-debate"] == "ambiguity" and configs["r1"]["protocol"] == "ambiguity"
     engine.dispose()
+
+
+def test_stored_room_games_are_keyed_with_their_place_and_back(store_url) -> None:
+    """0009: every stored game of a room (a study's group's, or a room's own run) gets its place and the key it
+    gives, followed in the rooms' and the study's own lists; a campaign's episode keeps its key; the downgrade
+    gives the old keys back, and refuses (changing nothing) where two groups' games would meet under one key."""
+    import pytest
+    import sqlalchemy as sa
+
+    from lexicoord.core.spec import AgentSpec, EpisodeSpec, Place
+
+    _alembic(store_url, "upgrade", "0008_studies")
+    people = [AgentSpec(name="Person 1", kind="human")]
+    one, two = (EpisodeSpec(item_id=i, item={"id": i}, lineup=people, repetition=1) for i in ("s1", "s2"))
+    own = EpisodeSpec(item_id="s1", item={"id": "s1"}, lineup=[AgentSpec(name="Ann", kind="human")], repetition=1)
+    camp = EpisodeSpec(item_id="s1", item={"id": "s1"}, repetition=0)
+    engine = sa.create_engine(store_url)
+    md = sa.MetaData()
+    t = {n: sa.Table(n, md, autoload_with=engine) for n in ("runs", "rooms", "episodes", "studies")}
+    episode = {"position": 1, "item_id": "s1", "repetition": 1, "seed": 0, "status": "done", "started_at": 1.0,
+               "finished_at": 2.0, "attempt": 1, "model_calls": 0, "prompt_tokens": 0, "completion_tokens": 0}
+    with engine.begin() as conn:
+        for run in ("camp", "study-s", "room-u"):
+            conn.execute(t["runs"].insert().values(id=run, protocol="toy", status="open", created_at=1.0,
+                                                   updated_at=1.0, config={}, total_episodes=0))
+        for run, spec in (("camp", camp), ("study-s", one), ("study-s", two), ("room-u", own)):
+            conn.execute(t["episodes"].insert().values(run_id=run, key=spec.key, spec=spec.model_dump(mode="json"),
+                                                       **episode))
+        for room, code, run, games in (("r1", "C1", "study-s", [one.key]), ("r2", "C2", "study-s", [two.key]),
+                                       ("u", "CU", "room-u", None)):
+            state = {"version": 1, "people": [], "game": {"phase": "over", "games": 1}}
+            if games is not None:
+                state["managed"] = {"study": "s", "model": "m", "games": games}
+            conn.execute(t["rooms"].insert().values(id=room, code=code, run_id=run, status="open", created_at=1.0,
+                                                    updated_at=1.0, config={}, state=state))
+        groups = {"g1": {"room": "C1", "games": [{"number": 1, "key": one.key}]},
+                  "g2": {"room": "C2", "games": [{"number": 1, "key": two.key}]}}
+        conn.execute(t["studies"].insert().values(id="s", created_at=1.0, updated_at=1.0, config={},
+                                                  state={"groups": groups}))
+
+    def placed(spec: EpisodeSpec, room: str, group: str | None) -> EpisodeSpec:
+        return spec.model_copy(update={"place": Place(room=room, game=1, group=group)})
+
+    def keys() -> set[tuple[str, str]]:
+        with engine.connect() as conn:
+            return {(r, k) for r, k in conn.execute(sa.select(t["episodes"].c.run_id, t["episodes"].c.key))}
+
+    def state_of(table: str, key: str) -> dict:
+        with engine.connect() as conn:
+            value = conn.execute(sa.select(t[table].c.state).where(t[table].c.id == key)).scalar_one()
+        return json.loads(value) if isinstance(value, str) else value
+
+    before = keys()
+    Store(store_url)
+    p1, p2, pu = placed(one, "r1", "g1"), placed(two, "r2", "g2"), placed(own, "u", None)
+    assert keys() == {("camp", camp.key), ("study-s", p1.key), ("study-s", p2.key), ("room-u", pu.key)}
+    assert sorted((e.spec["place"]["room"], e.spec["place"]["group"], e.spec["place"]["game"])
+                  for e in Store(store_url).episodes("study-s")) == [("r1", "g1", 1), ("r2", "g2", 1)]
+    assert all(EpisodeSpec.model_validate(e.spec).key == e.key for e in Store(store_url).episodes("study-s"))
+    assert state_of("rooms", "r1")["managed"]["games"] == [p1.key]
+    assert [g["games"][0]["key"] for g in state_of("studies", "s")["groups"].values()] == [p1.key, p2.key]
+    _alembic(store_url, "downgrade", "0008_studies")
+    assert keys() == before
+    assert state_of("rooms", "r2")["managed"]["games"] == [two.key]
+    # Two groups that played the same item: two episodes now, one key without their places.
+    _alembic(store_url, "upgrade", "head")
+    twin = placed(one, "r2", "g2")
+    with engine.begin() as conn:
+        conn.execute(t["episodes"].insert().values(run_id="study-s", key=twin.key, spec=twin.model_dump(mode="json"),
+                                                   **episode))
+        conn.execute(t["rooms"].update().where(t["rooms"].c.id == "r2").values(state={
+            "version": 1, "people": [], "game": {"phase": "over", "games": 2},
+            "managed": {"study": "s", "model": "m", "games": [p2.key, twin.key]}}))
+    at_head = keys()
+    with pytest.raises(RuntimeError, match="cannot hold both"):
+        _alembic(store_url, "downgrade", "0008_studies")
+    assert keys() == at_head

@@ -80,8 +80,37 @@ def test_failed_attempt_is_replaced_by_the_retry(store_url) -> None:
     [episode] = store.episodes("r")
     assert episode.status == "done" and episode.attempt == 2 and episode.error is None
     assert len(store.events(episode.id)) == 4
-    assert store.save_episode(record("r", "e", outcome={"late": True}), []) == episode.id
-    assert store.episodes("r")[0].outcome is None, "a done episode is never overwritten"
+    assert store.save_episode(record("r", "e"), []) == episode.id, "the same content again adds nothing"
+    late = store.save_episode(record("r", "e", outcome={"late": True}), sample_events()[:2])
+    assert late != episode.id
+    assert [(e.key, e.outcome) for e in store.episodes("r")] == [("e", None)], "a done episode is never overwritten"
+    kept = {e.key: e for e in store.episodes("r", conflicts=True)}
+    assert kept["e~2"].status == "conflict" and kept["e~2"].outcome == {"late": True} and kept["e~2"].id == late
+    assert "another outcome" in (kept["e~2"].error or "") and len(store.events(late)) == 2
+    assert store.run("r").conflicts == 1 and store.run("r").done == 1
+
+
+def test_a_second_save_with_other_content_is_logged_and_kept_each_time(store_url, caplog) -> None:
+    """Never a silent drop: every save that meets a finished episode with another outcome or spec is an error in
+    the log and a row of its own; the run's export holds them all, a report's reading leaves them out."""
+    import io
+    import json
+    import logging
+
+    store = Store(store_url)
+    store.open_run("r", "toy", {}, 1)
+    first = store.save_episode(record("r", "e", outcome={"n": 1}), sample_events())
+    with caplog.at_level(logging.ERROR, logger="lexicoord.runs.store"):
+        second = store.save_episode(record("r", "e", outcome={"n": 2}), sample_events())
+        third = store.save_episode(record("r", "e", outcome={"n": 3}), sample_events())
+    assert len({first, second, third}) == 3
+    assert [r.getMessage() for r in caplog.records if "saved again" in r.getMessage()] and len(caplog.records) == 2
+    assert [e.outcome for e, _ in store.iter_run_events("r")] == [{"n": 1}]
+    out = io.StringIO()
+    store.export_jsonl("r", out)
+    exported = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert sorted((e["key"], e["outcome"]["n"]) for e in exported if e["record"] == "episode") == [
+        ("e", 1), ("e~2", 2), ("e~3", 3)]
 
 
 def test_runs_are_found_by_unique_prefix(store_url) -> None:
@@ -216,8 +245,9 @@ def test_a_read_only_handle_reads_and_refuses_every_write(store_url) -> None:
 
 def test_one_batch_saves_new_retried_already_done_and_live_episodes_each_as_alone(store_url: str) -> None:
     """A save of several episodes at once ends each as a save of it alone would: a new one is attempt 1, a
-    failed one is replaced by attempt 2 without its old events, one done meanwhile stands, a live game's row
-    becomes the ended episode in place; and the ids come back in the batch's order."""
+    failed one is replaced by attempt 2 without its old events, one done meanwhile stands (another outcome is
+    kept beside it as a conflict), a live game's row becomes the ended episode in place; and the ids come back
+    in the batch's order."""
     store = Store(store_url)
     store.open_run("r", "toy", {}, total=4)
     live = EpisodeSpec(item_id="g", item={}, lineup=[AgentSpec(name="Ann", kind="human")])
@@ -235,13 +265,15 @@ def test_one_batch_saves_new_retried_already_done_and_live_episodes_each_as_alon
     ids = store.save_episodes(batch)
 
     by_key = {e.key: e for e in store.episode_page("r", limit=10)}
-    assert ids == [by_key[live.key].id, by_key["new"].id, done_id, by_key["failed"].id]
+    assert ids == [by_key[live.key].id, by_key["new"].id, by_key["done~2"].id, by_key["failed"].id]
+    assert by_key["done"].id == done_id and by_key["done~2"].status == "conflict"
+    assert by_key["done~2"].outcome == {"second": True}
     assert by_key[live.key].id == playing.id and by_key[live.key].status == "done"
     assert by_key[live.key].outcome == {"live": True} and by_key[live.key].attempt == 1
     assert by_key["new"].attempt == 1 and by_key["new"].outcome == {"new": True}
     assert by_key["done"].outcome == {"first": True}, "the first result stands"
     assert by_key["failed"].attempt == 2 and by_key["failed"].error == "again"
-    assert [len(store.events(i)) for i in ids] == [4, 3, 1, 1]
+    assert [len(store.events(i)) for i in ids] == [4, 3, 4, 1]
     assert store.episode_moves("r", "new") == {}, "a done episode's journal is cleared"
     assert store.episode_moves("r", "failed") == {"a1": [{"x": 1}]}, "a failed one keeps what was answered"
 

@@ -10,6 +10,13 @@ runs have the same item in the same cell; only pairs are compared, so a differen
 - Rounds and tokens: the mean paired difference (B - A) with a paired bootstrap 95% interval (2,000
   resamples, seeded, so a report is the same every time), and the Wilcoxon signed-rank test (zero
   differences dropped, as Wilcoxon's own procedure does).
+
+Two conditions of one study are another design: different groups played them (between subjects), so nothing
+pairs. :func:`compare_independent` compares every game of A with every game of B, per cell: accuracy by
+Fisher's exact test (two-sided) with the difference's 95% interval from a bootstrap of each side on its own;
+rounds and tokens by the Mann-Whitney U test (two-sided) with the same kind of interval for the difference of
+means. The unit is the game; games a group played one after another are not independent of each other, which
+the report says when any group played more than one.
 """
 
 from __future__ import annotations
@@ -68,6 +75,9 @@ class Row(BaseModel):
     #: McNemar's discordant pairs: right in A only, right in B only.
     a_only: int | None = None
     b_only: int | None = None
+    #: Games on each side (independent design; ``pairs`` is then their sum).
+    n_a: int | None = None
+    n_b: int | None = None
 
 
 class Disagreement(BaseModel):
@@ -86,6 +96,8 @@ class Comparison(BaseModel):
     cost: dict[str, Cost]
     #: Episodes of each run with no partner in the other (different items or cells), left out of every row.
     unpaired: dict[str, int]
+    #: ``paired`` (two runs on shared items) or ``independent`` (two conditions of a study: other groups).
+    design: str = "paired"
 
 
 def _cell(cell: dict[str, str]) -> str:
@@ -164,3 +176,61 @@ def compare(a_name: str, b_name: str, protocol: str, a: Iterable[Outcome], b: It
                      and left[(item, cell)].correct != right[(item, cell)].correct]
     return Comparison(a=a_name, b=b_name, protocol=protocol, rows=rows, disagreements=disagreements, cost=cost,
                       unpaired={a_name: len(left) - len(shared), b_name: len(right) - len(shared)})
+
+
+def independent_numbers(a: Sequence[float], b: Sequence[float]) -> tuple[float, float, float]:
+    """Mean of B minus mean of A, and its 95% interval from a bootstrap of each side on its own (seeded)."""
+    import numpy as np
+
+    xa, xb = np.array(a, dtype=float), np.array(b, dtype=float)
+    rng = np.random.default_rng(BOOTSTRAP_SEED)
+    ma = xa[rng.integers(0, len(xa), size=(BOOTSTRAP, len(xa)))].mean(axis=1)
+    mb = xb[rng.integers(0, len(xb), size=(BOOTSTRAP, len(xb)))].mean(axis=1)
+    low, high = np.percentile(mb - ma, [2.5, 97.5])
+    return float(xb.mean() - xa.mean()), float(low), float(high)
+
+
+def compare_independent(a_name: str, b_name: str, protocol: str, a: Iterable[Outcome], b: Iterable[Outcome],
+                        cost: dict[str, Cost]) -> Comparison:
+    """Every measure per cell and over all cells, games of A against games of B (no pairing)."""
+    from scipy.stats import fisher_exact, mannwhitneyu
+
+    left: dict[str, list[Outcome]] = defaultdict(list)
+    right: dict[str, list[Outcome]] = defaultdict(list)
+    for o in a:
+        left[_cell(o.cell)].append(o)
+    for o in b:
+        right[_cell(o.cell)].append(o)
+    cells = sorted(set(left) & set(right))
+    if not cells:
+        raise LexicoordError(f"'{a_name}' and '{b_name}' have no game in the same cell (variant, task), so nothing "
+                             "compares.")
+    groups = [(c, left[c], right[c]) for c in cells]
+    if len(groups) > 1:
+        groups.append(("all cells", [o for c in cells for o in left[c]], [o for c in cells for o in right[c]]))
+    rows: list[Row] = []
+    for cell, xs, ys in groups:
+        ja = [bool(o.correct) for o in xs if o.correct is not None]
+        jb = [bool(o.correct) for o in ys if o.correct is not None]
+        if ja and jb:
+            table = [[sum(ja), len(ja) - sum(ja)], [sum(jb), len(jb) - sum(jb)]]
+            p = float(fisher_exact(table).pvalue)
+            diff, low, high = independent_numbers([100.0 * x for x in ja], [100.0 * y for y in jb])
+            rows.append(Row(measure="accuracy (%)", cell=cell, pairs=len(ja) + len(jb), n_a=len(ja), n_b=len(jb),
+                            a=100 * sum(ja) / len(ja), b=100 * sum(jb) / len(jb), difference=diff, low=low,
+                            high=high, test="Fisher's exact (two-sided); bootstrap CI", p=p))
+        for measure in ("rounds", "tokens"):
+            va = [float(v) for o in xs if (v := getattr(o, measure)) is not None]
+            vb = [float(v) for o in ys if (v := getattr(o, measure)) is not None]
+            if not va or not vb:
+                continue
+            diff, low, high = independent_numbers(va, vb)
+            same = len(set(va) | set(vb)) == 1
+            p_value = None if same else float(mannwhitneyu(vb, va, alternative="two-sided").pvalue)
+            rows.append(Row(measure=measure, cell=cell, pairs=len(va) + len(vb), n_a=len(va), n_b=len(vb),
+                            a=sum(va) / len(va), b=sum(vb) / len(vb), difference=diff, low=low, high=high,
+                            test="Mann-Whitney U (two-sided); bootstrap CI", p=p_value))
+    unmatched = {a_name: sum(len(v) for c, v in left.items() if c not in cells),
+                 b_name: sum(len(v) for c, v in right.items() if c not in cells)}
+    return Comparison(a=a_name, b=b_name, protocol=protocol, rows=rows, disagreements=[], cost=cost,
+                      unpaired=unmatched, design="independent")

@@ -63,15 +63,68 @@ class WithoutTakeovers:
             yield record, events if types is None or TAKEOVER in types else [e for e in events if e.type != TAKEOVER]
 
 
+def condition_of(record: EpisodeRecord) -> str | None:
+    """The study condition a game was played under (its place says), if any."""
+    place = record.spec.get("place")
+    return place.get("condition") if isinstance(place, dict) else None
+
+
+class OneCondition:
+    """A store as a report reads it, with only the games of one condition of a study (every report reads a run's
+    games through ``iter_run_events``, so every protocol's report splits alike)."""
+
+    def __init__(self, store: Store, condition: str) -> None:
+        self._store = store
+        self.condition = condition
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    def iter_run_events(self, run_id: str, page: int = 200,
+                        types: Sequence[str] | None = None) -> Iterator[tuple[EpisodeRecord, list[Event]]]:
+        for record, events in self._store.iter_run_events(run_id, page, types):
+            if condition_of(record) == self.condition:
+                yield record, events
+
+
+def condition_run(run: RunInfo, condition: str) -> RunInfo:
+    """The run as one condition's report reads it: that condition's settings in place of the study's own."""
+    config = {k: v for k, v in run.config.items() if k != "conditions"}
+    return run.model_copy(update={"config": {**config, **run.config["conditions"][condition], "condition": condition}})
+
+
+def _written(writer: ReportWriter, store: Store, run: RunInfo, out_dir: Path, without_takeovers: bool) -> Report:
+    if not without_takeovers:
+        return writer(store, run, out_dir)
+    filtered = WithoutTakeovers(store)
+    result = writer(cast(Store, filtered), run, out_dir)
+    result.warnings.append(f"{len(filtered.left_out)} game(s) in which a model took a person's seat over are "
+                           "left out (--without-takeovers).")
+    return result
+
+
 def report_run(store: Store, run_id: str, out_dir: Path | None = None, *, without_takeovers: bool = False) -> Report:
     """The report of any stored run, written by the protocol the run recorded (default ``reports/RUN``);
-    ``without_takeovers`` leaves out the games in which a model took a person's seat over, and says how many."""
+    ``without_takeovers`` leaves out the games in which a model took a person's seat over, and says how many.
+
+    A study with conditions gets the report of all its games, then one per condition (in ``condition-NAME/``,
+    each under that condition's settings), its tables titled with the condition."""
     run = store.run(run_id)
     writer: ReportWriter = get_protocol(run.protocol).load("report")
-    if not without_takeovers:
-        return writer(store, run, out_dir or report_folder(run.id))
-    filtered = WithoutTakeovers(store)
-    result = writer(cast(Store, filtered), run, out_dir or report_folder(run.id))
-    result.warnings.append(f"{len(filtered.left_out)} game(s) in which a model took a person's seat over are left "
-                           "out (--without-takeovers).")
+    folder = out_dir or report_folder(run.id)
+    result = _written(writer, store, run, folder, without_takeovers)
+    for name in run.config.get("conditions") or {}:
+        only = OneCondition(store, name)
+        if next(only.iter_run_events(run.id, types=()), None) is None:
+            result.warnings.append(f"condition {name}: no game stored yet, so no report of its own.")
+            continue
+        part = _written(writer, cast(Store, only), condition_run(run, name), folder / f"condition-{name}",
+                        without_takeovers)
+        result.tables += [t.model_copy(update={"title": f"condition {name}: {t.title}"}) for t in part.tables]
+        result.files.update({f"{kind} ({name})": path for kind, path in part.files.items()})
+        result.warnings += [f"condition {name}: {w}" for w in part.warnings]
+    if run.conflicts:
+        result.warnings.append(f"{run.conflicts} episode(s) were saved a second time with other content than the "
+                               "first save; the first stands in every table, the others are kept with status "
+                               "'conflict' (lexicoord runs export shows them).")
     return result

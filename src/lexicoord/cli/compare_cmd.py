@@ -1,4 +1,5 @@
-"""``lexicoord compare RUN_A RUN_B``: two runs of one protocol, paired on the items they share."""
+"""``lexicoord compare RUN_A RUN_B``: two runs of one protocol, paired on the items they share; ``RUN@A RUN@B``:
+two conditions of one study, as independent groups."""
 
 from __future__ import annotations
 
@@ -12,16 +13,19 @@ from lexicoord.cli.report_cmd import print_report
 
 
 def compare(
-    run_a: Annotated[str, typer.Argument(help="Run A (name or a unique prefix).")],
-    run_b: Annotated[str, typer.Argument(help="Run B (name or a unique prefix).")],
+    run_a: Annotated[str, typer.Argument(help="Run A (name or a unique prefix); RUN@CONDITION for one condition of a "
+                                              "study.")],
+    run_b: Annotated[str, typer.Argument(help="Run B, likewise.")],
     out: OutFolderOption = None,
     db: DbOption = None,
 ) -> None:
-    """Compare two runs on shared items: paired tests, disagreements, cost; a table and an HTML page."""
-    from lexicoord.analysis.compare_report import compare_runs
+    """Compare two runs on shared items (paired tests), or two conditions of a study (RUN@A RUN@B: independent
+    groups); disagreements, cost; a table and an HTML page."""
+    from lexicoord.analysis.compare_report import compare_runs, side
     from lexicoord.runs.names import report_folder
     from lexicoord.runs.store import Store
 
     store = Store(db)
-    a, b = store.run(run_a).id, store.run(run_b).id
-    print_report(compare_runs(store, a, b, out or Path(report_folder(f"{a}-vs-{b}"))))
+    a, b = side(store, run_a).name, side(store, run_b).name
+    folder = f"{a}-vs-{b}".replace("@", "-")
+    print_report(compare_runs(store, a, b, out or Path(report_folder(folder))))

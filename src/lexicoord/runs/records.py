@@ -18,6 +18,8 @@ class RunInfo(BaseModel):
     total_episodes: int = 0
     done: int = 0
     failed: int = 0
+    #: Second saves of finished episodes with other content, kept beside the first (status ``conflict``).
+    conflicts: int = 0
 
 
 class EpisodeRecord(BaseModel):

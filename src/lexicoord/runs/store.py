@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import threading
 import time
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
@@ -57,9 +58,14 @@ from lexicoord.runs.store_errors import StoreError, explain, lock_wait, reason_o
 RUNTIME = "runtime"
 #: The newest migration in ``runs/migrations/versions`` (a test keeps the two equal): a store already there
 #: is opened without loading Alembic.
-SCHEMA_HEAD = "0008_studies"
+SCHEMA_HEAD = "0009_game_places"
 #: The status of a live room's game still being played (an ended episode is ``done`` or ``failed``).
 PLAYING = "playing"
+#: The status of a second save of a finished episode whose content differs from the first's: kept under its own
+#: key (``KEY~2`` ...) beside the first, which stands, and left out of reports (which say how many there are).
+CONFLICT = "conflict"
+
+log = logging.getLogger(__name__)
 
 
 class Move(NamedTuple):
@@ -146,7 +152,10 @@ NOTES = ("published",)
 
 
 def _grew(before: Any, after: Any) -> bool:
-    """Whether a growable config value only grew: a count rose or stayed, a list kept every entry it had."""
+    """Whether a growable config value only grew: a count rose or stayed, a list kept every entry it had, a
+    mapping every key it had (a study's conditions: whether one that has begun changed is the study's to say)."""
+    if isinstance(before, dict) and isinstance(after, dict):
+        return set(before) <= set(after)
     if isinstance(before, bool) or isinstance(after, bool):
         return bool(before == after)
     if isinstance(before, int | float) and isinstance(after, int | float):
@@ -356,6 +365,7 @@ class Store:
             id=row.id, protocol=row.protocol, status=status, created_at=row.created_at,
             updated_at=row.updated_at, config=row.config or {}, total_episodes=row.total_episodes,
             done=counts.get((row.id, "done"), 0), failed=counts.get((row.id, "failed"), 0),
+            conflicts=counts.get((row.id, CONFLICT), 0),
         )
 
     def runs(self) -> list[RunInfo]:
@@ -421,6 +431,9 @@ class Store:
                 kept[key], attempts[key] = prior, prior.attempt
             else:
                 attempts[key] = prior.attempt + 1
+        batch = [self._conflict(s, record, events, priors[(record.run_id, record.key)])
+                 if (record.run_id, record.key) in ids else (record, events) for record, events in batch]
+        answer = [(record.run_id, record.key) for record, _ in batch]  # a conflict's id is its own row's
         replaced = [p.id for k, p in priors.items() if k not in ids]
         if replaced:
             s.execute(delete(EventRow).where(EventRow.episode_id.in_(replaced)))
@@ -452,7 +465,28 @@ class Store:
         rows = [_event_row(ids[(record.run_id, record.key)], e) for record, events in saving for e in events]
         if rows:
             s.execute(_INSERT_EVENTS, rows)
-        return [ids[key] for key in keys]
+        return [ids[key] for key in answer]
+
+    def _conflict(self, s: Session, record: EpisodeRecord, events: Sequence[Event],
+                  prior: EpisodeRow) -> tuple[EpisodeRecord, Sequence[Event]]:
+        """A save that meets the same episode finished already. The same content (another process played it
+        too, to the same end; a failed try after a success) stands as it is; other content is an error, logged
+        and kept beside the first under ``KEY~N`` with status ``conflict``: nothing a save brings is lost."""
+        theirs = {"spec": prior.spec, "outcome": prior.outcome}
+        ours = from_json(_json({"spec": record.spec, "outcome": record.outcome}))
+        if record.status != "done" or ours == from_json(_json(theirs)):
+            return record, events
+        differs = [k for k in ("spec", "outcome") if ours[k] != from_json(_json(theirs[k]))]
+        like = s.scalars(select(EpisodeRow.key).where(EpisodeRow.run_id == record.run_id,
+                                                      EpisodeRow.key.like(f"{record.key}~%"))).all()
+        key = f"{record.key}~{len(like) + 2}"
+        log.error("run %s: episode %s was saved again with another %s than the one saved first; the first stands "
+                  "and this one is kept as %s (status %s)", record.run_id, record.key, " and ".join(differs), key,
+                  CONFLICT)
+        return record.model_copy(update={
+            "key": key, "status": CONFLICT,
+            "error": f"saved after episode {record.key} of this run had ended with another {' and '.join(differs)}"}), \
+            events
 
     def _settle_moves(self, s: Session, records: Sequence[EpisodeRecord]) -> None:
         """Saved episodes' journals: cleared when they are done; when one failed, only its failed moves go, so
@@ -558,13 +592,14 @@ class Store:
             s.execute(delete(EventRow).where(EventRow.episode_id.in_(playing)))
             s.execute(delete(EpisodeRow).where(*where))
 
-    def episodes(self, run_id: str, keys: Collection[str] | None = None) -> list[EpisodeRecord]:
+    def episodes(self, run_id: str, keys: Collection[str] | None = None,
+                 conflicts: bool = False) -> list[EpisodeRecord]:
         """The run's ended episodes (a live game in progress is the run viewer's to show, not a result); with
-        ``keys``, only those."""
+        ``keys``, only those; with ``conflicts``, second saves kept beside the first (status ``conflict``) too."""
         if keys is not None and not keys:
             return []
         with self.session() as s:
-            query = select(EpisodeRow).where(EpisodeRow.run_id == run_id, EpisodeRow.status != PLAYING)
+            query = select(EpisodeRow).where(EpisodeRow.run_id == run_id, EpisodeRow.status.not_in(_hidden(conflicts)))
             if keys is not None:
                 query = query.where(EpisodeRow.key.in_(list(keys)))
             rows = s.scalars(query.order_by(EpisodeRow.position))
@@ -579,20 +614,23 @@ class Store:
             return [event_from_dict(d) for d in rows]
 
     def iter_run_events(self, run_id: str, page: int = 200, types: Sequence[str] | None = None,
-                        keys: Collection[str] | None = None) -> Iterator[tuple[EpisodeRecord, list[Event]]]:
+                        keys: Collection[str] | None = None,
+                        conflicts: bool = False) -> Iterator[tuple[EpisodeRecord, list[Event]]]:
         """The run's ended episodes in grid order, each with its events, read ``page`` episodes at a time.
 
         Two queries a page (the episodes after the last one read, then all their events), not one per
         episode; only a page is held, so a report of a million events reads it in the memory of a page.
         ``types``: only events of these types (a statistic that reads choices need not parse every prompt);
-        ``keys``: only these episodes (one study room's games in a run every group shares).
+        ``keys``: only these episodes (one study room's games in a run every group shares); ``conflicts``:
+        second saves kept beside the first (never a result: a report counts them apart).
         """
         if keys is not None and not keys:
             return
         after: tuple[int, int] | None = None
         while True:
             with self.session() as s:
-                query = select(EpisodeRow).where(EpisodeRow.run_id == run_id, EpisodeRow.status != PLAYING)
+                query = select(EpisodeRow).where(EpisodeRow.run_id == run_id,
+                                                 EpisodeRow.status.not_in(_hidden(conflicts)))
                 if keys is not None:
                     query = query.where(EpisodeRow.key.in_(list(keys)))
                 if after is not None:
@@ -620,7 +658,7 @@ class Store:
         run = self.run(run_id)
         out.write(json.dumps({"record": "run", **run.model_dump(mode="json")}, ensure_ascii=False) + "\n")
         lines = 1
-        for episode, events in self.iter_run_events(run.id):
+        for episode, events in self.iter_run_events(run.id, conflicts=True):
             out.write(json.dumps({"record": "episode", **episode.model_dump(mode="json")}, ensure_ascii=False) + "\n")
             lines += 1
             for e in events:
@@ -788,6 +826,11 @@ def _live_head(game: LiveGame, now: float) -> dict[str, Any]:
     return {"position": game.position, "item_id": game.spec.item_id, "repetition": game.spec.repetition, "seed": 0,
             "spec": spec, "status": PLAYING, "error": None, "outcome": None, "started_at": now, "finished_at": now,
             "attempt": 1, "model_calls": 0, "prompt_tokens": 0, "completion_tokens": 0}
+
+
+def _hidden(conflicts: bool) -> tuple[str, ...]:
+    """The statuses a reader of results leaves out: games still being played, and (unless asked) conflicts."""
+    return (PLAYING,) if conflicts else (PLAYING, CONFLICT)
 
 
 def _record(row: EpisodeRow) -> EpisodeRecord:

@@ -56,10 +56,10 @@ def snapshot(study: Study) -> dict[str, Any]:
                           "outcome": p.outcome, "connected": bool(person and person.connections),
                           "taken_over": p.dropped is not None or bool(room and p.seat in room.taken)})
         # From the file, not the room: a finished group's room is closed, and its seats are still shown.
-        seats += [{"seat": a.name, "kind": "agent", "model": a.model} for a in study.file.group.agents]
-        seats += [{"seat": name, "kind": "stand-in", "model": study.file.group.stand_in} for name in g.filled]
+        seats += [{"seat": a.name, "kind": "agent", "model": a.model} for a in study.file.agents(g.condition)]
+        seats += [{"seat": name, "kind": "stand-in", "model": study.file.stand_in(g.condition)} for name in g.filled]
         groups.append({"id": g.id, "room": g.room, "status": g.status, "error": g.error, "formed_at": g.formed_at,
-                       "seats": seats,
+                       "condition": g.condition, "seats": seats,
                        "games": study.file.group.games, "played": room.adapter.state.games if room else len(g.games),
                        "playing": bool(room and room.busy)})
     lobby = [{"participant": p.pid, "arrival": p.arrival, "waited": round(now - p.entered["lobby"], 1)}
@@ -71,10 +71,22 @@ def snapshot(study: Study) -> dict[str, Any]:
         "study": study.file.name, "title": study.file.title, "status": study.state.status,
         "lobby_open": study.state.lobby_open, "version": study.version, "participants": len(people),
         "by_stage": by_stage, "outcomes": study.outcome_counts(), "times": times, "lobby": lobby,
-        "groups": groups, "dropouts": dropouts,
+        "groups": groups, "dropouts": dropouts, "conditions": conditions(study),
         "recent": [{"participant": p.pid, "stage": p.stage, "outcome": p.outcome, "group": p.group,
                     "quiz_attempts": len(p.quiz), "attention": p.attention, "survey": p.survey} for p in recent],
     }
+
+
+def conditions(study: Study) -> list[dict[str, Any]]:
+    """Each condition's share so far: groups dealt it, their participants, games begun; open or closed."""
+    out = []
+    for c in study.file.conditions:
+        groups = [g for g in study.state.groups.values() if g.condition == c.name]
+        out.append({"name": c.name, "weight": c.weight, "open": c.name not in study.state.closed,
+                    "groups": len(groups), "participants": sum(len(g.members) for g in groups),
+                    "games": sum(len(g.games) for g in groups),
+                    "finished": sum(g.status == "finished" for g in groups)})
+    return out
 
 
 def mount(app: FastAPI, study: Study, store: Store, key: str, public: bool) -> None:
@@ -112,7 +124,8 @@ def mount(app: FastAPI, study: Study, store: Store, key: str, public: bool) -> N
             body = await request.json()
             if not isinstance(body, dict):
                 raise StageError("bad_request", "The request is a JSON object.", 400)
-            said = await study.control(str(body.get("action", ""))[:40], body.get("group"), body.get("participant"))
+            said = await study.control(str(body.get("action", ""))[:40], body.get("group"), body.get("participant"),
+                                       body.get("condition"))
         except StageError as exc:
             return refusal(exc)
         except ValueError:

@@ -1,5 +1,8 @@
 """A study's data out: one row per participant, and Prolific's bulk-bonus list, through the one CSV writer.
 
+Each participant's row names their condition and the episode key of every game they played (``games``,
+in order): ``lexicoord runs export`` and the run viewer find each game by that key.
+
 The bonus rule is the file's: ``per_game`` for each game the participant played to its end (not one in
 which a model took their seat over, nor any after) whose stored outcome has ``when`` true, plus
 ``completed`` for reaching the completion code. A game ended by the experimenter still counts by its
@@ -26,22 +29,27 @@ def game_outcomes(study: Study, store: Store) -> dict[str, dict[str, Any]]:
     return {r.key: dict(r.outcome or {}) for r in records if r.status == "done"}
 
 
-def games_counted(study: Study, p: Participant, outcomes: dict[str, dict[str, Any]]) -> tuple[int, int]:
-    """(games the participant played to their end, of those the ones the bonus rule counts)."""
+def games_played(study: Study, p: Participant, outcomes: dict[str, dict[str, Any]]) -> list[tuple[str, bool]]:
+    """The episode key of each game the participant played to its end (their group's own games, up to the one a
+    model took their seat over in), and whether the bonus rule counts it."""
     group = study.state.groups.get(p.group or "")
     if group is None:
-        return 0, 0
+        return []
     last = p.dropped.game - 1 if p.dropped is not None and p.dropped.game is not None else None
-    played = counted = 0
+    out = []
     for game in group.games:
         if last is not None and game.number > last:
             break
         outcome = outcomes.get(game.key)
-        if outcome is None:
-            continue
-        played += 1
-        counted += bool(outcome.get(study.file.bonus.when))
-    return played, counted
+        if outcome is not None:
+            out.append((game.key, bool(outcome.get(study.file.bonus.when))))
+    return out
+
+
+def games_counted(study: Study, p: Participant, outcomes: dict[str, dict[str, Any]]) -> tuple[int, int]:
+    """(games the participant played to their end, of those the ones the bonus rule counts)."""
+    games = games_played(study, p, outcomes)
+    return len(games), sum(counts for _, counts in games)
 
 
 def bonus(study: Study, p: Participant, outcomes: dict[str, dict[str, Any]]) -> float:
@@ -58,18 +66,19 @@ def participant_rows(study: Study, store: Store) -> tuple[list[str], list[list[A
     checks = [q.id for q in file.survey.questions if q.expect is not None]
     head = ["participant_id", "study_id", "session_id", "outcome", "code", "stage", "consent",
             *[f"entered_{s}" for s in STAGES], *[f"seconds_{s}" for s in STAGES[:-1]],
-            "quiz_attempts", "quiz_passed", "group", "seat", "games_played", "games_counted",
+            "quiz_attempts", "quiz_passed", "condition", "group", "seat", "games_played", "games_counted", "games",
             "dropped_reason", "dropped_game", "attention_passed", "attention_failed",
             *[f"survey_{q}" for q in survey], *[f"attention_{q}" for q in checks], "bonus"]
     rows = []
     for p in sorted(study.participants.values(), key=lambda p: p.entered.get("consent", 0.0)):
-        played, counted = games_counted(study, p, outcomes)
+        games = games_played(study, p, outcomes)
+        played, counted = len(games), sum(c for _, c in games)
         rows.append([
             p.pid, p.study_ref or "", p.session or "", p.outcome or "", p.code or "", p.stage,
             "" if p.consent is None else p.consent,
             *[_when(p.entered.get(s)) for s in STAGES], *[_num(p.seconds_in(s)) for s in STAGES[:-1]],
-            len(p.quiz), any(a.passed for a in p.quiz) if p.quiz else "", p.group or "", p.seat or "",
-            played, counted, p.dropped.reason if p.dropped else "",
+            len(p.quiz), any(a.passed for a in p.quiz) if p.quiz else "", p.condition or "", p.group or "",
+            p.seat or "", played, counted, " ".join(key for key, _ in games), p.dropped.reason if p.dropped else "",
             "" if p.dropped is None or p.dropped.game is None else p.dropped.game,
             sum(p.attention.values()), sum(not v for v in p.attention.values()),
             *[p.survey.get(q, "") for q in survey], *["" if q not in p.attention else p.attention[q] for q in checks],

@@ -25,6 +25,11 @@ agents = [{ name = "Ava", model = "local/smollm2-135m" }]
 [completion]     redirect = "https://app.prolific.com/submissions/complete?cc={code}"
 [completion.codes]  completed = "..."  no_consent = "..."  failed_quiz = "..."  no_group = "..."  dropped = "..."
 [bonus]          per_game = 0.25     # for each game whose outcome has `when` true
+
+[[conditions]]                       # between-subjects treatments: each new group is assigned one
+name = "lexicon"                     # by balanced randomisation (blocks from the study's seed)
+game = { lexicon = true }            # over [game]; agents = [...] replaces [group] agents; model = the stand-in
+brief = { text = "..." }             # Markdown shown above the group's game; weight = 2 doubles its share
 ```
 """
 
@@ -240,6 +245,53 @@ class Bonus(Strict):
     completed: float = Field(default=0.0, ge=0, le=1000)
 
 
+class Condition(Strict):
+    """One between-subjects treatment: what it changes for the groups assigned to it (oTree's treatments,
+    Empirica's factors). Whatever it does not name is the study's own."""
+
+    name: Ident
+    #: Its share of the groups: a block of the assignment holds each condition ``weight`` times.
+    weight: int = Field(default=1, ge=1, le=20)
+    #: The protocol's room settings it changes (over the study's ``[game]``).
+    game: dict[str, Any] = Field(default_factory=dict)
+    #: Its agents (their models and how many), instead of ``[group] agents``.
+    agents: list[Agent] | None = Field(default=None, max_length=8)
+    #: The model that fills an empty seat and takes over a dropout in its groups (default: the study's).
+    model: ModelName | None = None
+    #: Markdown shown to its groups' participants above their game.
+    brief: Page | None = None
+
+    @field_validator("game")
+    @classmethod
+    def _game(cls, value: dict[str, Any]) -> dict[str, Any]:
+        return _own_game_keys(value)
+
+    @field_validator("agents")
+    @classmethod
+    def _agents(cls, value: list[Agent] | None) -> list[Agent] | None:
+        names = [a.name.lower() for a in value or []]
+        if len(set(names)) != len(names):
+            raise ValueError("two agents have the same name")
+        return value
+
+
+def _own_game_keys(value: dict[str, Any]) -> dict[str, Any]:
+    homes = {"agents": "[group] agents", "max_people": "[group] people", "protocol": "protocol",
+             "seed": "seed", "mode": "the study (always automatic)"}
+    for key, home in homes.items():
+        if key in value:
+            raise ValueError(f"'{key}' is set by {home}, not in [game]")
+    return value
+
+
+def _distinct_names(conditions: list[Condition]) -> list[Condition]:
+    names = [c.name for c in conditions]
+    doubled = sorted({n for n in names if names.count(n) > 1})
+    if doubled:
+        raise ValueError(f"condition {doubled[0]!r} is named twice")
+    return conditions
+
+
 class StudyFile(Strict):
     name: str
     protocol: str
@@ -263,16 +315,13 @@ class StudyFile(Strict):
     bonus: Bonus = Field(default_factory=Bonus)
     #: Options of every model (``timeout``, ``base_url``, ``n_ctx`` ...), as ``--option`` gives them.
     options: dict[str, Any] = Field(default_factory=dict)
+    #: Between-subjects treatments; none: every group plays the study's own settings.
+    conditions: Annotated[list[Condition], AfterValidator(_distinct_names)] = Field(default_factory=list, max_length=20)
 
     @field_validator("game")
     @classmethod
     def _game(cls, value: dict[str, Any]) -> dict[str, Any]:
-        homes = {"agents": "[group] agents", "max_people": "[group] people", "protocol": "protocol",
-                 "seed": "seed", "mode": "the study (always automatic)"}
-        for key, home in homes.items():
-            if key in value:
-                raise ValueError(f"'{key}' is set by {home}, not in [game]")
-        return value
+        return _own_game_keys(value)
 
     @field_validator("name")
     @classmethod
@@ -289,11 +338,30 @@ class StudyFile(Strict):
 
     def models(self) -> list[str]:
         """Every model the study seats, the stand-in first."""
-        return list(dict.fromkeys([self.group.stand_in, *(a.model for a in self.group.agents)]))
+        names = [self.group.stand_in, *(a.model for a in self.group.agents)]
+        for c in self.conditions:
+            names += [self.stand_in(c.name), *(a.model for a in self.agents(c.name))]
+        return list(dict.fromkeys(names))
 
-    def room_body(self, agents: Sequence[tuple[str, str]]) -> dict[str, Any]:
-        """A room's creation request for one group: the game's settings, its agents (name, model)."""
-        body: dict[str, Any] = {**self.game, "protocol": self.protocol, "seed": self.seed,
+    def condition(self, name: str | None) -> Condition | None:
+        """The condition named ``name`` (None: the study has none, or no name was given)."""
+        return next((c for c in self.conditions if c.name == name), None) if name else None
+
+    def agents(self, condition: str | None = None) -> list[Agent]:
+        """The agents of a group of ``condition`` (the study's own where the condition names none)."""
+        c = self.condition(condition)
+        return list(c.agents) if c is not None and c.agents is not None else list(self.group.agents)
+
+    def stand_in(self, condition: str | None = None) -> str:
+        c = self.condition(condition)
+        return c.model if c is not None and c.model else self.group.stand_in
+
+    def room_body(self, agents: Sequence[tuple[str, str]], condition: str | None = None) -> dict[str, Any]:
+        """A room's creation request for one group (of ``condition``): the game's settings, its agents (name,
+        model)."""
+        c = self.condition(condition)
+        game = {**self.game, **(c.game if c is not None else {})}
+        body: dict[str, Any] = {**game, "protocol": self.protocol, "seed": self.seed,
                                 "max_people": self.group.people,
                                 "agents": [{"name": n, "model": m} for n, m in agents]}
         if self.protocol == "coordination":
@@ -302,18 +370,45 @@ class StudyFile(Strict):
         return body
 
 
-def _room_settings(study: StudyFile) -> None:
-    """The game's settings checked by the protocol's own room model (a ``ValidationError`` at ``game``)."""
+def _room_settings(study: StudyFile, condition: str | None = None) -> None:
+    """The game's settings (a condition's) checked by the protocol's own room model (a ``ValidationError`` at
+    ``game``)."""
     from lexicoord.core.registry import get_protocol
 
     entry = get_protocol(study.protocol)
     if not entry.room:
         raise ConfigError(f"protocol '{study.protocol}' has no live room, so no study can play it")
     adapter = entry.load("room")
-    agents = [(a.name, a.model) for a in study.group.agents]
-    settings = adapter.settings_model.model_validate(study.room_body(agents))
+    agents = [(a.name, a.model) for a in study.agents(condition)]
+    settings = adapter.settings_model.model_validate(study.room_body(agents, condition))
     # The table every group has at its first game (a short one is filled up to it, or sent home).
     settings.check_table([f"Person {i}" for i in range(1, study.group.people + 1)] + [n for n, _ in agents])
+
+
+def _rooms_checked(source: Source, study: StudyFile) -> list[Problem]:
+    """Each group's room as the protocol's room model reads it: the study's own, then each condition's, each
+    problem at the line that wrote the value (a condition's own key, else the study's)."""
+    problems: list[Problem] = []
+    for i, condition in [(None, None), *enumerate(study.conditions)]:
+        at: tuple[str | int, ...] = ("conditions", i) if i is not None else ()
+        named = f"conditions.{condition.name}." if condition is not None else ""
+        try:
+            _room_settings(study, condition.name if condition is not None else None)
+        except ValidationError as exc:
+            for path, text in problems_of(exc):
+                own = condition is not None and bool(path) and path[0] in condition.game
+                problems.append(Problem(where=source.where((*at, "game", *path) if own else ("game", *path)),
+                                        text=f"{named}game.{text}"))
+        except ConfigError as exc:
+            if condition is None:
+                section = "group" if _has_room(study.protocol) else "protocol"  # a table too small, or no room
+                problems.append(Problem(where=source.where((section,)), text=f"{section}: {str(exc).rstrip('.')}."))
+                if section == "protocol":
+                    break  # no room at all: every condition would say so again
+            else:
+                where = (*at, "agents") if condition.agents is not None else at
+                problems.append(Problem(where=source.where(where), text=f"{named}agents: {str(exc).rstrip('.')}."))
+    return problems
 
 
 def _bonus_field(study: StudyFile) -> None:
@@ -358,16 +453,9 @@ def checked(source: Source, overrides: Sequence[str] = ()) -> StudyFile:
         problems += [Problem(where=source.where(p), text=t) for p, t in problems_of(exc)
                      if not any(p[:len(u)] == u for u in source.unset)]
     if study is not None:
-        try:
-            _room_settings(study)
-        except ValidationError as exc:
-            for path, text in problems_of(exc):
-                key = ("game", *path)
-                problems.append(Problem(where=source.where(key), text=f"game.{text}"))
-        except ConfigError as exc:
-            section = "group" if _has_room(study.protocol) else "protocol"  # a table too small, or no such room
-            problems.append(Problem(where=source.where((section,)), text=f"{section}: {str(exc).rstrip('.')}."))
-        else:
+        room_problems = _rooms_checked(source, study)
+        problems += room_problems
+        if not room_problems:
             try:
                 _bonus_field(study)
             except ConfigError as exc:

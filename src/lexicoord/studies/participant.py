@@ -73,6 +73,8 @@ class Participant(BaseModel):
     arrival: int | None = None
     group: str | None = None
     seat: str | None = None
+    #: The condition of the participant's group (None: the study has none).
+    condition: str | None = None
     dropped: Dropped | None = None
     outcome: Outcome | None = None
     code: str | None = None

@@ -38,11 +38,17 @@ def open_run(file: StudyFile, services: Services) -> None:
     """The study's run, opened once (its config as a room's run has it, so the protocol's report reads it)."""
     from lexicoord.web.registry import room_settings
 
-    agents = [(a.name, a.model) for a in file.group.agents]
-    settings, adapter = room_settings(file.room_body(agents), services)
-    settings.check(services)  # what the protocol's room needs (COGENT's items ...) is one error now, not per group
-    config = {"study": file.name, **settings.run_config(), "room_settings": settings.model_dump(mode="json")}
-    services.store.open_run(file.run_id, adapter.protocol, config, 0)
+    def config_of(condition: str | None) -> tuple[dict[str, Any], str]:
+        agents = [(a.name, a.model) for a in file.agents(condition)]
+        settings, adapter = room_settings(file.room_body(agents, condition), services)
+        settings.check(services)  # what the protocol's room needs (COGENT's items ...) is one error now, not per group
+        return {**settings.run_config(), "room_settings": settings.model_dump(mode="json")}, adapter.protocol
+
+    own, protocol = config_of(None)
+    config: dict[str, Any] = {"study": file.name, **own}
+    if file.conditions:  # each condition's settings, as its report reads them (lexicoord report splits by condition)
+        config["conditions"] = {c.name: config_of(c.name)[0] for c in file.conditions}
+    services.store.open_run(file.run_id, protocol, config, 0, grows=("conditions",))
     services.store.set_run_status(file.run_id, "open")
 
 

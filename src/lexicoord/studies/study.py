@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, Field
 
 from lexicoord.errors import ConfigError, LexicoordError
+from lexicoord.studies.assignment import deal
 from lexicoord.studies.file import Outcome, StudyFile
 from lexicoord.studies.participant import Dropped, Participant, StageError, answer, finish, following
 from lexicoord.studies.persistence import StudyStore
@@ -61,6 +62,8 @@ RELEASED = "released"
 
 class Game(BaseModel):
     number: int
+    #: The game's episode key in the study's run (its place, the group's room and the game's number, is part of
+    #: it: every group's games are episodes of their own).
     key: str
 
 
@@ -71,6 +74,8 @@ class GroupRecord(BaseModel):
     seats: dict[str, str]
     #: Seats the lobby filled with the group's model at its timeout.
     filled: list[str] = Field(default_factory=list)
+    #: The condition the group was assigned (None: the study has no conditions).
+    condition: str | None = None
     room: str | None = None
     formed_at: float
     status: Literal["forming", "playing", "finished"] = "forming"
@@ -86,6 +91,10 @@ class StudyState(BaseModel):
     lobby_open: bool = True
     arrivals: int = 0
     groups: dict[str, GroupRecord] = Field(default_factory=dict)
+    #: How far the conditions' sequence has been dealt (:mod:`lexicoord.studies.assignment`).
+    assigned: int = 0
+    #: Conditions the experimenter closed: no new group is assigned them.
+    closed: list[str] = Field(default_factory=list)
 
 
 class Study:
@@ -123,12 +132,15 @@ class Study:
         self.participants = {p.pid: p for p in people}
         config = self.file.model_dump(mode="json")
         before = self.store.open(config, self.state.model_dump(mode="json"), replace=accept_changes and check)
-        changed = changed_keys(before, config) if before is not None and check else []
-        fixed = [k for k in changed if any(k == g or k.startswith(f"{g}.") for g in GAME_KEYS)]
+        changed = changed_keys(by_name(before), by_name(config)) if before is not None and check else []
+        begun = {g.condition for g in self.state.groups.values() if g.condition}
+        fixed = [k for k in changed if any(k == g or k.startswith(f"{g}.") for g in GAME_KEYS)
+                 or k.split(".")[:2] in (["conditions", c] for c in begun)]
         if fixed:  # every group's games are one run, which a report reads under one set of settings
             raise ConfigError(f"The study file changes the games of study '{self.file.name}' since it was first served "
-                              f"(at {', '.join(fixed[:8])}); all of a study's games are played under the same "
-                              "settings, so give the changed study a new name.")
+                              f"(at {', '.join(fixed[:8])}); all of a study's games (all of a condition's, once "
+                              "it has begun) are played under the same settings, so give the changed study a new "
+                              "name.")
         if changed and not accept_changes:
             shown = ", ".join(changed[:8]) + (f" and {len(changed) - 8} more" if len(changed) > 8 else "")
             raise ConfigError(f"The study file differs from the one study '{self.file.name}' was first served with "
@@ -321,17 +333,32 @@ class Study:
         task.add_done_callback(done)
 
     def _claim(self, members: list[Participant], fill: int) -> GroupRecord:
-        """Mark ``members`` as one group, at once (nothing is awaited here: no one else can take them)."""
+        """Mark ``members`` as one group, at once, and deal it its condition (nothing is awaited here: no one else
+        can take them, and no other group can be dealt the same place of the sequence)."""
         now = self.clock()
         gid = f"g{len(self.state.groups) + 1}"
         seats = {p.pid: f"Person {i}" for i, p in enumerate(members, start=1)}
+        condition = self._deal()
         group = GroupRecord(id=gid, members=[p.pid for p in members], seats=seats, formed_at=now,
-                            filled=[f"Stand-in {i}" for i in range(1, fill + 1)])
+                            filled=[f"Stand-in {i}" for i in range(1, fill + 1)], condition=condition)
         self.state.groups[gid] = group
         for p in members:
-            p.group, p.seat = gid, seats[p.pid]
+            p.group, p.seat, p.condition = gid, seats[p.pid], condition
             p.move_to("game", now)
         return group
+
+    def _deal(self) -> str | None:
+        """The next group's condition (None: the study has none)."""
+        if not self.file.conditions:
+            return None
+        dealt = deal([(c.name, c.weight) for c in self.file.conditions], self.file.seed, self.state.assigned,
+                     self.state.closed)
+        assert dealt is not None, "the last open condition cannot be closed"
+        name, self.state.assigned = dealt
+        return name
+
+    def open_conditions(self) -> list[str]:
+        return [c.name for c in self.file.conditions if c.name not in self.state.closed]
 
     async def _open_room(self, group: GroupRecord) -> None:
         """The group's room: its people joined in seat order, the study's manager on it, its first game begun.
@@ -355,10 +382,13 @@ class Study:
 
     async def _make_room(self, group: GroupRecord) -> None:
         assert self.rooms is not None
-        agents = [(a.name, a.model) for a in self.file.group.agents]
-        agents += [(name, self.file.group.stand_in) for name in group.filled]
-        managed = Managed(study=self.file.name, model=self.file.group.stand_in, on_idle=self.file.dropout.idle)
-        room = await self.rooms.create(self.file.room_body(agents), managed=managed, run=self.file.run_id)
+        stand_in = self.file.stand_in(group.condition)
+        agents = [(a.name, a.model) for a in self.file.agents(group.condition)]
+        agents += [(name, stand_in) for name in group.filled]
+        managed = Managed(study=self.file.name, model=stand_in, on_idle=self.file.dropout.idle, group=group.id,
+                          condition=group.condition)
+        room = await self.rooms.create(self.file.room_body(agents, group.condition), managed=managed,
+                                       run=self.file.run_id)
         room.manager = self
         for pid in group.members:
             await room.join(group.seats[pid], participant=pid)
@@ -484,7 +514,8 @@ class Study:
                 await self._look(group)
 
     # ---------------------------------------------------------------------------------- the experimenter
-    async def control(self, action: str, group: object = None, participant: object = None) -> str:
+    async def control(self, action: str, group: object = None, participant: object = None,
+                      condition: object = None) -> str:
         """An experimenter's action from the dashboard; a sentence saying what was done."""
         now = self.clock()
         if action == "close_lobby":
@@ -519,12 +550,32 @@ class Study:
             held.token_hash = RELEASED
             await self._saved(held)
             return f"{held.pid} may open their link again in any browser; the page they had stops working."
+        if action in ("close_condition", "open_condition"):
+            return await self._condition_control(action, condition)
         if action == "end_game":
             found = self.state.groups.get(group) if isinstance(group, str) else None
             if found is None or found.status != "playing":
                 raise StageError("no_group", "No group of that id is playing.", 404)
             return "The game was ended." if self._end_game(found) else "That group has no game under way."
         raise StageError("bad_action", f"No action '{action[:40]}'.", 400)
+
+    async def _condition_control(self, action: str, condition: object) -> str:
+        """Close a condition to new groups (its groups under way play on), or open it again."""
+        known = [c.name for c in self.file.conditions]
+        if not isinstance(condition, str) or condition not in known:
+            raise StageError("no_condition", f"No condition of that name; the study's are {', '.join(known) or 'none'}.",
+                             404)
+        if action == "open_condition":
+            if condition in self.state.closed:
+                self.state.closed.remove(condition)
+                await self._saved(state=True)
+            return f"Condition {condition} is open: new groups may be assigned it again."
+        if condition not in self.state.closed:
+            if self.open_conditions() == [condition]:
+                raise StageError("last_condition", "This is the last open condition; close the lobby instead.", 409)
+            self.state.closed.append(condition)
+            await self._saved(state=True)
+        return f"Condition {condition} is closed: no new group is assigned it; its groups under way play on."
 
     def _end_game(self, group: GroupRecord) -> bool:
         room = self.rooms.get(group.room or "") if self.rooms else None
@@ -536,6 +587,14 @@ class Study:
             if p.outcome is not None:
                 counts[p.outcome] = counts.get(p.outcome, 0) + 1
         return counts
+
+
+def by_name(config: Any) -> Any:
+    """A study file's values with its conditions keyed by name, so a change is told at the condition it touches
+    (``conditions.lexicon.game.x``), whatever their order in the file."""
+    if not isinstance(config, dict) or not isinstance(config.get("conditions"), list):
+        return config
+    return {**config, "conditions": {c.get("name"): c for c in config["conditions"] if isinstance(c, dict)}}
 
 
 def changed_keys(before: Any, after: Any, at: str = "") -> list[str]:

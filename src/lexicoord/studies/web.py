@@ -77,8 +77,10 @@ def view(study: Study, p: Participant) -> dict[str, Any]:
     elif p.stage == "game":
         group = study.state.groups.get(p.group or "")
         room = study.rooms.get(group.room) if study.rooms and group and group.room else None
+        condition = file.condition(group.condition if group else None)
         out.update(ready=room is not None, seat=p.seat, games=file.group.games,
-                   game=room.adapter.state.games if room else 0)
+                   game=room.adapter.state.games if room else 0,
+                   brief=_html(condition.brief.markdown()) if condition is not None and condition.brief else None)
     elif p.stage == "done" and p.outcome is not None:
         redirect = file.completion.redirect
         out.update(outcome=p.outcome, code=p.code, message=MESSAGES[p.outcome],

@@ -36,7 +36,7 @@ from lexicoord.core.context import EpisodeContext
 from lexicoord.core.events import Event
 from lexicoord.core.protocol import Protocol
 from lexicoord.core.seat import Request
-from lexicoord.core.spec import AgentSpec, EpisodeSpec
+from lexicoord.core.spec import AgentSpec, EpisodeSpec, Place
 from lexicoord.core.takeover import SeatTakenOver
 from lexicoord.runs.episode import play_episode
 from lexicoord.seats.factory import SeatFactory
@@ -75,6 +75,9 @@ class Managed(BaseModel):
     model: str
     #: A person who lets a move time out is taken over too (else only one gone past the study's grace period).
     on_idle: bool = True
+    #: The study's group that plays here, and the condition it was assigned (recorded in every game's place).
+    group: str | None = None
+    condition: str | None = None
     #: The keys of the room's own games: the only games of the study's run its pages are shown.
     games: list[str] = Field(default_factory=list)
 
@@ -399,6 +402,12 @@ class Room:
             return
         game = self.adapter.state
         game.games += 1
+        # Where the game is played is part of its identity: another room (another group of a study) that plays
+        # the same item with the same seats plays another episode of the run, never this one.
+        managed = self.managed
+        spec = spec.model_copy(update={"place": Place(
+            room=self.id, game=game.games, group=managed.group if managed else None,
+            condition=managed.condition if managed else None)})
         game.current = CurrentGame(number=game.games, spec=spec, seed=spec.seed(self.settings.seed or 0))
         if self.managed is not None:
             self.managed.games.append(spec.key)

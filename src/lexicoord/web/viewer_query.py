@@ -10,15 +10,16 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from lexicoord.runs.store import PLAYING, Scalar
+from lexicoord.runs.store import CONFLICT, PLAYING, Scalar
 
 #: Episodes per page (default, most), and events per page.
 EPISODES_PAGE, EPISODES_MAX = 50, 200
 EVENTS_PAGE, EVENTS_MAX = 100, 500
 #: Runs per page of the run list.
 RUNS_PAGE, RUNS_MAX = 50, 200
-#: Episode statuses a page may filter on: ended episodes, and a live room's games still being played.
-STATUSES = ("done", "failed", PLAYING)
+#: Episode statuses a page may filter on: ended episodes, a live room's games still being played, and second
+#: saves of an ended episode kept beside it.
+STATUSES = ("done", "failed", PLAYING, CONFLICT)
 
 
 class BadQuery(ValueError):

@@ -5,6 +5,7 @@ Pure functions of the state and the rule flags, so each rule is tested without a
 
 from __future__ import annotations
 
+import hashlib
 import random
 from collections import Counter
 from dataclasses import dataclass, field
@@ -26,8 +27,13 @@ def deal(players: list[str], counts: dict[str, int], rng: random.Random) -> dict
 
 def game_item(seed: int, index: int) -> dict[str, Any]:
     """Game ``index`` (0 for the first) of a series with base ``seed``: the one rule by which a campaign and a
-    room with the same seed deal the same games. The deal and every tie-break follow from the item's seed."""
-    return {"id": f"game-{index + 1}", "seed": seed * 100_003 + index}
+    room with the same seed deal the same games. The deal and every tie-break follow from the item's seed.
+
+    The game's seed is a one-way function (SHA-256) of the series' seed and the game's index: a game's seed,
+    shown once it is over, tells nothing of the next game's deal (an affine rule would, by one division). A seed
+    small enough to guess can still be found by trying every candidate; a room played for real leaves it unset."""
+    digest = hashlib.sha256(f"lexicoord-werewolf-deal:{seed}:{index}".encode()).digest()
+    return {"id": f"game-{index + 1}", "seed": int.from_bytes(digest[:8], "big") >> 2}
 
 
 @dataclass

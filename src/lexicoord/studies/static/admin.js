@@ -35,8 +35,8 @@ async function loop() {
   }
 }
 
-async function act(action, group, participant) {
-  try { const res = await call("POST", "/action", { action, group, participant }); $("#said").textContent = (await res.json()).message; }
+async function act(action, group, participant, condition) {
+  try { const res = await call("POST", "/action", { action, group, participant, condition }); $("#said").textContent = (await res.json()).message; }
   catch (e) { $("#error").textContent = e.message; }
 }
 async function download(name) {
@@ -57,9 +57,13 @@ function render() {
     state.status === "open" ? h("button", { class: "secondary", id: "pause", onclick: () => act("pause") }, "Pause") : null,
     state.status === "paused" ? h("button", { class: "secondary", id: "resume", onclick: () => act("resume") }, "Resume") : null, " ",
     state.status !== "ended" ? h("button", { class: "secondary", id: "end-study", onclick: () => { if (confirm("End the study for everyone?")) act("end_study"); } }, "End the study") : null);
+  $("#conditions-box").hidden = !state.conditions.length;
+  fill($("#conditions"), table(["condition", "weight", "groups", "participants", "games begun", "groups finished", "new groups", ""],
+    state.conditions.map((c) => [c.name, c.weight, c.groups, c.participants, c.games, c.finished, c.open ? "assigned" : "closed",
+      h("button", { class: "secondary small", "data-condition": c.name, onclick: () => act(c.open ? "close_condition" : "open_condition", null, null, c.name) }, c.open ? "Close" : "Open again")])));
   fill($("#lobby"), table(["participant", "arrival", "waited (s)"], state.lobby.map((l) => [l.participant, l.arrival, l.waited])));
   fill($("#groups"), state.groups.map((g) => h("div", { class: "question", "data-group": g.id },
-    h("strong", {}, `${g.id}`), ` room ${g.room || "-"}, ${g.status}, ${g.played}/${g.games} games `,
+    h("strong", {}, `${g.id}`), g.condition ? ` (${g.condition})` : "", ` room ${g.room || "-"}, ${g.status}, ${g.played}/${g.games} games `,
     g.playing ? h("button", { class: "secondary small", onclick: () => act("end_game", g.id) }, "End this game") : null,
     g.error ? h("p", { class: "error" }, `Could not play: ${g.error}`) : null,
     table(["seat", "who", "model", "stage", "code", "page open", "taken over"], g.seats.map((s) => [s.seat, s.kind === "person" ? s.participant : s.kind, s.model || "", s.stage || "", s.outcome || "", s.kind === "person" ? (s.connected ? "yes" : "no") : "", s.taken_over ? "yes" : ""])))));

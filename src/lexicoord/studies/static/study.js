@@ -135,6 +135,7 @@ async function takeSeat(box) {
     localStorage.setItem(`lexicoord:token:${seat.room}`, seat.token);
     fill(box, h("h2", {}, `Your game — you are ${view.seat}`),
       h("p", { class: "muted" }, `Play ${view.games} game(s); this page moves on by itself when they are done.`),
+      view.brief ? h("div", { id: "brief" }, markdown(view.brief)) : null,
       h("iframe", { class: "game", src: seat.path, title: "Your game", id: "game-frame" }));
   } catch (e) { showError(e.message); }
 }

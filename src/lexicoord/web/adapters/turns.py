@@ -264,7 +264,11 @@ class TurnsRoom(RoomAdapter):
     async def start(self, number: int, lineup: list[AgentSpec]) -> EpisodeSpec | None:
         people = [a.name for a in lineup if a.kind == "human"]
         agents = [a for a in lineup if a.kind != "human"]
-        seats = self.seats(people, agents)
+        # A protocol seats people by name; what the room knows of each (a study's participant id) goes with
+        # their seat whatever the protocol built, so every game names who played it.
+        own = {a.name: a.options for a in lineup if a.kind == "human" and a.options}
+        seats = [s.model_copy(update={"options": {**own[s.name], **s.options}}) if s.kind == "human" and s.name in own
+                 else s for s in self.seats(people, agents)]
         item = self.next_item()
         self.state.cursor += 1
         return EpisodeSpec(item_id=str(item.get("id", number)), item=item, settings=self.game_settings(),
