@@ -171,3 +171,20 @@ def test_a_villagers_night_frames_are_the_same_whatever_the_hidden_roles_do(clie
         nights[mode] = night_frames(frames, code)
         assert all(a != b for a, b in zip(frames, frames[1:])), f"{mode}: a frame repeated the one before"
     assert nights["quiet"] and nights["quiet"] == nights["busy"]
+
+
+def test_a_finished_games_seed_does_not_tell_the_next_games_deal() -> None:
+    """A room's game seeds come from the room's seed by a one-way function: seeing game 1's (it is shown once the
+    game is over) gives neither the room's seed by a division nor game 2's seed by a step. The same room seed
+    still gives the same games, in a room and in a campaign."""
+    from lexicoord.protocols.werewolf.state import game_item
+
+    for room_seed in (0, 7, 123456789):
+        seeds = [room_game_item(room_seed, n)["seed"] for n in range(1, 6)]
+        steps = {b - a for a, b in zip(seeds, seeds[1:])}
+        assert len(steps) == len(seeds) - 1, "no constant step from one game's seed to the next"
+        assert all(s // 100_003 != room_seed for s in seeds), "the old affine rule is gone"
+        assert all(0 <= s < 2**62 for s in seeds)
+        assert seeds == [game_item(room_seed, n - 1)["seed"] for n in range(1, 6)] == \
+            [g["seed"] for g in game_items(5, room_seed)], "an explicit seed still replays, rooms and campaigns alike"
+    assert room_game_item(7, 1)["seed"] != room_game_item(8, 1)["seed"]

@@ -45,6 +45,15 @@ def check(file: FileArg, set_: SetOption = None) -> None:
               f"{study.group.games} game(s)", *(["survey"] if study.survey.questions else []), "completion"]
     print(f"{study.name}: {study.protocol}, groups of {study.group.people} people and {len(study.group.agents)} "
           f"agent(s); {' -> '.join(stages)}")
+    for c in study.conditions:
+        changes = [*(f"{k} = {v!r}" for k, v in c.game.items()),
+                   *([f"{len(c.agents)} agent(s): " + ", ".join(f"{a.name} ({a.model})" for a in c.agents)]
+                     if c.agents is not None else []),
+                   *([f"stand-in {c.model}"] if c.model else []), *(["its own brief"] if c.brief else [])]
+        print(f"  condition {c.name} (weight {c.weight}): {'; '.join(changes) or 'the study as it is'}")
+    if study.conditions:
+        print("  each new group is assigned a condition by balanced randomisation (blocks from the seed "
+              f"{study.seed})")
 
 
 @app.command()

@@ -131,7 +131,8 @@ class Study:
             self.state = StudyState.model_validate(saved)
         self.participants = {p.pid: p for p in people}
         config = self.file.model_dump(mode="json")
-        before = self.store.open(config, self.state.model_dump(mode="json"), replace=accept_changes and check)
+        # Compared before anything is replaced: a file refused below leaves the one the study was served with.
+        before = self.store.open(config, self.state.model_dump(mode="json"))
         changed = changed_keys(by_name(before), by_name(config)) if before is not None and check else []
         begun = {g.condition for g in self.state.groups.values() if g.condition}
         fixed = [k for k in changed if any(k == g or k.startswith(f"{g}.") for g in GAME_KEYS)
@@ -147,6 +148,7 @@ class Study:
                               f"({len(self.participants)} participant(s) so far) at {shown}; serve it with "
                               "--accept-changes to go on under the new file, or give the study a new name.")
         if changed:
+            self.store.open(config, self.state.model_dump(mode="json"), replace=True)
             log.warning("study %s: going on under a changed file (%s)", self.file.name, ", ".join(changed))
 
     async def start(self, rooms: Rooms) -> None:
