@@ -80,3 +80,4 @@ bench: $(BIN)/python postgres
 	$(BIN)/python benchmarks/shared_run.py
 	$(BIN)/python benchmarks/report_speed.py
 	$(BIN)/python benchmarks/study_load.py
+	$(BIN)/python benchmarks/study_load.py --conditions 2

@@ -33,8 +33,13 @@ Printed:
   (VmHWM), this client's CPU and event-loop lag (a busy client inflates every latency), and the machine's
   load before and after.
 
+With ``--conditions N`` the study has N between-subjects conditions (each its own agent and clarification bound),
+which the lobby deals to the groups as they form; the groups each condition got are printed, and must stay within
+one of each other.
+
 The exit status is 1 if a participant was not given exactly one code or a participant sat in two groups
-(or two groups in one room); the latency target is only printed.
+(or two groups in one room), or the conditions' counts differ by more than one; the latency target is only
+printed.
 """
 
 from __future__ import annotations
@@ -75,7 +80,18 @@ STEPS = ("enter", "consent", "instructions", "quiz", "survey")
 FAILED: list[bool] = []
 
 
-def study_toml(people: int, lobby_timeout: float, seat_timeout: float) -> str:
+def conditions_toml(n: int) -> str:
+    """``n`` between-subjects conditions: each seats its own agent (c1 the study's own) and the first half
+    another clarification bound, so every condition's room differs from the others'."""
+    out = []
+    for i in range(1, n + 1):
+        agents = "" if i == 1 else f'agents = [{{ name = "Agent {i}", model = "scripted/first" }}]\n'
+        game = f"game = {{ clarification_bound = {1 + i % 3} }}\n"
+        out.append(f'[[conditions]]\nname = "c{i}"\n{agents}{game}')
+    return "\n".join(out)
+
+
+def study_toml(people: int, lobby_timeout: float, seat_timeout: float, conditions: int = 0) -> str:
     codes = "\n".join(f'{outcome} = "{code}"' for outcome, code in CODES.items())
     return f"""\
 name = "{STUDY}"
@@ -132,6 +148,8 @@ expect = "Blue"
 
 [completion.codes]
 {codes}
+
+{conditions_toml(conditions)}
 """
 
 
@@ -445,6 +463,11 @@ def report(result: dict[str, Any], args: argparse.Namespace) -> bool:
     print(f"groups: {len(groups)} ({filled} filled with agents at the lobby's timeout, "
           f"{sum(1 for g in groups if not g['room'])} without a room, "
           f"{sum(1 for g in groups if g['status'] == 'finished')} finished); seated people {sum(seated.values())}")
+    balanced = True
+    if state.get("conditions"):
+        counts = {c["name"]: c["groups"] for c in state["conditions"]}
+        balanced = max(counts.values()) - min(counts.values()) <= 1 and sum(counts.values()) == len(groups)
+        print(f"conditions (groups dealt each): {counts}: {'balanced, within one' if balanced else 'NOT balanced'}")
     print(f"groups formed twice: {len(twice)} participant(s) in more than one group"
           + (f" {twice[:10]}" if twice else "") + f"; rooms shared by two groups: {len(shared)}"
           + (f" {shared[:10]}" if shared else ""))
@@ -460,7 +483,7 @@ def report(result: dict[str, Any], args: argparse.Namespace) -> bool:
           f"{100 * result['server_peak_cpu']:.0f}%), server peak memory (VmHWM) "
           f"{result['server_mb']:.0f} MB; client CPU {result['client_cpu']:.1f} s, client loop lag "
           f"p99 {result['lag_p99']:.1f} ms max {result['lag_max']:.1f} ms")
-    return one_code == n and not several and not twice and not shared
+    return one_code == n and not several and not twice and not shared and balanced
 
 
 def main() -> None:
@@ -486,6 +509,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=3,
                         help="seeds who declines and every think time (3: at 300 participants, 16 decline and the "
                              "lobby's last 2 people are a short group that the lobby fills with an agent)")
+    parser.add_argument("--conditions", type=int, default=0,
+                        help="between-subjects conditions of the study (0: none), dealt to the groups by the lobby")
     parser.add_argument("--server-log", type=Path, default=None, help="keep the server's output here")
     args = parser.parse_args()
     if args.participants < 1 or not 0 <= args.decline <= 1 or args.people < 1:
@@ -495,7 +520,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as home:
         log_path = args.server_log or Path(home) / "server.log"
         study = Path(home) / "study.toml"
-        study.write_text(study_toml(args.people, args.lobby_timeout, args.seat_timeout), encoding="utf-8")
+        study.write_text(study_toml(args.people, args.lobby_timeout, args.seat_timeout, args.conditions),
+                         encoding="utf-8")
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
@@ -530,7 +556,8 @@ def main() -> None:
     print(f"{args.participants} participants (each declines with chance {args.decline:.0%}), groups of {args.people} people + 1 "
           f"scripted/first agent, 1 game each, arriving over {args.arrive_over:g} s, "
           f"think {args.think[0]:g}-{args.think[1]:g} s before each step, "
-          f"lobby timeout {args.lobby_timeout:g} s (fills with agents), seed {args.seed}; "
+          f"lobby timeout {args.lobby_timeout:g} s (fills with agents), seed {args.seed}, "
+          f"{args.conditions or 'no'} condition(s); "
           + ("each from an address of their own through a trusted proxy" if args.proxy
              else "all from one address (this loopback client)"))
     assert result is not None
@@ -539,7 +566,8 @@ def main() -> None:
     if problems:
         print(f"server log: {len(problems)} error lines; last 40 lines:")
         print("\n".join(server_log.splitlines()[-40:]))
-    print(f"result: {'every participant got exactly one code and no group was formed twice' if ok else 'FAILED'}")
+    print(f"result: {'every participant got exactly one code and no group was formed twice' if ok else 'FAILED'}"
+          + (" and the conditions stayed balanced" if ok and args.conditions else ""))
     FAILED.append(not ok)
 
 
