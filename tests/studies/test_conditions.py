@@ -110,6 +110,17 @@ def test_groups_are_dealt_conditions_in_balance_and_every_record_names_its_condi
     assert "Fisher" in " ".join(r[6] for r in table.rows)
     with pytest.raises(Exception, match="no condition 'three'"):
         compare_runs(store, "study-pilot@one", "study-pilot@three", tmp_path / "compare")
+    # The same from the command line, with the run named by a prefix.
+    from typer.testing import CliRunner
+
+    from lexicoord.cli.app import app as cli
+
+    said = CliRunner().invoke(cli, ["compare", "study-pil@one", "study-pilot@two", "--db", str(db),
+                                     "--out", str(tmp_path / "cli")],
+                              env={"COLUMNS": "200", "LEXICOORD_HOME": str(tmp_path)})
+    assert said.exit_code == 0, said.output
+    assert "study-pilot@one (A) vs study-pilot@two (B)" in said.output and "Fisher" in said.output
+    assert (tmp_path / "cli" / "compare.html").is_file()
 
 
 def test_a_restart_between_two_groups_keeps_the_balance(db: Path) -> None:

@@ -17,99 +17,36 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import tomli_w
 from playwright.sync_api import Error as PlaywrightError
 
 from lexicoord.analysis.report import report_run
 from lexicoord.runs.store import Store
-from tests.studies.test_study_browser import NAME, REDIRECT, Console, Participant, Server, shot, until
+from tests.studies.conftest import values
+from tests.studies.test_study_browser import CODES, NAME, REDIRECT, Console, Participant, Server, serving, shot, until
 from tests.web.test_browser import browser, playwright  # noqa: F401  (the browser fixture)
 
-STUDY = f"""
-name = "{NAME}"
-protocol = "coordination"
-title = "A word game"
-seed = 3
-
-[game]
-seat_timeout = 60
-clarification_bound = 0
-
-[group]
-people = 1
-games = 1
-agents = [{{ name = "Ava", model = "scripted/first" }}]
-
-[consent]
-text = "Do you agree to take part?"
-
-[instructions]
-text = "Choose the meaning everyone will choose."
-
-[quiz]
-attempts = 2
-[[quiz.questions]]
-id = "goal"
-text = "When does a game end well?"
-options = ["When all choose the same meaning", "Never"]
-answer = "When all choose the same meaning"
-
-[survey]
-[[survey.questions]]
-id = "clear"
-kind = "likert"
-text = "The game was clear."
-scale = 5
-[[survey.questions]]
-id = "colour"
-kind = "choice"
-text = "To show you read this, choose Blue."
-options = ["Red", "Blue", "Green"]
-expect = "Blue"
-[[survey.questions]]
-id = "comments"
-kind = "text"
-text = "Anything else?"
-required = false
-max_length = 500
-
-[completion]
-redirect = "{REDIRECT}{{code}}"
-[completion.codes]
-completed = "C0MPLETED"
-no_consent = "N0CONSENT"
-failed_quiz = "FA1LQUIZ"
-no_group = "N0GROUP"
-dropped = "DR0PPED"
-
-[bonus]
-per_game = 0.25
-
-[[conditions]]
-name = "alone"
-brief = {{ text = "You play with **one** computer player." }}
-
-[[conditions]]
-name = "pair"
-agents = [{{ name = "Ava", model = "scripted/first" }}, {{ name = "Bo", model = "scripted/first" }}]
-"""
+#: The in-process tests' study (tests/studies/conftest.py) as a file, with two conditions: the second seats two
+#: agents, the first shows its groups a brief.
+STUDY = values(
+    name=NAME, seed=3, game={"seat_timeout": 60, "clarification_bound": 0},
+    group={"people": 1, "games": 1, "agents": [{"name": "Ava", "model": "scripted/first"}]},
+    completion={"codes": CODES, "redirect": f"{REDIRECT}{{code}}"}, bonus={"per_game": 0.25},
+    conditions=[{"name": "alone", "brief": {"text": "You play with **one** computer player."}},
+                {"name": "pair", "agents": [{"name": "Ava", "model": "scripted/first"},
+                                            {"name": "Bo", "model": "scripted/first"}]}])
 
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[Server]:
-    home = tmp_path / "serve"
-    home.mkdir()
-    (home / "study.toml").write_text(STUDY, encoding="utf-8")
-    served = Server(home, home / "study.toml")
-    yield served
-    if served.proc is not None and served.proc.poll() is None:
-        served.stop(patience=2)
+    yield from serving(tmp_path, tomli_w.dumps(STUDY))
 
 
 def through(p: Participant, server: Server) -> str | None:
     """From the link to the code: consent, instructions, the quiz, the game (its first meaning, in each round),
     the survey. Returns the brief the game page showed, if any."""
     p.to_quiz()
-    p.quiz("When all choose the same meaning")
+    p.quiz("All agree")
     playwright.expect(p.game.locator("#game-box .sentence mark")).to_be_visible(timeout=30_000)
     brief = p.page.locator("#brief")
     shown = brief.inner_text() if brief.count() else None
@@ -151,7 +88,7 @@ def test_a_two_condition_study_in_chromium_balanced_across_a_restart(server: Ser
     assert [(c["name"], c["groups"], c["finished"]) for c in state["conditions"]] == [("alone", 2, 2), ("pair", 2, 2)]
     for p in people:
         condition = rows[p.pid]["condition"]
-        assert condition in ("alone", "pair") and rows[p.pid]["code"] == "C0MPLETED"
+        assert condition in ("alone", "pair") and rows[p.pid]["code"] == CODES["completed"]
         assert (briefs[p.pid] == "You play with one computer player.") == (condition == "alone"), briefs
         assert len(rows[p.pid]["games"].split()) == 1
     for context in [p.context for p in people]:

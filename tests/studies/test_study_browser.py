@@ -186,9 +186,14 @@ class Server:
 
 @pytest.fixture
 def study_server(tmp_path: Path) -> Iterator[Server]:
+    yield from serving(tmp_path, STUDY)
+
+
+def serving(tmp_path: Path, study: str) -> Iterator[Server]:
+    """A server for the study file ``study`` (its TOML), in a home of its own; stopped after the test."""
     home = tmp_path / "serve"
     home.mkdir()
-    (home / "study.toml").write_text(STUDY, encoding="utf-8")
+    (home / "study.toml").write_text(study, encoding="utf-8")
     server = Server(home, home / "study.toml")
     yield server
     if server.proc is not None and server.proc.poll() is None:

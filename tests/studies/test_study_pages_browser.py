@@ -13,8 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import tomli_w
 
-from tests.studies.test_study_browser import NAME, REDIRECT, Console, Participant, Server, shot, texts
+from tests.studies.conftest import values
+from tests.studies.test_study_browser import CODES, NAME, REDIRECT, Console, Participant, Server, serving, shot, texts
 from tests.web.test_browser import browser, playwright  # noqa: F401  (the browser fixture)
 
 #: A code as long as a study file allows, with hyphens where a page could break the line.
@@ -22,61 +24,18 @@ DROPPED = "DROPPED-0123456789-ABCDEFGHIJ-KLMNOPQRST-UVWXYZ-0123456789-ABCDE"
 assert len(DROPPED) == 64
 GRACE = 5
 
-STUDY = f"""
-name = "{NAME}"
-protocol = "coordination"
-title = "A word game"
-
-[game]
-seat_timeout = 120
-clarification_bound = 0
-
-[group]
-people = 2
-games = 1
-agents = [{{ name = "Ava", model = "scripted/first" }}]
-
-[consent]
-text = "Do you agree to take part?"
-
-[instructions]
-text = "Choose the meaning everyone will choose."
-
-[quiz]
-attempts = 2
-[[quiz.questions]]
-id = "goal"
-text = "When does a game end well?"
-options = ["When all choose the same meaning", "Never"]
-answer = "When all choose the same meaning"
-
-[lobby]
-timeout = 300
-
-[dropout]
-grace = {GRACE}
-idle = false
-
-[completion]
-redirect = "{REDIRECT}{{code}}"
-[completion.codes]
-completed = "C0MPLETED"
-no_consent = "N0CONSENT"
-failed_quiz = "FA1LQUIZ"
-no_group = "N0GROUP"
-dropped = "{DROPPED}"
-"""
+#: The in-process tests' study (tests/studies/conftest.py) as a file: groups of two people and one agent, a
+#: short grace period, and the longest dropped code a file allows.
+STUDY = values(
+    name=NAME, game={"seat_timeout": 120, "clarification_bound": 0},
+    group={"people": 2, "games": 1, "agents": [{"name": "Ava", "model": "scripted/first"}]},
+    dropout={"grace": GRACE, "idle": False},
+    completion={"codes": {**CODES, "dropped": DROPPED}, "redirect": f"{REDIRECT}{{code}}"})
 
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[Server]:
-    home = tmp_path / "serve"
-    home.mkdir()
-    (home / "study.toml").write_text(STUDY, encoding="utf-8")
-    served = Server(home, home / "study.toml")
-    yield served
-    if served.proc is not None and served.proc.poll() is None:
-        served.stop(patience=2)
+    yield from serving(tmp_path, tomli_w.dumps(STUDY))
 
 
 def lines(page: Any, selector: str) -> int:
@@ -98,11 +57,11 @@ def test_quiz_attempts_a_dropped_partner_and_an_unbroken_completion_page(server:
     playwright.expect(p1.page.locator("#stage .error")).to_contain_text("not right")
     playwright.expect(p1.page.locator("#quiz-attempts")).to_have_text("1 attempt left (this is the last)")
     shot(p1.page, "pages-quiz-one-attempt-left")
-    p1.quiz("When all choose the same meaning")
+    p1.quiz("All agree")
     playwright.expect(p1.page.locator("#lobby-status")).to_be_visible()
 
     p2.to_quiz()
-    p2.quiz("When all choose the same meaning")
+    p2.quiz("All agree")
     for p in (p1, p2):
         playwright.expect(p.game.locator("#game-box .sentence mark")).to_be_visible(timeout=30_000)
     person2 = p1.game.locator("#people-box li[data-person='Person 2']")

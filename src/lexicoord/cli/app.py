@@ -32,7 +32,7 @@ BUILT_IN = (
     Lazy("report", "lexicoord.cli.report_cmd:report",
          "Tables in the terminal; figures (PNG, SVG), an HTML report, JSON and CSV on disk, for any protocol."),
     Lazy("compare", "lexicoord.cli.compare_cmd:compare",
-         "Compare two runs on shared items: paired tests, disagreements, cost; a table and an HTML page."),
+         "Compare two runs on shared items, or two conditions of a study (RUN@A RUN@B); tables and an HTML page."),
     Lazy("protocols", "lexicoord.cli.protocols_cmd:protocols",
          "Every installed protocol: its name, what it is, its settings, and whether it has a report and a live room."),
     Lazy("demo", "lexicoord.cli.demo_cmd:demo",

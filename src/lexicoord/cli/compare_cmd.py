@@ -19,8 +19,10 @@ def compare(
     out: OutFolderOption = None,
     db: DbOption = None,
 ) -> None:
-    """Compare two runs on shared items (paired tests), or two conditions of a study (RUN@A RUN@B: independent
-    groups); disagreements, cost; a table and an HTML page."""
+    """Compare two runs on shared items, or two conditions of a study (RUN@A RUN@B); tables and an HTML page.
+
+    Two runs pair on the items they share (McNemar, Wilcoxon); two conditions of a study are independent
+    groups (Fisher, Mann-Whitney U)."""
     from lexicoord.analysis.compare_report import compare_runs, side
     from lexicoord.runs.names import report_folder
     from lexicoord.runs.store import Store

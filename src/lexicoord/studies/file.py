@@ -87,11 +87,15 @@ class Page(Strict):
         return Path(self.file).read_text(encoding="utf-8") if self.file else self.text
 
 
+def _twice(names: Sequence[str]) -> str | None:
+    """The first name (in sorted order) that ``names`` holds twice, if any."""
+    return next(iter(sorted({n for n in names if names.count(n) > 1})), None)
+
+
 def _distinct_ids(questions: list[Q]) -> list[Q]:
-    ids = [q.id for q in questions]
-    doubled = sorted({i for i in ids if ids.count(i) > 1})
+    doubled = _twice([q.id for q in questions])
     if doubled:
-        raise ValueError(f"question id {doubled[0]!r} is used twice")
+        raise ValueError(f"question id {doubled!r} is used twice")
     return questions
 
 
@@ -157,20 +161,38 @@ class Agent(Strict):
     model: ModelName
 
 
+def _distinct_agents(agents: list[Agent]) -> list[Agent]:
+    names = [a.name.lower() for a in agents]
+    if len(set(names)) != len(names):
+        raise ValueError("two agents have the same name")
+    return agents
+
+
+def _own_game_keys(value: dict[str, Any]) -> dict[str, Any]:
+    """A room's settings as a study gives them: what the study sets elsewhere is not written here."""
+    homes = {"agents": "[group] agents", "max_people": "[group] people", "protocol": "protocol",
+             "seed": "seed", "mode": "the study (always automatic)"}
+    for key, home in homes.items():
+        if key in value:
+            raise ValueError(f"'{key}' is set by {home}, not in [game]")
+    return value
+
+
+Agents = Annotated[list[Agent], AfterValidator(_distinct_agents)]
+GameSettings = Annotated[dict[str, Any], AfterValidator(_own_game_keys)]
+
+
 class Group(Strict):
     """Who plays each game: ``people`` participants (grouped in arrival order) and the study's agents."""
 
     people: int = Field(ge=1, le=8)
     games: int = Field(default=1, ge=1, le=100)
-    agents: list[Agent] = Field(default_factory=list, max_length=8)
+    agents: Agents = Field(default_factory=list, max_length=8)
     #: The model that fills an empty seat (lobby timeout) and takes over a dropout; default: the first agent's.
     model: ModelName | None = None
 
     @model_validator(mode="after")
     def _stand_in(self) -> Group:
-        names = [a.name.lower() for a in self.agents]
-        if len(set(names)) != len(names):
-            raise ValueError("two agents have the same name")
         if self.model is None:
             if not self.agents:
                 raise ValueError("name the model that fills empty seats and takes over dropouts (group.model)")
@@ -253,42 +275,20 @@ class Condition(Strict):
     #: Its share of the groups: a block of the assignment holds each condition ``weight`` times.
     weight: int = Field(default=1, ge=1, le=20)
     #: The protocol's room settings it changes (over the study's ``[game]``).
-    game: dict[str, Any] = Field(default_factory=dict)
+    game: GameSettings = Field(default_factory=dict)
     #: Its agents (their models and how many), instead of ``[group] agents``.
-    agents: list[Agent] | None = Field(default=None, max_length=8)
+    agents: Agents | None = Field(default=None, max_length=8)
     #: The model that fills an empty seat and takes over a dropout in its groups (default: the study's).
     model: ModelName | None = None
     #: Markdown shown to its groups' participants above their game.
     brief: Page | None = None
 
-    @field_validator("game")
-    @classmethod
-    def _game(cls, value: dict[str, Any]) -> dict[str, Any]:
-        return _own_game_keys(value)
-
-    @field_validator("agents")
-    @classmethod
-    def _agents(cls, value: list[Agent] | None) -> list[Agent] | None:
-        names = [a.name.lower() for a in value or []]
-        if len(set(names)) != len(names):
-            raise ValueError("two agents have the same name")
-        return value
-
-
-def _own_game_keys(value: dict[str, Any]) -> dict[str, Any]:
-    homes = {"agents": "[group] agents", "max_people": "[group] people", "protocol": "protocol",
-             "seed": "seed", "mode": "the study (always automatic)"}
-    for key, home in homes.items():
-        if key in value:
-            raise ValueError(f"'{key}' is set by {home}, not in [game]")
-    return value
 
 
 def _distinct_names(conditions: list[Condition]) -> list[Condition]:
-    names = [c.name for c in conditions]
-    doubled = sorted({n for n in names if names.count(n) > 1})
+    doubled = _twice([c.name for c in conditions])
     if doubled:
-        raise ValueError(f"condition {doubled[0]!r} is named twice")
+        raise ValueError(f"condition {doubled!r} is named twice")
     return conditions
 
 
@@ -299,7 +299,7 @@ class StudyFile(Strict):
     description: str = ""
     seed: int = 0
     #: The protocol's room settings (its room form's keys: ``seat_timeout``, ``clarification_bound`` ...).
-    game: dict[str, Any] = Field(default_factory=dict)
+    game: GameSettings = Field(default_factory=dict)
     #: The coordination game's items: ``builtin``, a JSONL file, or ``coarsewsd:FOLDER``.
     data: DataPath = "builtin"
     #: COGENT's benchmark items by task (``gsm8k = "path"``).
@@ -317,11 +317,6 @@ class StudyFile(Strict):
     options: dict[str, Any] = Field(default_factory=dict)
     #: Between-subjects treatments; none: every group plays the study's own settings.
     conditions: Annotated[list[Condition], AfterValidator(_distinct_names)] = Field(default_factory=list, max_length=20)
-
-    @field_validator("game")
-    @classmethod
-    def _game(cls, value: dict[str, Any]) -> dict[str, Any]:
-        return _own_game_keys(value)
 
     @field_validator("name")
     @classmethod
