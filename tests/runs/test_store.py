@@ -111,6 +111,12 @@ def test_a_second_save_with_other_content_is_logged_and_kept_each_time(store_url
     exported = [json.loads(line) for line in out.getvalue().splitlines()]
     assert sorted((e["key"], e["outcome"]["n"]) for e in exported if e["record"] == "episode") == [
         ("e", 1), ("e~2", 2), ("e~3", 3)]
+    from typer.testing import CliRunner
+
+    from lexicoord.cli.app import app as cli
+
+    shown = CliRunner().invoke(cli, ["runs", "show", "r", "--db", store_url], env={"COLUMNS": "200"})
+    assert shown.exit_code == 0 and "2 conflicting second save(s)" in shown.output, shown.output
 
 
 def test_runs_are_found_by_unique_prefix(store_url) -> None:

@@ -199,3 +199,17 @@ def test_a_condition_whose_table_the_protocol_cannot_hold_is_a_problem_of_the_fi
     with pytest.raises(ExperimentError) as err:
         study_of(data)
     assert any("conditions.small.agents: 2 players" in str(p) and "cannot hold" in str(p) for p in err.value.problems)
+
+
+def test_conditions_added_to_a_study_under_way_deal_the_groups_from_then_on(db: Path) -> None:
+    """A study begun without conditions takes new ones with --accept-changes (no group has played them): the
+    groups before keep no condition, the next are dealt one, and the run records each condition's settings."""
+    plain = with_conditions()
+    del plain["conditions"]
+    with serving(db, plain) as (client, part):
+        play_through(client, "early")
+    with serving(db, with_conditions(), accept_changes=True) as (client, part):
+        play_through(client, "later")
+        assert [g.condition for g in part.study.state.groups.values()][0] is None
+        assert part.study.state.groups["g2"].condition in ("one", "two")
+    assert sorted(Store(str(db)).run("study-pilot").config["conditions"]) == ["one", "two"]

@@ -86,6 +86,8 @@ def show(
     console.print(
         f"[bold]{escape(run.id)}[/bold] protocol {run.protocol}, {run.status}: {run.done} done, {run.failed} failed"
         f" of {run.total_episodes}; created {_when(run.created_at)}"
+        + (f"; [bold red]{run.conflicts} conflicting second save(s)[/bold red] kept beside the first (status "
+           "conflict)" if run.conflicts else "")
     )
     console.print(f"config: {escape(json.dumps(run.config, ensure_ascii=False))}")
     table = Table()

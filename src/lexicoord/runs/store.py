@@ -154,8 +154,8 @@ NOTES = ("published",)
 def _grew(before: Any, after: Any) -> bool:
     """Whether a growable config value only grew: a count rose or stayed, a list kept every entry it had, a
     mapping every key it had (a study's conditions: whether one that has begun changed is the study's to say)."""
-    if isinstance(before, dict) and isinstance(after, dict):
-        return set(before) <= set(after)
+    if isinstance(after, dict) and (before is None or isinstance(before, dict)):
+        return before is None or set(before) <= set(after)
     if isinstance(before, bool) or isinstance(after, bool):
         return bool(before == after)
     if isinstance(before, int | float) and isinstance(after, int | float):
