@@ -31,6 +31,23 @@ def test_paired_games_run_resume_and_report(tmp_path) -> None:
     assert all(d == sorted(["werewolf"] * 2 + ["seer", "witch", "guard"] + ["villager"] * 3) for d in deals)
 
 
+def test_a_run_dealt_by_the_older_seed_rule_is_refused_on_resume_not_mixed(tmp_path) -> None:
+    """Game seeds now come from the run's seed by a one-way function: a run begun under the older rule would get
+    other deals for its new games, so a resume is refused in one sentence instead of mixing the two."""
+    import sqlite3
+
+    db = ["--db", str(tmp_path / "w.db")]
+    args = ["werewolf", "run", "-m", "scripted/random", "--games", "1", "--run", "old", *db]
+    assert "2 done, 0 failed" in lexicoord(*args).stderr
+    with sqlite3.connect(tmp_path / "w.db") as conn:  # as a run begun before the rule changed has it
+        [(config,)] = conn.execute("SELECT config FROM runs WHERE id = 'old'").fetchall()
+        stored = json.loads(config)
+        assert stored.pop("deals") == "sha256"
+        conn.execute("UPDATE runs SET config = ? WHERE id = 'old'", (json.dumps(stored),))
+    grown = lexicoord("werewolf", "run", "-m", "scripted/random", "--games", "2", "--run", "old", *db, check=False)
+    assert grown.returncode != 0 and "deals" in grown.stderr + grown.stdout, grown.stderr
+
+
 def test_rule_flags_and_bad_input_are_one_sentence(tmp_path) -> None:
     db = ["--db", str(tmp_path / "x.db")]
     ok = lexicoord("werewolf", "run", "-m", "scripted/random", "--rule", "max_days=1", "--rule", "exile_tie=random",

@@ -25,7 +25,7 @@ from pydantic import Field, model_validator
 from lexicoord.core.spec import AgentSpec, EpisodeSpec
 from lexicoord.experiments.experiment import Call, Campaign, Experiment, ModelName, Plan, Strict, placed_elsewhere
 from lexicoord.protocols.werewolf.rules import WerewolfSettings, check_table
-from lexicoord.protocols.werewolf.state import game_item
+from lexicoord.protocols.werewolf.state import DEALS, game_item
 from lexicoord.runs.grid import grid
 
 Condition = Literal["origin", "cogent"]
@@ -95,7 +95,7 @@ class WerewolfPlan(Plan[Parts]):
                              settings=[base.model_copy(update={"condition": c}).model_dump()])
         config = {"model": parts.models.villagers, "wolves_model": parts.models.wolves, "games": parts.data.games,
                   "conditions": conditions, "players": parts.data.players,
-                  "rules": base.model_dump(exclude={"condition"})}
+                  "rules": base.model_dump(exclude={"condition"}), "deals": DEALS}
         return Campaign(episodes=episodes, config=config)
 
     def calls(self, parts: Parts, episode: EpisodeSpec) -> list[Call]:

@@ -25,6 +25,11 @@ def deal(players: list[str], counts: dict[str, int], rng: random.Random) -> dict
     return dict(zip(players, pool))
 
 
+#: The rule by which a series' seed gives its games' deals, recorded in every Werewolf run's config: a run begun
+#: under the older rule (``seed × 100003 + index``) is refused on a resume rather than mixed with other deals.
+DEALS = "sha256"
+
+
 def game_item(seed: int, index: int) -> dict[str, Any]:
     """Game ``index`` (0 for the first) of a series with base ``seed``: the one rule by which a campaign and a
     room with the same seed deal the same games. The deal and every tie-break follow from the item's seed.
