@@ -27,6 +27,7 @@ from typing import Any
 
 import httpx
 import pytest
+from playwright.sync_api import Error as PlaywrightError
 
 from tests.conftest import free_port
 from tests.web.test_browser import ARTIFACTS, MODEL, browser, playwright  # noqa: F401  (the browser fixture)
@@ -119,8 +120,12 @@ def shot(page: Any, name: str) -> None:
 
 
 def texts(locator: Any) -> list[str]:
-    """The text of what ``locator`` finds now (nothing if it finds nothing: never waits)."""
-    return [str(t) for t in locator.all_inner_texts()]
+    """The text of what ``locator`` finds now (nothing if it finds nothing, or its frame has gone: a game's frame
+    leaves the page when the game ends; never waits)."""
+    try:
+        return [str(t) for t in locator.all_inner_texts()]
+    except PlaywrightError:
+        return []
 
 
 def _die_with_parent() -> None:
@@ -282,7 +287,10 @@ class Participant:
 
     def asked(self) -> bool:
         """The connected game asks this person to announce or choose (a page cut off shows a stale request)."""
-        return not self.closed and self.connected() and self.game.locator("#submit-choice").is_visible()
+        try:
+            return not self.closed and self.connected() and self.game.locator("#submit-choice").is_visible()
+        except PlaywrightError:  # the game ended as it was looked at: its frame left the page
+            return False
 
     def request(self) -> str:
         return "".join(texts(self.game.locator(".request h3")))
