@@ -73,3 +73,23 @@ def test_the_command_compares_two_real_runs_and_refuses_mixed_protocols(tmp_path
               "--run", "ww", "--db", db)
     mixed = lexicoord("compare", "same", "ww", "--db", db, check=False)
     assert mixed.returncode == 1 and "only runs of one protocol compare" in mixed.stderr
+
+
+def test_two_conditions_compare_across_what_they_change_in_the_cell() -> None:
+    """Two conditions of a study that seat other models: the debate's cell names its configuration with the
+    models, so no cell is shared, yet the conditions compare (the column the sides never share is the
+    treatment); a column both sides share still splits the games."""
+    from lexicoord.analysis.compare import compare_independent
+
+    a = [Outcome(item=f"i{n}", cell={"configuration": "Debate(m1)", "task": t}, correct=n % 2 == 0, rounds=2)
+         for n in range(6) for t in ("x", "y")]
+    b = [Outcome(item=f"i{n}", cell={"configuration": "Debate(m2)", "task": t}, correct=True, rounds=3)
+         for n in range(4) for t in ("x", "y")]
+    result = compare_independent("s@one", "s@two", "debate", a, b, {})
+    accuracy = {r.cell: r for r in result.rows if r.measure.startswith("accuracy")}
+    assert set(accuracy) == {"task=x", "task=y", "all cells"}
+    assert (accuracy["task=x"].n_a, accuracy["task=x"].n_b) == (6, 4)
+    assert accuracy["all cells"].a == 50.0 and accuracy["all cells"].b == 100.0
+    assert result.design == "independent" and result.unpaired == {"s@one": 0, "s@two": 0}
+    rounds = next(r for r in result.rows if r.measure == "rounds" and r.cell == "all cells")
+    assert rounds.difference == 1.0 and rounds.p is not None and rounds.p < 0.01

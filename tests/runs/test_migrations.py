@@ -313,3 +313,46 @@ def test_stored_room_games_are_keyed_with_their_place_and_back(store_url) -> Non
     with pytest.raises(RuntimeError, match="cannot hold both"):
         _alembic(store_url, "downgrade", "0008_studies")
     assert keys() == at_head
+
+
+def test_a_game_two_groups_rooms_both_list_keeps_its_key_and_each_room_learns_its_group(store_url) -> None:
+    """The defect itself, as an older release stored it: two groups' rooms list one key (one of their two games
+    was dropped). Which group's game the row is cannot be told, so it keeps its key and gets no place; the
+    other games are placed, and every study room learns its group for the games it plays from now on."""
+    import sqlalchemy as sa
+
+    from lexicoord.core.spec import AgentSpec, EpisodeSpec, Place
+
+    _alembic(store_url, "upgrade", "0008_studies")
+    people = [AgentSpec(name="Person 1", kind="human")]
+    shared, own = (EpisodeSpec(item_id=i, item={"id": i}, lineup=people, repetition=1) for i in ("s1", "s2"))
+    engine = sa.create_engine(store_url)
+    md = sa.MetaData()
+    t = {n: sa.Table(n, md, autoload_with=engine) for n in ("runs", "rooms", "episodes", "studies")}
+    with engine.begin() as conn:
+        conn.execute(t["runs"].insert().values(id="study-s", protocol="toy", status="open", created_at=1.0,
+                                               updated_at=1.0, config={}, total_episodes=0))
+        for spec in (shared, own):
+            conn.execute(t["episodes"].insert().values(
+                run_id="study-s", key=spec.key, spec=spec.model_dump(mode="json"), position=1, item_id=spec.item_id,
+                repetition=1, seed=0, status="done", started_at=1.0, finished_at=2.0, attempt=1, model_calls=0,
+                prompt_tokens=0, completion_tokens=0))
+        for room, code, key in (("r1", "C1", shared.key), ("r2", "C2", own.key), ("r3", "C3", shared.key)):
+            conn.execute(t["rooms"].insert().values(
+                id=room, code=code, run_id="study-s", status="open", created_at=1.0, updated_at=1.0, config={},
+                state={"version": 1, "people": [], "game": {"phase": "over", "games": 1},
+                       "managed": {"study": "s", "model": "m", "games": [key]}}))
+        groups = {g: {"room": c, "games": [{"number": 1, "key": k}]}
+                  for g, c, k in (("g1", "C1", shared.key), ("g2", "C2", own.key), ("g3", "C3", shared.key))}
+        conn.execute(t["studies"].insert().values(id="s", created_at=1.0, updated_at=1.0, config={},
+                                                  state={"groups": groups}))
+    Store(store_url)
+    placed = own.model_copy(update={"place": Place(room="r2", game=1, group="g2")})
+    by_key = {e.key: e for e in Store(store_url).episodes("study-s")}
+    assert set(by_key) == {shared.key, placed.key}
+    assert by_key[shared.key].spec.get("place") is None and by_key[placed.key].spec["place"]["group"] == "g2"
+    with engine.connect() as conn:
+        states = {r: (json.loads(s) if isinstance(s, str) else s)
+                  for r, s in conn.execute(sa.select(t["rooms"].c.id, t["rooms"].c.state))}
+    assert {r: s["managed"]["group"] for r, s in states.items()} == {"r1": "g1", "r2": "g2", "r3": "g3"}
+    assert [states[r]["managed"]["games"] for r in ("r1", "r2", "r3")] == [[shared.key], [placed.key], [shared.key]]

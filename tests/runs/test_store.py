@@ -80,14 +80,19 @@ def test_failed_attempt_is_replaced_by_the_retry(store_url) -> None:
     [episode] = store.episodes("r")
     assert episode.status == "done" and episode.attempt == 2 and episode.error is None
     assert len(store.events(episode.id)) == 4
-    assert store.save_episode(record("r", "e"), []) == episode.id, "the same content again adds nothing"
+    assert store.save_episode(record("r", "e"), sample_events()) == episode.id, "the same content again adds nothing"
+    assert store.save_episode(record("r", "e", status="failed", error="late"), []) == episode.id, "a failed try after"
+    assert store.run("r").conflicts == 0
+    told = store.save_episode(record("r", "e"), sample_events()[:3])  # the same outcome, another transcript
+    assert told != episode.id and store.run("r").conflicts == 1
+    assert "record of what was said and done" in (store.episodes("r", conflicts=True)[1].error or "")
     late = store.save_episode(record("r", "e", outcome={"late": True}), sample_events()[:2])
     assert late != episode.id
     assert [(e.key, e.outcome) for e in store.episodes("r")] == [("e", None)], "a done episode is never overwritten"
     kept = {e.key: e for e in store.episodes("r", conflicts=True)}
-    assert kept["e~2"].status == "conflict" and kept["e~2"].outcome == {"late": True} and kept["e~2"].id == late
-    assert "another outcome" in (kept["e~2"].error or "") and len(store.events(late)) == 2
-    assert store.run("r").conflicts == 1 and store.run("r").done == 1
+    assert kept["e~3"].status == "conflict" and kept["e~3"].outcome == {"late": True} and kept["e~3"].id == late
+    assert "another outcome" in (kept["e~3"].error or "") and len(store.events(late)) == 2
+    assert store.run("r").conflicts == 2 and store.run("r").done == 1
 
 
 def test_a_second_save_with_other_content_is_logged_and_kept_each_time(store_url, caplog) -> None:
@@ -100,12 +105,14 @@ def test_a_second_save_with_other_content_is_logged_and_kept_each_time(store_url
     store = Store(store_url)
     store.open_run("r", "toy", {}, 1)
     first = store.save_episode(record("r", "e", outcome={"n": 1}), sample_events())
+    store.add_episode_moves([Move("r", "e", "a1", 0, {"x": 1})])  # the second player's journal
     with caplog.at_level(logging.ERROR, logger="lexicoord.runs.store"):
         second = store.save_episode(record("r", "e", outcome={"n": 2}), sample_events())
         third = store.save_episode(record("r", "e", outcome={"n": 3}), sample_events())
     assert len({first, second, third}) == 3
     assert [r.getMessage() for r in caplog.records if "saved again" in r.getMessage()] and len(caplog.records) == 2
     assert [e.outcome for e, _ in store.iter_run_events("r")] == [{"n": 1}]
+    assert store.episode_moves("r", "e") == {}, "the done episode's journal is settled with its second save"
     out = io.StringIO()
     store.export_jsonl("r", out)
     exported = [json.loads(line) for line in out.getvalue().splitlines()]

@@ -213,3 +213,37 @@ def test_conditions_added_to_a_study_under_way_deal_the_groups_from_then_on(db: 
         assert [g.condition for g in part.study.state.groups.values()][0] is None
         assert part.study.state.groups["g2"].condition in ("one", "two")
     assert sorted(Store(str(db)).run("study-pilot").config["conditions"]) == ["one", "two"]
+
+
+def test_a_file_stored_before_conditions_existed_is_the_same_file(db: Path) -> None:
+    """A study served before studies had conditions stored its file without the key: served again with the same
+    file, nothing has changed (no --accept-changes asked)."""
+    import json
+    import sqlite3
+
+    plain = with_conditions()
+    del plain["conditions"]
+    with serving(db, plain):
+        pass
+    with sqlite3.connect(db) as conn:
+        [(config,)] = conn.execute("SELECT config FROM studies WHERE id = 'pilot'").fetchall()
+        stored = json.loads(config)
+        assert stored.pop("conditions") == []
+        conn.execute("UPDATE studies SET config = ? WHERE id = 'pilot'", (json.dumps(stored),))
+    with serving(db, plain) as (_, part):
+        assert part.study.changed == []
+
+
+def test_a_condition_no_group_played_may_go_and_a_refused_file_is_never_recorded(db: Path) -> None:
+    with serving(db, with_conditions()) as (client, part):
+        play_through(client, "first")
+        begun = part.study.state.groups["g1"].condition
+    kept = [c for c in with_conditions()["conditions"] if c["name"] == begun]
+    with serving(db, {**with_conditions(), "conditions": kept}, accept_changes=True) as (_, part):
+        assert [c.name for c in part.study.file.conditions] == [begun]
+    assert sorted(Store(str(db)).run("study-pilot").config["conditions"]) == [begun]
+    with pytest.raises(ConfigError, match=rf"conditions\.{begun}"):  # the played one cannot go
+        with serving(db, {**with_conditions(), "conditions": []}, accept_changes=True):
+            pass
+    with serving(db, {**with_conditions(), "conditions": kept}) as (_, part):  # the stored file is still this
+        assert part.study.changed == []

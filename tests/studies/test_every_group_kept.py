@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, get_args
 
 import pytest
 
-from lexicoord.analysis.report import report_run
+from lexicoord.analysis.report import Report, report_run
 from lexicoord.core.registry import _protocols, get_protocol
 from lexicoord.core.spec import EpisodeSpec
 from lexicoord.runs.store import Store
@@ -38,6 +39,23 @@ STUDIES: dict[str, dict[str, Any]] = {
     "cogent": {"group": {"people": 1, "games": 2, "agents": BOTS[:1]}, "game": {"seat_timeout": 30, "source": "gsm8k"},
                "benchmarks": {"gsm8k": str(SMOKE / "gsm8k.jsonl")}},
     "same-word": {"group": {"people": 1, "games": 2, "agents": BOTS[:1]}},
+}
+
+
+def _in_title(pattern: str) -> Callable[[Report], int]:
+    """The count a report's first table names in its title (``4 games``, ``4 finished episodes`` ...)."""
+    return lambda report: int(re.search(pattern, report.tables[0].title).group(1))  # type: ignore[union-attr]
+
+
+def _column(name: str) -> Callable[[Report], int]:
+    """The sum of a column of a report's first table (its games per condition, per variant ...)."""
+    return lambda report: sum(int(row[report.tables[0].head.index(name)]) for row in report.tables[0].rows)
+
+
+#: How many games each protocol's report says it counted, read from its own first table.
+COUNTED: dict[str, Callable[[Report], int]] = {
+    "coordination": _in_title(r": (\d+) games$"), "debate": _in_title(r"\((\d+) finished episodes"),
+    "werewolf": _column("games"), "cogent": _in_title(r"\((\d+) episodes"), "same-word": _column("games"),
 }
 
 
@@ -142,22 +160,30 @@ def test_two_groups_on_the_same_items_keep_every_game_with_its_own_outcome(
 
     report = report_run(Counting(store), "study-pilot", db.parent / "report")  # type: ignore[arg-type]
     assert set(read) == {e.id for e in episodes}
-    assert report.tables, "a report with no table"
+    assert COUNTED[protocol](report) == 4, [(t.title, t.rows[:2]) for t in report.tables]
 
 
-def test_two_rooms_of_the_server_playing_the_same_item_at_once_keep_both_games(tmp_path: Path) -> None:
-    """Two rooms of ``lexicoord serve`` with the same settings play the same first item at the same time: two
-    runs, two games, each under its own place, with its own outcome."""
+@pytest.mark.parametrize("shared", [False, True], ids=["own-runs", "one-run"])
+def test_two_rooms_of_the_server_playing_the_same_item_at_once_keep_both_games(tmp_path: Path, shared: bool) -> None:
+    """Two rooms of ``lexicoord serve`` with the same settings play the same first item at the same time, each in
+    its own run (as the start page makes them) or both in one run (as a study's groups are): two games, each under
+    its own place, with its own outcome."""
     from fastapi.testclient import TestClient
 
     from lexicoord.web.app import create_app
     from tests.web.conftest import Browser, create_room, join, make_services
 
     db = tmp_path / "rooms.db"
-    app = create_app(make_services(db), allowed_hosts=["testserver"])
+    services = make_services(db)
+    app = create_app(services, allowed_hosts=["testserver"])
+    body = {"agents": [{"name": "Ava", "model": "scripted/first"}], "seat_timeout": 30}
     with TestClient(app) as client:
-        codes = [create_room(client, agents=[{"name": "Ava", "model": "scripted/first"}], seat_timeout=30)
-                 for _ in range(2)]
+        if shared:
+            services.store.open_run("both", "coordination", {}, 0)
+            rooms = client.app.state.rooms  # type: ignore[attr-defined]
+            codes = [client.portal.call(lambda: rooms.create(dict(body), run="both")).code for _ in range(2)]
+        else:
+            codes = [create_room(client, **body) for _ in range(2)]
         tokens = [join(client, code, "Ann") for code in codes]
         sockets = [client.websocket_connect(f"/ws/{code}") for code in codes]
         pages = [Browser(ws.__enter__()).hello(token) for ws, token in zip(sockets, tokens, strict=True)]
@@ -166,8 +192,6 @@ def test_two_rooms_of_the_server_playing_the_same_item_at_once_keep_both_games(t
                 page.send(type="start")
             for page in pages:
                 page.until(lambda s: s["room"]["phase"] == "playing")
-            pages[0].vote(0)
-            pages[1].vote(1)
             for page, pick in zip(pages, (0, 1), strict=True):
                 while True:
                     s = page.until(lambda s, page=page: s["room"]["phase"] == "over" or (  # type: ignore[misc]
@@ -185,5 +209,6 @@ def test_two_rooms_of_the_server_playing_the_same_item_at_once_keep_both_games(t
     games = {e.spec["place"]["room"]: e for run in store.runs() for e in store.episodes(run.id)}
     assert len(games) == 2, "one game per room, each under its own room"
     first, second = games.values()
-    assert first.item_id == second.item_id and first.key != second.key and first.run_id != second.run_id
+    assert first.item_id == second.item_id and first.key != second.key
+    assert (first.run_id == second.run_id == "both") if shared else first.run_id != second.run_id
     assert sorted(bool(e.outcome["converged"]) for e in games.values()) == [False, True]

@@ -467,3 +467,24 @@ def test_a_game_the_room_saved_but_the_group_did_not_is_taken_back_from_the_room
         p.survey()
         rows = list(csv.DictReader(io.StringIO(admin(client, "participants.csv").text)))
         assert rows[0]["games_played"] == "1"
+
+
+def test_a_seeded_werewolf_study_begun_under_the_older_deal_rule_is_refused_on_a_restart(db: Path) -> None:
+    """Its games' deals come from the study's seed; a run begun under the older rule would deal the groups after
+    the restart otherwise than those before, so the restart is refused, naming the rule."""
+    import sqlite3
+
+    from lexicoord.errors import ConfigError
+
+    data = values(protocol="werewolf", seed=5, bonus={"per_game": 0.0}, group={"people": 1, "agents": BOTS})
+    with serving(db, data):
+        pass
+    assert Store(str(db)).run("study-pilot").config["deals"] == "sha256"
+    with sqlite3.connect(db) as conn:
+        [(config,)] = conn.execute("SELECT config FROM runs WHERE id = 'study-pilot'").fetchall()
+        old = json.loads(config)
+        del old["deals"]
+        conn.execute("UPDATE runs SET config = ? WHERE id = 'study-pilot'", (json.dumps(old),))
+    with pytest.raises(ConfigError, match="deals"):
+        with serving(db, data):
+            pass

@@ -12,7 +12,8 @@ runs have the same item in the same cell; only pairs are compared, so a differen
   differences dropped, as Wilcoxon's own procedure does).
 
 Two conditions of one study are another design: different groups played them (between subjects), so nothing
-pairs. :func:`compare_independent` compares every game of A with every game of B, per cell: accuracy by
+pairs. :func:`compare_independent` compares every game of A with every game of B, per cell (a cell's column
+whose values the two sides never share is what the conditions change, and is not matched on): accuracy by
 Fisher's exact test (two-sided) with the difference's 95% interval from a bootstrap of each side on its own;
 rounds and tokens by the Mann-Whitney U test (two-sided) with the same kind of interval for the difference of
 means. The unit is the game; games a group played one after another are not independent of each other, which
@@ -192,15 +193,23 @@ def independent_numbers(a: Sequence[float], b: Sequence[float]) -> tuple[float, 
 
 def compare_independent(a_name: str, b_name: str, protocol: str, a: Iterable[Outcome], b: Iterable[Outcome],
                         cost: dict[str, Cost]) -> Comparison:
-    """Every measure per cell and over all cells, games of A against games of B (no pairing)."""
+    """Every measure per cell and over all cells, games of A against games of B (no pairing). A cell's column in
+    which the two sides share no value (what the conditions change, such as the debate's models) is left out of
+    the match: the games are compared across it."""
     from scipy.stats import fisher_exact, mannwhitneyu
 
+    a, b = list(a), list(b)
+    # What a condition changes is often in the cell itself (the debate's configuration names its models, COGENT's
+    # its variant): a column whose values the two sides never share is the treatment, not a cell to match on.
+    columns = {k for o in (*a, *b) for k in o.cell}
+    treatment = {k for k in columns
+                 if not {o.cell.get(k) for o in a} & {o.cell.get(k) for o in b}}
     left: dict[str, list[Outcome]] = defaultdict(list)
     right: dict[str, list[Outcome]] = defaultdict(list)
     for o in a:
-        left[_cell(o.cell)].append(o)
+        left[_cell({k: v for k, v in o.cell.items() if k not in treatment})].append(o)
     for o in b:
-        right[_cell(o.cell)].append(o)
+        right[_cell({k: v for k, v in o.cell.items() if k not in treatment})].append(o)
     cells = sorted(set(left) & set(right))
     if not cells:
         raise LexicoordError(f"'{a_name}' and '{b_name}' have no game in the same cell (variant, task), so nothing "

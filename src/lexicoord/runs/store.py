@@ -19,7 +19,7 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, TextIO, cast
 from urllib.parse import quote
@@ -152,10 +152,11 @@ NOTES = ("published",)
 
 
 def _grew(before: Any, after: Any) -> bool:
-    """Whether a growable config value only grew: a count rose or stayed, a list kept every entry it had, a
-    mapping every key it had (a study's conditions: whether one that has begun changed is the study's to say)."""
+    """Whether a growable config value only grew: a count rose or stayed, a list kept every entry it had. A
+    mapping (a study's conditions) is the study's to judge: it refuses a change to a condition that has begun,
+    and takes one to a condition no group has played."""
     if isinstance(after, dict) and (before is None or isinstance(before, dict)):
-        return before is None or set(before) <= set(after)
+        return True
     if isinstance(before, bool) or isinstance(after, bool):
         return bool(before == after)
     if isinstance(before, int | float) and isinstance(after, int | float):
@@ -470,19 +471,29 @@ class Store:
     def _conflict(self, s: Session, record: EpisodeRecord, events: Sequence[Event],
                   prior: EpisodeRow) -> tuple[EpisodeRecord, Sequence[Event]]:
         """A save that meets the same episode finished already. The same content (another process played it
-        too, to the same end; a failed try after a success) stands as it is; other content is an error, logged
-        and kept beside the first under ``KEY~N`` with status ``conflict``: nothing a save brings is lost."""
-        theirs = {"spec": prior.spec, "outcome": prior.outcome}
-        ours = from_json(_json({"spec": record.spec, "outcome": record.outcome}))
-        if record.status != "done" or ours == from_json(_json(theirs)):
+        too, to the same end, saying the same) stands as it is. Other content is an error, logged and kept
+        beside the first under ``KEY~N`` with status ``conflict``: nothing a save brings is lost. A failed try
+        after the success is told in the log and not kept (it adds no result)."""
+        if record.status != "done":
+            log.warning("run %s: a failed try of episode %s came after it was done; the done one stands (%s)",
+                        record.run_id, record.key, (record.error or "")[:200])
             return record, events
-        differs = [k for k in ("spec", "outcome") if ours[k] != from_json(_json(theirs[k]))]
+        theirs = from_json(_json({"spec": prior.spec, "outcome": prior.outcome}))
+        ours = from_json(_json({"spec": record.spec, "outcome": record.outcome}))
+        differs = [k for k in ("spec", "outcome") if ours[k] != theirs[k]]
+        stored = s.scalars(select(EventRow.data).where(EventRow.episode_id == prior.id).order_by(EventRow.seq))
+        if _said(event_from_dict(d) for d in stored) != _said(events):
+            differs.append("record of what was said and done")
+        if not differs:
+            return record, events
         like = s.scalars(select(EpisodeRow.key).where(EpisodeRow.run_id == record.run_id,
                                                       EpisodeRow.key.like(f"{record.key}~%"))).all()
         key = f"{record.key}~{len(like) + 2}"
         log.error("run %s: episode %s was saved again with another %s than the one saved first; the first stands "
                   "and this one is kept as %s (status %s)", record.run_id, record.key, " and ".join(differs), key,
                   CONFLICT)
+        # The episode is done: what its second player journalled is settled with it.
+        s.execute(delete(MoveRow).where(MoveRow.run_id == record.run_id, MoveRow.key == record.key))
         return record.model_copy(update={
             "key": key, "status": CONFLICT,
             "error": f"saved after episode {record.key} of this run had ended with another {' and '.join(differs)}"}), \
@@ -826,6 +837,13 @@ def _live_head(game: LiveGame, now: float) -> dict[str, Any]:
     return {"position": game.position, "item_id": game.spec.item_id, "repetition": game.spec.repetition, "seed": 0,
             "spec": spec, "status": PLAYING, "error": None, "outcome": None, "started_at": now, "finished_at": now,
             "attempt": 1, "model_calls": 0, "prompt_tokens": 0, "completion_tokens": 0}
+
+
+def _said(events: Iterable[Event]) -> list[dict[str, Any]]:
+    """An episode's events as what was said and done, for telling two saves of it apart: without the moment each
+    happened, and without the model calls (their timings differ on every play; what they answered is in the
+    events that follow them)."""
+    return [from_json(_json(e.model_dump(mode="json", exclude={"ts"}))) for e in events if e.type != "model_call"]
 
 
 def _hidden(conflicts: bool) -> tuple[str, ...]:

@@ -27,8 +27,8 @@ agents = [{ name = "Ava", model = "local/smollm2-135m" }]
 [bonus]          per_game = 0.25     # for each game whose outcome has `when` true
 
 [[conditions]]                       # between-subjects treatments: each new group is assigned one
-name = "lexicon"                     # by balanced randomisation (blocks from the study's seed)
-game = { lexicon = true }            # over [game]; agents = [...] replaces [group] agents; model = the stand-in
+name = "vanilla"                     # by balanced randomisation (blocks from the study's seed)
+game = { variant = "vanilla" }       # over [game]; agents = [...] replaces [group] agents; model = the stand-in
 brief = { text = "..." }             # Markdown shown above the group's game; weight = 2 doubles its share
 ```
 """

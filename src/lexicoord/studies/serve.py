@@ -63,6 +63,7 @@ class StudyPart:
         self.enter_rate, self.enter_burst = enter_rate, enter_burst
         self.study.load(accept_changes)
         open_run(file, services)
+        self.study.adopt_file()  # a changed file is the study's only once its run has taken it too
         self.rooms: Rooms | None = None
 
     def mount(self, app: FastAPI, rooms: Rooms) -> None:

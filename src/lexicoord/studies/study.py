@@ -120,6 +120,8 @@ class Study:
         self._tasks: set[asyncio.Task[None]] = set()
         #: When each participant's page was last heard from (monotonic seconds; pages, not the study's clock).
         self._seen: dict[str, float] = {}
+        #: The file's keys that differ from the stored file's, accepted but not yet recorded (see adopt_file).
+        self.changed: list[str] = []
 
     # ---------------------------------------------------------------------------------- start and stop
     def load(self, accept_changes: bool = False, check: bool = True) -> None:
@@ -147,9 +149,14 @@ class Study:
             raise ConfigError(f"The study file differs from the one study '{self.file.name}' was first served with "
                               f"({len(self.participants)} participant(s) so far) at {shown}; serve it with "
                               "--accept-changes to go on under the new file, or give the study a new name.")
-        if changed:
-            self.store.open(config, self.state.model_dump(mode="json"), replace=True)
-            log.warning("study %s: going on under a changed file (%s)", self.file.name, ", ".join(changed))
+        self.changed = changed  # recorded by adopt_file, once the run has taken the file too
+
+    def adopt_file(self) -> None:
+        """Record a changed file (accepted by :meth:`load`) as the study's, once everything else has taken it."""
+        if self.changed:
+            self.store.open(self.file.model_dump(mode="json"), self.state.model_dump(mode="json"), replace=True)
+            log.warning("study %s: going on under a changed file (%s)", self.file.name, ", ".join(self.changed))
+            self.changed = []
 
     async def start(self, rooms: Rooms) -> None:
         """Find the groups' rooms again (reopened by the server before this) and start the schedule."""
@@ -594,9 +601,11 @@ class Study:
 def by_name(config: Any) -> Any:
     """A study file's values with its conditions keyed by name, so a change is told at the condition it touches
     (``conditions.lexicon.game.x``), whatever their order in the file."""
-    if not isinstance(config, dict) or not isinstance(config.get("conditions"), list):
+    if not isinstance(config, dict):
         return config
-    return {**config, "conditions": {c.get("name"): c for c in config["conditions"] if isinstance(c, dict)}}
+    # A file stored before studies had conditions has no such key: the same as none.
+    conditions = config.get("conditions") or []
+    return {**config, "conditions": {c.get("name"): c for c in conditions if isinstance(c, dict)}}
 
 
 def changed_keys(before: Any, after: Any, at: str = "") -> list[str]:

@@ -36,7 +36,7 @@ from lexicoord.protocols.werewolf.room_history import WerewolfRecord, history_cs
 from lexicoord.protocols.werewolf.room_messages import MESSAGES, Act, Speak
 from lexicoord.protocols.werewolf.room_view import EVERYTHING, SPECTATOR, Projection, Table, WerewolfView
 from lexicoord.protocols.werewolf.rules import check_table
-from lexicoord.protocols.werewolf.state import game_item
+from lexicoord.protocols.werewolf.state import DEALS, game_item
 from lexicoord.runs.records import EpisodeRecord
 from lexicoord.web.adapters.base import AdapterError, CurrentGame, GameState, RoomAdapter, Watch
 from lexicoord.web.frames import Part, SeatSeen
@@ -82,7 +82,10 @@ class WerewolfRoomSettings(RoomSettings):
         return WerewolfSettings(**rules).model_dump()
 
     def run_config(self) -> dict[str, Any]:
-        return {"lineup": [a.model_dump() for a in self.agents], "settings": self.game_settings()}
+        # A seeded room deals by the campaigns' rule, which its run records: a study whose run began under the
+        # older rule is refused on a restart, not dealt two kinds of games.
+        deals = {"deals": DEALS} if self.seed is not None else {}
+        return {"lineup": [a.model_dump() for a in self.agents], "settings": self.game_settings(), **deals}
 
 
 def room_game_item(seed: int | None, number: int) -> dict[str, Any]:

@@ -25,6 +25,7 @@ Revises: 0008_studies
 from __future__ import annotations
 
 import copy
+import logging
 from typing import Any
 
 import sqlalchemy as sa
@@ -45,6 +46,7 @@ episodes = sa.table("episodes", sa.column("id", sa.Integer), sa.column("run_id",
 moves = sa.table("moves", sa.column("run_id", sa.String), sa.column("key", sa.String))
 
 Place = dict[str, Any]
+log = logging.getLogger("alembic.runtime.migration")
 
 
 def _key(spec: dict[str, Any]) -> str | None:
@@ -63,13 +65,13 @@ def _game(state: dict[str, Any]) -> dict[str, Any]:
     return game if isinstance(game, dict) else {}
 
 
-def _groups(bind: sa.Connection) -> dict[str, tuple[str, str]]:
-    """Each study room's code: its study and group."""
-    out: dict[str, tuple[str, str]] = {}
+def _groups(bind: sa.Connection) -> dict[tuple[str, str], str]:
+    """Each study room, by its study and its code: the group that plays in it."""
+    out: dict[tuple[str, str], str] = {}
     for study_id, state in bind.execute(sa.select(studies.c.id, studies.c.state)).all():
         for gid, group in ((state or {}).get("groups") or {}).items():
             if isinstance(group, dict) and group.get("room"):
-                out[group["room"]] = (study_id, gid)
+                out[(study_id, group["room"])] = gid
     return out
 
 
@@ -79,21 +81,37 @@ def _rekey(bind: sa.Connection, places: bool) -> None:
     groups = _groups(bind)
     room_rows = bind.execute(sa.select(rooms.c.id, rooms.c.code, rooms.c.run_id, rooms.c.state)).all()
     unmanaged_runs: dict[str, int] = {}
+    listed: dict[tuple[str, str], int] = {}  # (run, key): how many study rooms list the game as theirs
     for _, _, run_id, state in room_rows:
-        if not (state or {}).get("managed"):
+        managed = (state or {}).get("managed")
+        if not managed:
             unmanaged_runs[run_id] = unmanaged_runs.get(run_id, 0) + 1
+        elif isinstance(managed, dict):
+            for key in set(managed.get("games") or []):
+                listed[(run_id, key)] = listed.get((run_id, key), 0) + 1
     renamed: dict[tuple[str, str], str] = {}  # (run, old key) -> new key
     specs: dict[int, dict[str, Any]] = {}  # episode id -> its spec with (or without) its place
     states: dict[str, dict[str, Any]] = {}  # room id -> its state with the new keys
     for room_id, code, run_id, saved in room_rows:
         state = copy.deepcopy(saved or {})
         managed = state.get("managed") if isinstance(state.get("managed"), dict) else None
-        group = groups.get(code, (None, None))[1] if managed else None
+        group = groups.get((str(managed.get("study")), code)) if managed else None
         place_of = {"room": room_id, **({"group": group} if group else {})}
         current = _game(state).get("current")
         by_game: dict[int, str] = {}
         if managed:
-            by_game = dict(enumerate(managed.get("games") or [], start=1))
+            # A game two groups' rooms both list is the defect this migration follows: the older release stored
+            # one of the two games under their shared key. Which group's it is cannot be told, so it keeps its key.
+            by_game = {n: k for n, k in enumerate(managed.get("games") or [], start=1) if listed[(run_id, k)] == 1}
+            for k in {k for k in managed.get("games") or [] if listed[(run_id, k)] > 1}:
+                log.warning("run %s: game %s is listed by more than one group's room (an older release kept one of "
+                            "their games under one key); it keeps its key and gets no place", run_id, k)
+            if places and group:
+                managed["group"] = group  # its games from now on are placed in its group
+            elif not places:
+                managed.pop("group", None)
+                managed.pop("condition", None)
+            states[room_id] = state
         elif unmanaged_runs.get(run_id) == 1:
             for key, position in bind.execute(sa.select(episodes.c.key, episodes.c.position)
                                               .where(episodes.c.run_id == run_id)).all():
@@ -101,7 +119,7 @@ def _rekey(bind: sa.Connection, places: bool) -> None:
         if isinstance(current, dict) and isinstance(current.get("spec"), dict) and isinstance(current.get("number"), int):
             old, spec = _key(current["spec"]), _placed(current["spec"], place_of, current["number"], places)
             new = _key(spec)
-            if old is not None and new is not None:
+            if old is not None and new is not None and listed.get((run_id, old), 0) <= 1:
                 current["spec"] = spec
                 by_game.setdefault(current["number"], old)
                 renamed[(run_id, old)] = new
