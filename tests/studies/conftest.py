@@ -156,6 +156,22 @@ class Participant:
         return self.answer("survey", answers=body)
 
 
+def short_grace(file: StudyFile) -> None:
+    """A grace period shorter than a file may set, so a dropout is taken over at once."""
+    file.dropout.grace = 0.3
+
+
+def one_stays_one_never_comes(client: TestClient, part: StudyPart) -> tuple[Participant, Participant, Browser]:
+    """Two participants grouped; the first opens the game, the second never does (away from the start: no
+    restart's grace here). Returns both and the first's game page."""
+    part.study.reconnect = 0.0
+    stay, leave = Participant(client, "stay"), Participant(client, "leave")
+    stay.to_lobby()
+    leave.to_lobby()
+    stay.until("game")
+    return stay, leave, stay.play()
+
+
 def play_out(*browsers: Browser) -> None:
     """Everyone votes the first option in each round until the game is over."""
     done = set()

@@ -20,7 +20,16 @@ from starlette.websockets import WebSocketDisconnect
 from lexicoord.analysis.report import report_run
 from lexicoord.runs.store import Store
 from lexicoord.studies.file import StudyFile
-from tests.studies.conftest import KEY, Participant, play_out, serving, study_of, values
+from tests.studies.conftest import (
+    KEY,
+    Participant,
+    one_stays_one_never_comes,
+    play_out,
+    serving,
+    short_grace,
+    study_of,
+    values,
+)
 
 
 def admin(client, path: str):  # type: ignore[no-untyped-def]
@@ -237,16 +246,8 @@ def test_a_page_gone_from_the_lobby_is_not_grouped_and_gets_its_code_at_the_time
 
 
 def test_a_participant_away_past_the_grace_period_is_taken_over_and_gets_the_dropped_code(db: Path) -> None:
-    def short(file: StudyFile) -> None:
-        file.dropout.grace = 0.3
-
-    with serving(db, values(group={"games": 2}), tune=short) as (client, part):
-        part.study.reconnect = 0.0  # no restart here: absence counts from the start
-        stay, leave = Participant(client, "stay"), Participant(client, "leave")
-        stay.to_lobby()
-        leave.to_lobby()
-        stay.until("game")
-        browser = stay.play()  # "leave" never opens the game: away from its start
+    with serving(db, values(group={"games": 2}), tune=short_grace) as (client, part):
+        stay, leave, browser = one_stays_one_never_comes(client, part)
         view = leave.until("done")
         assert (view["outcome"], view["code"]) == ("dropped", "GONE5")
         play_out(browser)

@@ -7,26 +7,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from lexicoord.studies.file import StudyFile
-from tests.studies.conftest import Participant, play_out, serving, values
+from tests.studies.conftest import Participant, one_stays_one_never_comes, play_out, serving, short_grace, values
 
 
 def person(state: dict[str, Any], name: str) -> dict[str, Any]:
     return next(p for p in state["room"]["people"] if p["name"] == name)
 
 
-def short(file: StudyFile) -> None:
-    file.dropout.grace = 0.3
-
-
 def test_the_others_see_a_dropped_participants_seat_as_played_by_an_agent(db: Path) -> None:
-    with serving(db, values(group={"games": 2}), tune=short) as (client, part):
-        part.study.reconnect = 0.0  # no restart yet: absence counts from the start
-        stay, leave = Participant(client, "stay"), Participant(client, "leave")
-        stay.to_lobby()
-        leave.to_lobby()
-        stay.until("game")
-        browser = stay.play()  # "leave" never opens the game: away from its start
+    with serving(db, values(group={"games": 2}), tune=short_grace) as (client, part):
+        stay, leave, browser = one_stays_one_never_comes(client, part)
         first = person(browser.state or {}, "Person 2")
         assert first["played_by"] is None  # the seat is still the person's (for a moment)
         seen = browser.until(lambda s: person(s, "Person 2")["played_by"] is not None)
@@ -37,7 +27,7 @@ def test_the_others_see_a_dropped_participants_seat_as_played_by_an_agent(db: Pa
         token = stay.token
         part.study.file.dropout.grace = 600  # the server stops next: "stay" is not taken over as its page closes
     # A restart in the middle of that game: the others still see the seat as the model's, not as left.
-    with serving(db, values(group={"games": 2}), tune=short) as (client, part):
+    with serving(db, values(group={"games": 2}), tune=short_grace) as (client, part):
         stay = Participant(client, "stay")
         stay.token = token
         assert stay.enter()["stage"] == "game"
