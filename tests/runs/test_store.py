@@ -331,3 +331,17 @@ def test_a_run_read_as_a_stream_gives_every_episode_once_in_grid_order_with_its_
     assert [len(events) for _, events in mine] == [1 + int(r.key[1:]) % 4 for r, _ in mine]
     assert [e.key for e in store.episodes("r", keys=own)] == [e.key for e in store.episodes("r") if e.key in own]
     assert list(store.iter_run_events("r", keys=[])) == [] and store.episodes("r", keys=[]) == []
+
+
+def test_two_processes_saving_one_episode_with_other_outcomes_keep_both(store_url: str) -> None:
+    """Two processes on one run (each its own store handle, its own connections) play the same episode, as when a
+    claim expired under a slow process: both results are kept, the first as the episode, the second as a
+    conflict, whichever order they land in."""
+    first_process, second_process = Store(store_url), Store(store_url)
+    first_process.open_run("shared", "toy", {}, 1)
+    a = first_process.save_episode(record("shared", "e", outcome={"winner": "a"}), sample_events())
+    b = second_process.save_episode(record("shared", "e", outcome={"winner": "b"}), sample_events())
+    kept = {e.key: e for e in Store(store_url).episodes("shared", conflicts=True)}
+    assert set(kept) == {"e", "e~2"} and (kept["e"].id, kept["e~2"].id) == (a, b)
+    assert kept["e"].outcome == {"winner": "a"} and kept["e~2"].outcome == {"winner": "b"}
+    assert [e.outcome for e in second_process.episodes("shared")] == [{"winner": "a"}]

@@ -231,7 +231,7 @@ def test_a_file_stored_before_conditions_existed_is_the_same_file(db: Path) -> N
         assert stored.pop("conditions") == []
         conn.execute("UPDATE studies SET config = ? WHERE id = 'pilot'", (json.dumps(stored),))
     with serving(db, plain) as (_, part):
-        assert part.study.changed == []
+        assert part.study.accepted_changes == []
 
 
 def test_a_condition_no_group_played_may_go_and_a_refused_file_is_never_recorded(db: Path) -> None:
@@ -246,4 +246,4 @@ def test_a_condition_no_group_played_may_go_and_a_refused_file_is_never_recorded
         with serving(db, {**with_conditions(), "conditions": []}, accept_changes=True):
             pass
     with serving(db, {**with_conditions(), "conditions": kept}) as (_, part):  # the stored file is still this
-        assert part.study.changed == []
+        assert part.study.accepted_changes == []

@@ -12,7 +12,7 @@ from lexicoord.analysis.cells import write_csv
 from lexicoord.analysis.compare import Comparison, Cost, OutcomeReader, compare, compare_independent
 from lexicoord.analysis.figures import _pyplot, save_figure
 from lexicoord.analysis.html import inline_svg, render
-from lexicoord.analysis.report import Report, ReportTable, condition_of
+from lexicoord.analysis.report import Report, ReportTable, condition_of, place_of
 from lexicoord.core.events import Event
 from lexicoord.core.registry import get_protocol
 from lexicoord.errors import LexicoordError
@@ -109,7 +109,7 @@ def compare_runs(store: Store, a_ref: str, b_ref: str, out_dir: Path) -> Report:
             for record, events in store.iter_run_events(run_id):
                 if condition is not None and condition_of(record) != condition:
                     continue
-                place = record.spec.get("place") or {}
+                place = place_of(record)
                 where = place.get("group") or place.get("room")
                 if where and record.status == "done":
                     games_of[where] = games_of.get(where, 0) + 1

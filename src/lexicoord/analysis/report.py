@@ -41,17 +41,25 @@ class ReportWriter(Protocol):
     def __call__(self, store: Store, run: RunInfo, out_dir: Path) -> Report: ...
 
 
-class WithoutTakeovers:
-    """A store as a report reads it, without the games in which a model took a person's seat over (a study's
-    dropouts), so every statistic is over games people played to their end. Every report reads a run's games
-    through ``iter_run_events``, so every protocol's report leaves them out alike."""
+class StoreView:
+    """A store as a report reads it, some of a run's games left out. Every report reads a run's games through
+    ``iter_run_events``, so a view that overrides it changes every protocol's report alike; the rest is the
+    store's own."""
 
     def __init__(self, store: Store) -> None:
         self._store = store
-        self.left_out: set[int] = set()
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._store, name)
+
+
+class WithoutTakeovers(StoreView):
+    """Without the games in which a model took a person's seat over (a study's dropouts), so every statistic is
+    over games people played to their end."""
+
+    def __init__(self, store: Store) -> None:
+        super().__init__(store)
+        self.left_out: set[int] = set()
 
     def iter_run_events(self, run_id: str, page: int = 200,
                         types: Sequence[str] | None = None) -> Iterator[tuple[EpisodeRecord, list[Event]]]:
@@ -63,22 +71,23 @@ class WithoutTakeovers:
             yield record, events if types is None or TAKEOVER in types else [e for e in events if e.type != TAKEOVER]
 
 
-def condition_of(record: EpisodeRecord) -> str | None:
-    """The study condition a game was played under (its place says), if any."""
+def place_of(record: EpisodeRecord) -> dict[str, Any]:
+    """Where a live game was played (room, game, group, condition); empty for a campaign's episode."""
     place = record.spec.get("place")
-    return place.get("condition") if isinstance(place, dict) else None
+    return place if isinstance(place, dict) else {}
 
 
-class OneCondition:
-    """A store as a report reads it, with only the games of one condition of a study (every report reads a run's
-    games through ``iter_run_events``, so every protocol's report splits alike)."""
+def condition_of(record: EpisodeRecord) -> str | None:
+    """The study condition a game was played under, if any."""
+    return place_of(record).get("condition")
+
+
+class OneCondition(StoreView):
+    """Only the games of one condition of a study."""
 
     def __init__(self, store: Store, condition: str) -> None:
-        self._store = store
+        super().__init__(store)
         self.condition = condition
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._store, name)
 
     def iter_run_events(self, run_id: str, page: int = 200,
                         types: Sequence[str] | None = None) -> Iterator[tuple[EpisodeRecord, list[Event]]]:

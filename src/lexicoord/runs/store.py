@@ -432,7 +432,7 @@ class Store:
                 kept[key], attempts[key] = prior, prior.attempt
             else:
                 attempts[key] = prior.attempt + 1
-        batch = [self._conflict(s, record, events, priors[(record.run_id, record.key)])
+        batch = [self._second_save(s, record, events, priors[(record.run_id, record.key)])
                  if (record.run_id, record.key) in ids else (record, events) for record, events in batch]
         answer = [(record.run_id, record.key) for record, _ in batch]  # a conflict's id is its own row's
         replaced = [p.id for k, p in priors.items() if k not in ids]
@@ -468,7 +468,7 @@ class Store:
             s.execute(_INSERT_EVENTS, rows)
         return [ids[key] for key in answer]
 
-    def _conflict(self, s: Session, record: EpisodeRecord, events: Sequence[Event],
+    def _second_save(self, s: Session, record: EpisodeRecord, events: Sequence[Event],
                   prior: EpisodeRow) -> tuple[EpisodeRecord, Sequence[Event]]:
         """A save that meets the same episode finished already. The same content (another process played it
         too, to the same end, saying the same) stands as it is. Other content is an error, logged and kept

@@ -121,7 +121,7 @@ class Study:
         #: When each participant's page was last heard from (monotonic seconds; pages, not the study's clock).
         self._seen: dict[str, float] = {}
         #: The file's keys that differ from the stored file's, accepted but not yet recorded (see adopt_file).
-        self.changed: list[str] = []
+        self.accepted_changes: list[str] = []
 
     # ---------------------------------------------------------------------------------- start and stop
     def load(self, accept_changes: bool = False, check: bool = True) -> None:
@@ -149,14 +149,15 @@ class Study:
             raise ConfigError(f"The study file differs from the one study '{self.file.name}' was first served with "
                               f"({len(self.participants)} participant(s) so far) at {shown}; serve it with "
                               "--accept-changes to go on under the new file, or give the study a new name.")
-        self.changed = changed  # recorded by adopt_file, once the run has taken the file too
+        self.accepted_changes = changed  # recorded by adopt_file, once the run has taken the file too
 
     def adopt_file(self) -> None:
         """Record a changed file (accepted by :meth:`load`) as the study's, once everything else has taken it."""
-        if self.changed:
+        if self.accepted_changes:
             self.store.open(self.file.model_dump(mode="json"), self.state.model_dump(mode="json"), replace=True)
-            log.warning("study %s: going on under a changed file (%s)", self.file.name, ", ".join(self.changed))
-            self.changed = []
+            log.warning("study %s: going on under a changed file (%s)", self.file.name,
+                        ", ".join(self.accepted_changes))
+            self.accepted_changes = []
 
     async def start(self, rooms: Rooms) -> None:
         """Find the groups' rooms again (reopened by the server before this) and start the schedule."""
