@@ -40,6 +40,9 @@ class Request(BaseModel):
     temperature: float | None = None
     #: Keep this exchange in the seat's own conversation (multi-round protocols).
     remember: bool = False
+    #: Ask a model seat for its first token's top log-probabilities (a scorer reads the probability of each
+    #: option's letter): the answer's value is ``{"text": ..., "logprobs": {token: logprob}}``.
+    logprobs: int | None = Field(default=None, ge=1, le=20)
 
     def schema_for_answer(self) -> dict[str, Any]:
         if self.answer_schema is not None:

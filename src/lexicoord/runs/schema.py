@@ -144,3 +144,25 @@ class ParticipantRow(Base):
     outcome: Mapped[str | None] = mapped_column(String(16), nullable=True)
     updated_at: Mapped[float] = mapped_column(Float)
     data: Mapped[dict[str, Any]] = mapped_column(JSON)
+
+
+class GateRow(Base):
+    """One check of an agreement gate: its request, its verdict as it stands, and the token of the person's page.
+
+    ``key`` is the caller's idempotency key (unique within a gate configuration's run), so a caller that
+    retries or resumes gets this row back instead of a second check. The record of what was said is the
+    episode ``(run_id, episode_key)``; this row is what a caller polls."""
+
+    __tablename__ = "gates"
+    __table_args__ = (UniqueConstraint("run_id", "key", name="uq_gates_run_key"),)
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    run_id: Mapped[str] = mapped_column(String(128))
+    key: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    episode_key: Mapped[str] = mapped_column(String(64))
+    status: Mapped[str] = mapped_column(String(16))
+    token: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[float] = mapped_column(Float)
+    updated_at: Mapped[float] = mapped_column(Float)
+    expires_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    request: Mapped[dict[str, Any]] = mapped_column(JSON)
+    verdict: Mapped[dict[str, Any]] = mapped_column(JSON)

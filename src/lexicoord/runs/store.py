@@ -58,7 +58,7 @@ from lexicoord.runs.store_errors import StoreError, explain, lock_wait, reason_o
 RUNTIME = "runtime"
 #: The newest migration in ``runs/migrations/versions`` (a test keeps the two equal): a store already there
 #: is opened without loading Alembic.
-SCHEMA_HEAD = "0009_game_places"
+SCHEMA_HEAD = "0010_gates"
 #: The status of a live room's game still being played (an ended episode is ``done`` or ``failed``).
 PLAYING = "playing"
 #: The status of a second save of a finished episode whose content differs from the first's: kept under its own

@@ -85,6 +85,8 @@ class LLMSeat(Seat):
     async def answer(self, request: Request) -> Answer:
         # A temperature set on the seat (--agent ... options) wins over the request's.
         temperature = None if self.config.temperature is not None else request.temperature
+        if request.logprobs is not None:
+            return await self._scores(request, temperature)
         config = GenerateConfig(json_schema=request.answer_schema, choices=request.choices,
                                 max_tokens=request.max_tokens, temperature=temperature)
         try:
@@ -103,3 +105,14 @@ class LLMSeat(Seat):
         else:
             value = out.parsed
         return Answer(value=value, raw=out.text, tokens=tokens, truncated=cut)
+
+    async def _scores(self, request: Request, temperature: float | None) -> Answer:
+        """The first token's top log-probabilities (no schema: the distribution is the answer)."""
+        config = GenerateConfig(max_tokens=request.max_tokens or 1, temperature=temperature, logprobs=request.logprobs)
+        try:
+            out = await self.ask(request.prompt, config)
+        except LexicoordError as exc:
+            blame(exc, self.name)
+            raise
+        return Answer(value={"text": out.text, "logprobs": out.top_logprobs or {}}, raw=out.text,
+                      tokens=out.usage.completion_tokens)

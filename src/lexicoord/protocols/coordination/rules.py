@@ -19,6 +19,11 @@ set I of admissible interpretations.
   answering ``end`` to the clarification request; a model leader is offered the
   end in that request only with ``leader_may_end`` (off by default, so a model-led
   campaign is ended by the bound alone).
+- Two named variants, both on by default as the paper plays: ``announce`` (round 0 happens; off, the leader
+  says the sentence and announces nothing, so the first round's choices are made with no hint) and
+  ``leader_chooses`` (the leader is also a player; off, the leader only speaks and clarifies, and agreement is
+  among the other players). The agreement gate plays both off: the person who gave the instruction clarifies,
+  the models choose.
 - A player who has left the game (a person the leader let go, in a live room) is
   recorded with a failed move and no longer counts toward convergence. Agreement
   needs at least two players: a game left with fewer is ``abandoned``.
@@ -80,6 +85,11 @@ class CoordinationSettings(BaseModel):
     leader_may_end: bool = False
     failed_moves: Literal["block", "ignore"] = "block"
     seat_timeout: float = Field(default=120.0, gt=0)
+    #: Round 0: the leader announces its meaning (t1). Off: no announcement, the options keep their order.
+    announce: bool = True
+    #: The leader chooses in every round like any player. Off: the leader only clarifies (two players at least
+    #: besides it).
+    leader_chooses: bool = True
 
 
 Reason = Literal["converged", "bound", "leader_ended", "abandoned"]
@@ -148,12 +158,14 @@ class CoordinationGame(Protocol[dict[str, Any], CoordinationSettings, Coordinati
 
     async def play(self, ctx: EpisodeContext) -> CoordinationOutcome:
         settings = self.settings_of(ctx)
-        if len(ctx.spec.lineup) < 2:
-            raise ConfigError("The coordination game needs at least two agents.")
+        if len(ctx.spec.lineup) < (2 if settings.leader_chooses else 3):
+            raise ConfigError("The coordination game needs at least two players"
+                              + ("." if settings.leader_chooses else " besides a leader who does not choose."))
         item = ctx.item
         seats = [ctx.seat(spec, system_prompt=PROMPTS.render("coord_system", agent=spec.name))
                  for spec in ctx.spec.lineup]
         leader = seats[0]
+        players = seats if settings.leader_chooses else seats[1:]
 
         def view(seat: Seat, round_: int) -> Any:
             return round_view(item, leader.name, round_, ctx.visible_to(seat.name))
@@ -161,9 +173,11 @@ class CoordinationGame(Protocol[dict[str, Any], CoordinationSettings, Coordinati
         ctx.recorder.round = 0
         ctx.recorder.phase = "announce"
         ctx.emit(MessageEvent(agent=leader.name, content=item["sentence"]))
-        announcement = decision(await leader.answer(announce_request(view(leader, 0))))
         original = list(item["options"])
-        self._emit_choice(ctx, leader, announcement, 0, "announcement", original)
+        announcement = Decision(choice=None)
+        if settings.announce:
+            announcement = decision(await leader.answer(announce_request(view(leader, 0))))
+            self._emit_choice(ctx, leader, announcement, 0, "announcement", original)
         item = {**item, "options": announced_first(original, announcement.choice)}
         ctx.emit(DisjunctionEvent(agent=leader.name, options=item["options"], original=original))
 
@@ -175,13 +189,13 @@ class CoordinationGame(Protocol[dict[str, Any], CoordinationSettings, Coordinati
             ctx.recorder.round = round_
             ctx.recorder.phase = "round"
             # Independence: every request is built before anyone moves this round.
-            requests = [choose_request(view(s, round_), s.name) for s in seats]
-            moves = [decision(a) for a in await asyncio.gather(*(s.answer(r) for s, r in zip(seats, requests)))]
-            by_name = {s.name: d for s, d in zip(seats, moves)}
-            for seat, move in zip(seats, moves):
+            requests = [choose_request(view(s, round_), s.name) for s in players]
+            moves = [decision(a) for a in await asyncio.gather(*(s.answer(r) for s, r in zip(players, requests)))]
+            by_name = {s.name: d for s, d in zip(players, moves)}
+            for seat, move in zip(players, moves):
                 self._emit_choice(ctx, seat, move, round_, "choice", item["options"])
             rounds, failed = round_, failed + sum(1 for d in moves if d.choice is None)
-            counted = {s.name: by_name[s.name] for s in seats if s.present}
+            counted = {s.name: by_name[s.name] for s in players if s.present}
             agreed = converged(counted, settings.failed_moves)
             ctx.emit(
                 RoundClosedEvent(summary={"choices": {n: d.choice for n, d in by_name.items()}, "converged": agreed is not None})

@@ -1,0 +1,68 @@
+"""A gate's check as a protocol: one episode per check, so the store, the viewer and reports read it.
+
+The item is the check (instruction, context, candidates); the settings are the gate's configuration; the
+line-up the models the policy may seat and the person. The outcome is the policy's :class:`Decision`. What
+cannot decide is never ``clear``: a deadline passed is ``error``, a model that cannot be reached or a reply that
+cannot be read is ``error``, a person who does not answer or declines is ``refuse``, each with its reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from lexicoord.core.context import EpisodeContext
+from lexicoord.core.protocol import Protocol
+from lexicoord.errors import LexicoordError
+from lexicoord.gate.deliberation import Declined, Deliberation, Unanswered
+from lexicoord.gate.policies import policy
+from lexicoord.gate.settings import GateSettings
+from lexicoord.gate.verdict import Decision
+
+
+class GateCheck(Protocol[dict[str, Any], GateSettings, Decision]):
+    name = "gate"
+    settings_model = GateSettings
+    outcome_model = Decision
+    #: A check may wait on a person for minutes: every answer is journaled, so a restart goes on from it.
+    journal = True
+
+    async def play(self, ctx: EpisodeContext) -> Decision:
+        settings = self.settings_of(ctx)
+        limit = float(ctx.item.get("timeout") or settings.timeout)
+        settings = settings.model_copy(update={"timeout": limit})
+        d = Deliberation(ctx=ctx, settings=settings)
+        try:
+            async with asyncio.timeout(limit) as deadline:
+                d.deadline = deadline
+                return await policy(settings.policy)(d)
+        except TimeoutError:
+            if d.deadline is None or not d.deadline.expired():
+                raise
+            return self._ended(d, "error", f"no verdict within {limit:g} s")
+        except Declined as exc:
+            return self._ended(d, "refuse", str(exc))
+        except Unanswered as exc:
+            return self._ended(d, "refuse", f"the person did not answer: {exc}")
+        except LexicoordError as exc:
+            return self._ended(d, "error", str(exc))
+
+    @staticmethod
+    def _ended(d: Deliberation, status: str, reason: str) -> Decision:
+        return Decision.model_validate({"status": status, "reason": reason, "policy": d.settings.policy,
+                                        "options": d.candidates, "clarifications": d.clarifications,
+                                        "ambiguity": "unresolved" if status == "refuse" else "none"})
+
+
+def register() -> None:
+    """The entry point: the gate's checks register as any protocol, so runs, viewer and report read them."""
+    from lexicoord.core.registry import ProtocolEntry, register_protocol
+
+    register_protocol(ProtocolEntry(
+        name="gate",
+        summary="Agreement before action: is an instruction clear, and if not, what to ask",
+        title="Agreement gate",
+        protocol=GateCheck,
+        statistics="lexicoord.gate.report:statistics",
+        report="lexicoord.gate.report:report",
+    ))

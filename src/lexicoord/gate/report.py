@@ -1,0 +1,73 @@
+"""A gate run's numbers: how often it said clear, asked, refused or failed, and what a check cost.
+
+Every rate names its denominator: the checks that ended (``done`` episodes; a failed episode is counted as an
+``error`` verdict, never dropped). Costs are means over the same checks, with the median latency beside them.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics as stats
+from collections import Counter
+from collections.abc import Iterable
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from lexicoord.analysis.html import render
+from lexicoord.analysis.report import Report, ReportTable
+from lexicoord.core.events import Event
+from lexicoord.runs.records import EpisodeRecord, RunInfo
+from lexicoord.runs.store import Store
+
+STATUSES = ("clear", "refuse", "error")
+
+
+class GateStatistics(BaseModel):
+    checks: int
+    by_status: dict[str, int]
+    #: Checks in which the person was asked at least once.
+    asked: int
+    #: ``adaptive``: checks the cheap check passed on to the full policy.
+    escalated: int
+    mean_model_calls: float | None
+    mean_tokens: float | None
+    median_latency_s: float | None
+
+
+def statistics(rows: Iterable[tuple[EpisodeRecord, list[Event]]]) -> GateStatistics:
+    ended = [(r, ev) for r, ev in rows if r.status in ("done", "failed")]
+    status = Counter((r.outcome or {}).get("status", "error") if r.status == "done" else "error" for r, _ in ended)
+    latencies = [r.finished_at - r.started_at for r, _ in ended if r.finished_at and r.started_at]
+    return GateStatistics(
+        checks=len(ended), by_status={s: status.get(s, 0) for s in STATUSES},
+        asked=sum(1 for _, ev in ended if any(e.type == "gate_question" for e in ev)),
+        escalated=sum(1 for r, _ in ended if (r.outcome or {}).get("escalated")),
+        mean_model_calls=stats.fmean(r.model_calls for r, _ in ended) if ended else None,
+        mean_tokens=stats.fmean(r.prompt_tokens + r.completion_tokens for r, _ in ended) if ended else None,
+        median_latency_s=stats.median(latencies) if latencies else None,
+    )
+
+
+def _share(n: int, of: int) -> str:
+    return f"{n}/{of} ({n / of:.0%})" if of else "0/0"
+
+
+def report(store: Store, run: RunInfo, out_dir: Path) -> Report:
+    s = statistics(store.iter_run_events(run.id))
+    out_dir.mkdir(parents=True, exist_ok=True)
+    data = out_dir / "gate.json"
+    data.write_text(json.dumps(s.model_dump(), indent=2), encoding="utf-8")
+    head = ["checks", "clear", "refuse", "error", "asked a person", "escalated", "model calls (mean)",
+            "tokens (mean)", "latency (median, s)"]
+    row = [str(s.checks), *(_share(s.by_status[k], s.checks) for k in STATUSES), _share(s.asked, s.checks),
+           _share(s.escalated, s.checks), f"{s.mean_model_calls:.2f}" if s.mean_model_calls is not None else "-",
+           f"{s.mean_tokens:.0f}" if s.mean_tokens is not None else "-",
+           f"{s.median_latency_s:.2f}" if s.median_latency_s is not None else "-"]
+    checks = [[r.item_id, (r.spec.get("item") or {}).get("instruction", ""), (r.outcome or {}).get("status", "error"),
+               (r.outcome or {}).get("interpretation") or (r.outcome or {}).get("reason") or r.error or ""]
+              for r, _ in store.iter_run_events(run.id)]
+    page = out_dir / "report.html"
+    page.write_text(render("lexicoord.gate", run=run.id, head=head, row=row, checks=checks), encoding="utf-8")
+    table = ReportTable(title=f"Agreement gate: {run.id} (shares of the checks that ended)", head=head, rows=[row])
+    return Report(tables=[table], files={"json": data, "html": page})
