@@ -81,3 +81,4 @@ bench: $(BIN)/python postgres
 	$(BIN)/python benchmarks/report_speed.py
 	$(BIN)/python benchmarks/study_load.py
 	$(BIN)/python benchmarks/study_load.py --conditions 2
+	$(BIN)/python benchmarks/gate_speed.py

@@ -3,7 +3,8 @@
 The scorer reads the options lettered A, B, C ... and the probability of each letter is its next-token
 probability, normalised over the letters offered (KnowNo's multiple-choice scoring). The prediction set keeps
 every option whose non-conformity ``1 - p`` is at most ``qhat``; ``qhat`` is the split-conformal quantile of
-the calibration items' non-conformity of their true option, at level ``ceil((n + 1)(1 - epsilon)) / n``,
+the calibration items' non-conformity of their true option, at level ``ceil((n + 1)(1 - epsilon)) / n``
+(numpy's "higher" quantile, as KnowNo's code takes it),
 which guarantees that the set holds the true option with probability at least ``1 - epsilon`` (the target
 success level) on items drawn like the calibration items.
 """
@@ -67,13 +68,14 @@ def prediction_set(probs: Mapping[str, float], qhat: float) -> list[str]:
 
 
 def quantile(scores: Sequence[float], success: float) -> float:
-    """The split-conformal threshold: the ``ceil((n + 1) * success) / n`` quantile of the calibration
-    non-conformity scores, taken as the next score up (``method="higher"``), as KnowNo computes it."""
+    """The split-conformal threshold exactly as KnowNo computes it: ``np.quantile(scores, level,
+    method="higher")`` at ``level = ceil((n + 1) * success) / n``, that is the sorted score at index
+    ``ceil(level * (n - 1))``."""
     n = len(scores)
     if not 0 < success < 1:
         raise ConfigError(f"The target success level must be between 0 and 1, not {success}.")
-    rank = math.ceil((n + 1) * success)
-    if n == 0 or rank > n:
+    level = math.ceil((n + 1) * success) / n if n else 2.0
+    if level > 1:
         need = math.ceil(success / (1 - success))
         raise ConfigError(f"{n} calibration item(s) cannot give {success:.0%} success; at least {need} are needed.")
-    return sorted(scores)[rank - 1]
+    return sorted(scores)[math.ceil(level * (n - 1))]

@@ -59,7 +59,7 @@ def report(store: Store, run: RunInfo, out_dir: Path) -> Report:
     data = out_dir / "gate.json"
     data.write_text(json.dumps(s.model_dump(), indent=2), encoding="utf-8")
     head = ["checks", "clear", "refuse", "error", "asked a person", "escalated", "model calls (mean)",
-            "tokens (mean)", "latency (median, s)"]
+            "tokens (mean)", "wall time (median, s; a person's answering included)"]
     row = [str(s.checks), *(_share(s.by_status[k], s.checks) for k in STATUSES), _share(s.asked, s.checks),
            _share(s.escalated, s.checks), f"{s.mean_model_calls:.2f}" if s.mean_model_calls is not None else "-",
            f"{s.mean_tokens:.0f}" if s.mean_tokens is not None else "-",

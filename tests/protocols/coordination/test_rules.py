@@ -463,3 +463,29 @@ async def test_a_model_leader_may_end_the_game_only_when_the_setting_offers_it(t
     assert outcome["reason"] == "bound" and outcome["rounds"] == 2
     [(schema, prompt)] = asked
     assert "end" not in schema["properties"] and "end the game" not in prompt
+
+
+async def test_without_announcement_round_zero_is_never_played(tmp_path) -> None:
+    script = {"a1": [says(MONEY)], "a2": [says(MONEY)], "a3": [says(MONEY)]}
+    outcome, events = await play(tmp_path, script, settings={"announce": False})
+    assert outcome["converged"] and outcome["announcement"] is None and choices(events, 0) == {}
+    assert outcome["options"] == [RIVER, MONEY], "without an announcement the options keep their order"
+
+
+async def test_a_leader_who_does_not_choose_only_clarifies(tmp_path) -> None:
+    # a1 leads: asked to clarify once, never to choose; the others agree only after the clarification.
+    script = {"a1": [{"statement": "The money one."}], "a2": [says(RIVER), says(MONEY)],
+              "a3": [says(MONEY), says(MONEY)]}
+    outcome, events = await play(tmp_path, script, settings={"announce": False, "leader_chooses": False})
+    assert outcome["converged"] and outcome["depth"] == 1 and outcome["interpretation"] == MONEY
+    assert choices(events, 1) == {"a2": RIVER, "a3": MONEY} and "a1" not in choices(events, 2)
+
+
+async def test_a_leader_who_does_not_choose_needs_two_players_besides(tmp_path) -> None:
+    pool = ModelPool(cache=False)
+    pool.add(Model(ScriptedProvider("game", {})), "scripted/game")
+    runner = Runner(Store(str(tmp_path / "g.db")), CoordinationGame(), models=pool)
+    lineup = [AgentSpec(name=f"a{i + 1}", model="scripted/game") for i in range(2)]
+    await runner.run("g", grid([ITEM], [lineup], settings=[{"leader_chooses": False}]))
+    [(episode, _)] = list(runner.store.iter_run_events("g"))
+    assert episode.status == "failed" and "besides a leader" in (episode.error or "")
