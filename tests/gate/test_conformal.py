@@ -55,7 +55,7 @@ def test_quantile_is_knownos_higher_quantile(n: int, success: float) -> None:
 def test_coverage_on_exchangeable_items_is_at_least_the_target() -> None:
     rng = random.Random(7)
     hits = 0
-    for trial in range(300):
+    for _ in range(300):
         calibration = [rng.random() for _ in range(50)]
         qhat = quantile(calibration, 0.9)
         hits += rng.random() <= qhat  # a new item's score, drawn like the calibration ones
