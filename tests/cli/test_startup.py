@@ -21,8 +21,8 @@ from lexicoord.cli.app import BUILT_IN, Lexicoord, app, main
 from lexicoord.cli.lazy import Lazy, protocol_commands
 from lexicoord.core.registry import protocols
 
-HEAVY = ("sqlalchemy", "alembic", "matplotlib", "llama_cpp", "fastapi", "lexicoord.runs.runner")
-COMMANDS = {"models", "runs", "rooms", "ask", "report", "protocols", "demo", "serve", "coordination", "debate",
+HEAVY = ("sqlalchemy", "alembic", "matplotlib", "llama_cpp", "fastapi", "lexicoord.runs.runner", "mcp")
+COMMANDS = {"models", "runs", "rooms", "ask", "report", "protocols", "demo", "serve", "mcp", "coordination", "debate",
             "cogent", "werewolf"}
 
 #: Runs ``lexicoord ARGS`` through its entry point in a fresh interpreter and prints what it printed, its exit

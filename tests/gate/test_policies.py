@@ -44,7 +44,20 @@ async def test_single_still_unclear_at_the_bound_refuses(make_gate: MakeGate) ->
     v = await gate.check("Bring me the cup.")
     done = await gate.answer(v.gate_id, text="any")
     assert done.status == "refuse" and "still unclear after 1 clarification" in (done.reason or "")
-    assert done.question == "Which shelf?"
+    assert [c.text for c in done.clarifications] == ["any"] and done.question == "Which shelf?"
+
+
+async def test_a_second_question_shows_the_answers_so_far(make_gate: MakeGate) -> None:
+    gate = make_gate("single", {"agent": [proposal("ambiguous", "Which cup?")],
+                                "agent-2": [proposal("ambiguous", "Which shelf?")], "agent-3": [proposal("clear")]},
+                     clarifications=2)
+    v = await gate.check("Bring me the cup.")
+    again = await gate.answer(v.gate_id, text="the blue one")
+    assert again.status == "ask" and again.question == "Which shelf?"
+    assert [(c.question, c.text) for c in again.clarifications] == [("Which cup?", "the blue one")]
+    assert [c.text for c in (await gate.get(v.gate_id)).clarifications] == ["the blue one"]
+    done = await gate.answer(v.gate_id, text="the top one")
+    assert done.status == "clear" and len(done.clarifications) == 2
 
 
 async def test_no_clarifications_allowed_refuses_without_asking(make_gate: MakeGate) -> None:

@@ -39,6 +39,8 @@ BUILT_IN = (
          "One coordination game: agents pick a meaning of an ambiguous word, clarify, and converge or fail."),
     Lazy("serve", "lexicoord.cli.serve_cmd:serve",
          "Serve live rooms; open the printed address in a browser, create a room, and share its link."),
+    Lazy("mcp", "lexicoord.cli.mcp_cmd:mcp",
+         "Serve the agreement gate over MCP on stdio: a coding agent checks an instruction before acting on it."),
     Lazy("models", "lexicoord.cli.models_cmd:app", "List providers, or check that a model answers."),
     Lazy("runs", "lexicoord.cli.runs_cmd:app", "Inspect and export stored runs."),
     Lazy("rooms", "lexicoord.cli.rooms_cmd:app", "List and close the live rooms of `lexicoord serve`."),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -13,6 +14,8 @@ from lexicoord.cli.ports import check_port
 from lexicoord.errors import ConfigError
 
 if TYPE_CHECKING:
+    from lexicoord.gate.http import GatePart
+    from lexicoord.runs.store import Store
     from lexicoord.tasks.ambiguous import AmbiguityItem
 
 console = Console(stderr=True)
@@ -106,6 +109,11 @@ def serve(
         int, typer.Option(min=1, help="Connections one client (an IPv4 address, an IPv6 /64) may hold open; a "
                                       "proxy named with --forwarded-allow-ips is not held to it.")
     ] = CONNECTIONS_PER_ADDRESS,
+    gate_config: Annotated[
+        Path | None,
+        typer.Option("--gate-config", help="The agreement gate's configuration (TOML), served at /api/gate; by "
+                                           "default the gate's own defaults (its model loads at the first check)."),
+    ] = None,
     db: DbOption = None,
     no_cache: NoCacheOption = False,
     option: ModelOptions = None,
@@ -131,13 +139,32 @@ def serve(
                         benchmarks=load_benchmarks(benchmark or []))
     for name in offered:
         services.adapter(name)  # a protocol without a room is one clear error now
+    gate, made = gate_part(gate_config, services.store, host)
     check_port(host, port)  # a port in use is one sentence now, not uvicorn's errno after the start-up lines
     app = create_app(services, http_rate=join_rate, allowed_hosts=hosts, idle_close=close_idle_after * 60 or None,
-                     unused_close=close_unused_after * 60 or None, rooms_per_address=rooms_per_address)
+                     unused_close=close_unused_after * 60 or None, rooms_per_address=rooms_per_address, parts=[gate])
     shown = "localhost" if host in ("127.0.0.1", "0.0.0.0", "::") else host
     console.print(f"lexicoord live: http://{shown}:{port}/  (store {services.store.url}; Ctrl-C stops, rooms reopen)",
                   highlight=False, markup=False, soft_wrap=True)  # the address whole on its line, in a log too
+    if made:
+        from lexicoord.gate.http import KEY_ENV
+
+        console.print(f"agreement gate API (/api/gate) key, sent as Authorization: Bearer KEY (set {KEY_ENV} to "
+                      f"choose it): {gate.key}", highlight=False, markup=False, soft_wrap=True)
     run_app(app, host, port, hosts, proxies, connections_per_address)
+
+
+def gate_part(config: Path | None, store: Store, host: str) -> tuple[GatePart, bool]:
+    """The agreement gate beside the rooms, on the same store (its models load at its first check), and whether
+    its API key was made up now (to be printed once). The key is needed off loopback, or whenever
+    LEXICOORD_GATE_KEY is set (:func:`lexicoord.gate.http.decide_key`)."""
+    from lexicoord.gate.gate import Gate
+    from lexicoord.gate.http import GatePart, decide_key
+    from lexicoord.gate.settings import GateSettings, read_settings
+
+    settings = read_settings(config) if config is not None else GateSettings().check()
+    key, made = decide_key(host)
+    return GatePart(Gate(settings=settings, store=store), key=key), made
 
 
 def run_app(app: Any, host: str, port: int, hosts: list[str], proxies: list[str], connections_per_address: int) -> None:

@@ -144,7 +144,8 @@ class Deliberation:
         self.ctx.emit(QuestionEvent(question=question, options=options, ambiguity=ambiguity))
         view = {"instruction": self.instruction, "context": self.context, "question": question, "options": options,
                 "ambiguity": ambiguity, "seats": [s.model_dump(mode="json") for s in seats],
-                "asked": len(self.clarifications) + 1}
+                "asked": len(self.clarifications) + 1,
+                "clarifications": [c.model_dump(mode="json") for c in self.clarifications]}
         request = Request(kind="clarify", view=view, schema=person_schema(options), actions=("refuse",))
         loop = asyncio.get_running_loop()
         if self.deadline is not None:

@@ -374,6 +374,7 @@ class Gate:
         live.expires_at = expires
         verdict = {"question": view.get("question"), "options": view.get("options", []),
                    "ambiguity": view.get("ambiguity", "none"), "seats": view.get("seats", []),
+                   "clarifications": view.get("clarifications", []),
                    "answers": list(live.answers), **self._costs(live)}
         asyncio.get_running_loop().create_task(
             asyncio.to_thread(records.update, self.store, gate_id, status, verdict, expires))
@@ -434,7 +435,8 @@ class Gate:
         else:
             view = pending.view
             fields.update(question=view.get("question"), options=view.get("options", []),
-                          ambiguity=view.get("ambiguity", "none"), seats=view.get("seats", []))
+                          ambiguity=view.get("ambiguity", "none"), seats=view.get("seats", []),
+                          clarifications=view.get("clarifications", []))
         state = state.model_copy(update={"status": fields.pop("status"), "updated_at": now,
                                          "expires_at": live.expires_at, "verdict": {**state.verdict, **fields}})
         return self._verdict(state)

@@ -65,4 +65,5 @@ def register() -> None:
         protocol=GateCheck,
         statistics="lexicoord.gate.report:statistics",
         report="lexicoord.gate.report:report",
+        cli="lexicoord.gate.cli:app",
     ))

@@ -81,3 +81,18 @@ def read_settings(path: Path) -> GateSettings:
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
         raise ConfigError(f"{path}: {problems}.") from None
+
+
+def settings_from(path: Path | None, policy: str | None = None, models: list[str] | None = None) -> GateSettings:
+    """A configuration file's settings (or the defaults) with a command line's ``--policy`` and ``--model`` over
+    them, checked whole."""
+    data: dict[str, object] = read_settings(path).model_dump() if path is not None else {}
+    if policy is not None:
+        data["policy"] = policy
+    if models:
+        data["models"] = list(models)
+    try:
+        return GateSettings.model_validate(data).check()
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise ConfigError(f"Gate settings: {problems}.") from None

@@ -1,0 +1,139 @@
+"""``lexicoord gate``: the agreement gate from the command line.
+
+One function per command; each imports what it needs when it runs, so ``lexicoord --help`` imports none of it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from lexicoord.cli.options import DbOption
+
+#: Mounted as ``lexicoord gate`` through the gate's protocol entry, as any protocol's commands are.
+app = typer.Typer(help="Agreement before action: is an instruction clear, and if not, what to ask.",
+                  no_args_is_help=True)
+console = Console(stderr=True)
+
+
+@app.command("serve")
+def serve(
+    config: Annotated[
+        Path | None, typer.Option("--config", help="A gate configuration (TOML: policy, models, bounds).")
+    ] = None,
+    host: Annotated[str, typer.Option(help="Address to listen on (0.0.0.0 to let other machines in; then the "
+                                           "API needs a key).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=1, max=65535)] = 8000,
+    db: DbOption = None,
+    allowed_host: Annotated[
+        list[str] | None,
+        typer.Option("--allowed-host", help="A host name or address callers reach this server by (repeatable); "
+                                            "localhost, 127.0.0.1, ::1 and --host are always accepted."),
+    ] = None,
+    forwarded_allow_ips: Annotated[
+        str | None,
+        typer.Option(help="Proxies (comma-separated addresses or networks) whose X-Forwarded-For names the client; "
+                          "by default no one's is believed."),
+    ] = None,
+) -> None:
+    """Serve the gate over HTTP: a JSON API for pipelines, and the page a person answers the gate's questions on.
+
+    On loopback the API needs no key unless LEXICOORD_GATE_KEY is set; on any other address it needs
+    LEXICOORD_GATE_KEY, or the key printed at start (Authorization: Bearer KEY).
+    """
+    from lexicoord.cli.ports import check_port
+    from lexicoord.cli.serve_cmd import CONNECTIONS_PER_ADDRESS, run_app
+    from lexicoord.gate.gate import Gate
+    from lexicoord.gate.http import KEY_ENV, decide_key, gate_app
+    from lexicoord.gate.settings import GateSettings, read_settings
+    from lexicoord.web.hosts import proxy_addresses, served_hosts
+
+    settings = read_settings(config) if config is not None else GateSettings().check()
+    hosts = served_hosts(host, allowed_host or [])
+    proxies = proxy_addresses(forwarded_allow_ips)
+    gate = Gate(settings=settings, db=db)  # opens the store now (a bad one is one sentence); loads no model yet
+    key, made = decide_key(host)
+    check_port(host, port)
+    app = gate_app(gate, key=key, allowed_hosts=hosts)
+    shown = "localhost" if host in ("127.0.0.1", "0.0.0.0", "::") else host
+    console.print(f"lexicoord gate ({settings.policy}, {', '.join(settings.models)}): POST http://{shown}:{port}"
+                  f"/api/gate/check  (store {gate.store.url}; Ctrl-C stops)", highlight=False, markup=False,
+                  soft_wrap=True)
+    if made:
+        console.print(f"API key (send Authorization: Bearer KEY; set {KEY_ENV} to choose it): {key}",
+                      highlight=False, markup=False, soft_wrap=True)
+    elif key is None:
+        console.print("No API key: the server answers this machine only (set LEXICOORD_GATE_KEY to require one).",
+                      highlight=False, markup=False, soft_wrap=True)
+    run_app(app, host, port, hosts, proxies, CONNECTIONS_PER_ADDRESS)
+
+
+@app.command("check")
+def check(
+    instruction: Annotated[str, typer.Argument(help="The instruction to check.")],
+    context: Annotated[str, typer.Option(help="What the pipeline knows of the scene.")] = "",
+    candidate: Annotated[
+        list[str] | None, typer.Option("--candidate", "-c", help="A reading the instruction may have (repeatable).")
+    ] = None,
+    config: Annotated[Path | None, typer.Option("--config", help="A gate configuration (TOML).")] = None,
+    policy: Annotated[str | None, typer.Option(help="single, debate, coalition, conformal or adaptive.")] = None,
+    model: Annotated[list[str] | None, typer.Option("--model", "-m", help="A model seats are filled from.")] = None,
+    key: Annotated[str | None, typer.Option(help="An idempotency key: the same key returns the same check.")] = None,
+    db: DbOption = None,
+) -> None:
+    """Check an instruction; a question is put to you at the keyboard. Prints the verdict as JSON.
+
+    Exits 0 only when the verdict is clear (so a shell pipeline can act on it), 1 otherwise.
+    """
+    import asyncio
+
+    from lexicoord.gate.gate import Gate
+    from lexicoord.gate.settings import settings_from
+    from lexicoord.gate.verdict import Verdict
+
+    settings = settings_from(config, policy, model)
+
+    async def run() -> Verdict:
+        async with Gate(settings=settings, db=db) as gate:
+            v = await gate.check(instruction, context=context, candidates=candidate or None, key=key)
+            while v.status == "ask":
+                console.print(f"{v.question}", highlight=False, markup=False)
+                for i, option in enumerate(v.options, 1):
+                    console.print(f"  {i}. {option}", highlight=False, markup=False)
+                said = typer.prompt("Your answer (a number, your own words, or 'no' to refuse)", err=True)
+                if said.strip().lower() in ("no", "refuse"):
+                    v = await gate.answer(v.gate_id, refuse=True)
+                elif said.strip().isdigit() and 1 <= int(said) <= len(v.options):
+                    v = await gate.answer(v.gate_id, choice=v.options[int(said) - 1])
+                else:
+                    v = await gate.answer(v.gate_id, text=said)
+            return v
+
+    verdict = asyncio.run(run())
+    typer.echo(verdict.model_dump_json(indent=2))
+    raise typer.Exit(0 if verdict.clear else 1)
+
+
+@app.command("calibrate")
+def calibrate(
+    data: Annotated[Path, typer.Argument(help="JSONL: instruction, context, options, answer (the option meant).")],
+    model: Annotated[str, typer.Option("--model", "-m", help="The scorer model.")] = "local/smollm2-135m",
+    success: Annotated[float, typer.Option(min=0.01, max=0.99, help="Target success level (1 - epsilon).")] = 0.8,
+    out: Annotated[Path, typer.Option(help="Where to write the gate's configuration.")] = Path("gate.toml"),
+) -> None:
+    """KnowNo's split-conformal threshold for the conformal check, written into a gate configuration."""
+    import asyncio
+
+    from lexicoord.gate.calibrate import calibrate as run
+    from lexicoord.gate.calibrate import read, write_settings
+    from lexicoord.gate.settings import GateSettings
+
+    items = read(data)
+    result = asyncio.run(run(items, model, success))
+    write_settings(out, GateSettings(policy="conformal", models=[model], qhat=result.qhat, target_success=success))
+    console.print(f"{result.items} calibration items, target success {success:.0%}: qhat = {result.qhat:.4f}; on "
+                  f"these items the set holds the answer {result.coverage:.0%} of the time, mean set size "
+                  f"{result.mean_set_size:.2f}. Wrote {out}.", highlight=False, markup=False, soft_wrap=True)
