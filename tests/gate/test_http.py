@@ -320,3 +320,11 @@ def test_serve_mounts_the_gate(tmp_path: Path) -> None:
         assert r.status_code == 200 and r.json()["status"] == "clear", r.text
         assert "content-security-policy" in r.headers
         assert httpx.get(f"{base}/api/offer").status_code == 200  # the rooms are still there
+
+
+def test_guessing_page_tokens_is_slowed_down(serve: Serve) -> None:
+    client = serve(ASKS)
+    gate_id, token = page_token(check(client, HOSTILE).json())
+    codes = [client.get(f"/g/{gate_id}/state", params={"t": f"guess{i}"}).status_code for i in range(80)]
+    assert codes[:40] == [403] * 40 and 429 in codes  # a burst of ten seconds' worth, then the rate
+    assert client.get(f"/api/gate/{gate_id}").status_code == 200  # the API's budget is its own

@@ -43,6 +43,7 @@ from lexicoord.gate.gate import FINAL, AnswerRequest, CheckRequest, Gate, GateEr
 from lexicoord.gate.records import GateState
 from lexicoord.gate.verdict import Ambiguity, Clarification, Status, Verdict
 from lexicoord.web.app import SECURITY_HEADERS, SecurityHeaders
+from lexicoord.web.ratelimit import AddressLimiter
 
 STATIC = Path(__file__).parent / "static"
 #: The page's files, by the name it asks for (``/gate-static/NAME``); nothing else is served from disk.
@@ -50,6 +51,9 @@ ASSETS = {"gate.js": (STATIC / "gate.js", "text/javascript"), "gate.css": (STATI
           "dom.js": (Path(__file__).parents[1] / "web" / "static" / "dom.js", "text/javascript")}
 #: Bytes a request body may have (the longest check allowed is some 24,000 characters of JSON).
 MAX_BODY = 64 * 1024
+#: Requests a second per client: the API's (a pipeline's bursts of checks) and the person's page's.
+API_RATE = 50.0
+PAGE_RATE = 5.0
 #: Seconds a caller waits for a verdict by default, and at most.
 WAIT = 30.0
 MAX_WAIT = 300.0
@@ -200,8 +204,20 @@ async def _events(gate: Gate, gate_id: str) -> AsyncIterator[str]:
             step.add_done_callback(lambda f: f.cancelled() or f.exception())
 
 
-def gate_routes(gate: Gate, *, key: str | None) -> APIRouter:
-    """The API (behind ``key`` as a bearer token, when one is given) and the person's page, for ``gate``."""
+def gate_routes(gate: Gate, *, key: str | None, api_rate: float = API_RATE, page_rate: float = PAGE_RATE) -> APIRouter:
+    """The API (behind ``key`` as a bearer token, when one is given) and the person's page, for ``gate``.
+
+    Each client (an IPv4 address, an IPv6 /64) may send ``api_rate`` API requests a second (bursts of ten
+    seconds' worth) and ``page_rate`` page requests a second: a pipeline's bursts pass, a token guesser does not."""
+    api_limit = AddressLimiter(api_rate, api_rate * 10)
+    page_limit = AddressLimiter(page_rate, page_rate * 10)
+
+    def limited(limiter: AddressLimiter) -> Callable[[Request], None]:
+        def check(request: Request) -> None:
+            if not limiter.allow(request.client.host if request.client else "unknown"):
+                raise HTTPException(429, "Too many requests from this address; wait a moment.",
+                                    headers={"Retry-After": "1"})
+        return check
 
     def require_key(credentials: Annotated[HTTPAuthorizationCredentials | None, Security(BEARER)]) -> None:
         given = credentials.credentials if credentials is not None else ""
@@ -212,9 +228,9 @@ def gate_routes(gate: Gate, *, key: str | None) -> APIRouter:
     errors: dict[int | str, dict[str, Any]] = {
         401: {"description": "No key, or the wrong one"}, 404: {"description": "No such check"},
         409: {"description": "A key reused for another request, or an answer to a check that asks nothing"},
-        413: {"description": "Body too large"}, 422: {"description": "A request that does not validate"}}
+        413: {"description": "Body too large"}, 429: {"description": "Too many requests"}, 422: {"description": "A request that does not validate"}}
     api = APIRouter(prefix="/api/gate", route_class=GateRoute, tags=["gate"], responses=errors,
-                    dependencies=[Depends(require_key)] if key is not None else [])
+                    dependencies=[Depends(limited(api_limit)), *([Depends(require_key)] if key is not None else [])])
     pending: dict[int | str, dict[str, Any]] = {202: {"model": Verdict, "description": "Still deciding (status pending); ask Location again"}}
 
     @api.post("/check", response_model=Verdict, responses=pending)
@@ -245,7 +261,7 @@ def gate_routes(gate: Gate, *, key: str | None) -> APIRouter:
         return StreamingResponse(_events(gate, gate_id), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 
-    page = APIRouter(route_class=GateRoute, include_in_schema=False)
+    page = APIRouter(route_class=GateRoute, include_in_schema=False, dependencies=[Depends(limited(page_limit))])
 
     async def holder(gate_id: str, token: str | None) -> GateState:
         """The check whose token the page holds: 404 if there is no such check, 403 if the token is not its."""
