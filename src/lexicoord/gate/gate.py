@@ -346,8 +346,9 @@ class Gate:
     async def _play(self, state: GateState, live: _Live) -> None:
         record, events = await play_episode(GateCheck(), live.ctx, self.run_id)
         try:
-            await asyncio.to_thread(self.store.save_episode, record, events)
-            await asyncio.to_thread(self.store.clear_episode_moves, self.run_id, record.key)
+            await asyncio.to_thread(self.store.save_episode, record, events)  # a done episode's journal goes with it
+            if record.status != "done":  # a check is never played again: its journal is of no more use
+                await asyncio.to_thread(self.store.clear_episode_moves, self.run_id, record.key)
             if record.outcome is not None:
                 decision = Decision.model_validate(record.outcome)
             else:
