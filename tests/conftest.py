@@ -65,9 +65,8 @@ def gguf_path() -> Path:
     return resolve_path("smollm2-135m")
 
 
-@pytest.fixture(scope="session")
-def llama_server(gguf_path: Path, tmp_path_factory: pytest.TempPathFactory):
-    """llama-cpp-python's own OpenAI-compatible server over the bundled GGUF, on loopback."""
+def _llama_server(gguf_path: Path, tmp_path_factory: pytest.TempPathFactory, *extra: str):
+    """llama-cpp-python's own OpenAI-compatible server over the bundled GGUF, on loopback, until the session ends."""
     if importlib.util.find_spec("llama_cpp.server") is None:
         pytest.fail("llama-cpp-python[server] is not installed; install the test extra: pip install -e '.[test]'")
     port = free_port()
@@ -75,7 +74,7 @@ def llama_server(gguf_path: Path, tmp_path_factory: pytest.TempPathFactory):
     with log.open("w") as fh:
         proc = subprocess.Popen(
             [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf_path), "--host", "127.0.0.1",
-             "--port", str(port), "--n_ctx", "2048", "--model_alias", "smollm2"],
+             "--port", str(port), "--model_alias", "smollm2", *extra],
             stdout=fh, stderr=subprocess.STDOUT, env={**os.environ},
         )
     base = f"http://127.0.0.1:{port}/v1"
@@ -97,6 +96,12 @@ def llama_server(gguf_path: Path, tmp_path_factory: pytest.TempPathFactory):
         proc.wait(10)
     except subprocess.TimeoutExpired:
         proc.kill()
+
+
+@pytest.fixture(scope="session")
+def llama_server(gguf_path: Path, tmp_path_factory: pytest.TempPathFactory):
+    """llama-cpp-python's own OpenAI-compatible server over the bundled GGUF, on loopback."""
+    yield from _llama_server(gguf_path, tmp_path_factory, "--n_ctx", "2048")
 
 
 #: The public benchmark data lives beside the checkout (../shared/data); LEXICOORD_SHARED_DATA points elsewhere.

@@ -169,3 +169,48 @@ async def test_the_record_holds_the_question_and_the_persons_move(make_gate: Mak
     asked = [e for e in events if isinstance(e, QuestionEvent)]
     said = [e for e in events if isinstance(e, PersonAnswerEvent)]
     assert [e.question for e in asked] == ["Which cup?"] and [(e.agent, e.text) for e in said] == [("person", "The blue one")]
+
+
+def odds(**letters: float) -> dict:
+    """A scorer's reply: its first token and the log-probabilities of the first token's alternatives."""
+    return {"text": max(letters, key=lambda k: letters[k]), "__logprobs__": {k: v for k, v in letters.items()}}
+
+
+async def test_conformal_one_option_in_the_set_is_clear(make_gate: MakeGate) -> None:
+    gate = make_gate("conformal", {"scorer": [odds(A=-0.05, B=-3.5, The=-4.0)]}, qhat=0.5)
+    v = await gate.check("Hand me the cup.", candidates=CUPS)
+    assert v.status == "clear" and v.interpretation == "the red cup" and v.model_calls == 1
+    assert v.conformal is not None and v.conformal.kept == ["the red cup"]
+    assert v.conformal.probabilities["the red cup"] > 0.9
+
+
+async def test_conformal_several_in_the_set_ask_which_and_a_picked_option_decides(make_gate: MakeGate) -> None:
+    gate = make_gate("conformal", {"scorer": [odds(A=-0.8, **{" B": -0.9}, C=-6.0)]}, qhat=0.7)
+    v = await gate.check("Hand me the cup.", candidates=[*CUPS, "the green cup"])
+    assert v.status == "ask" and v.options == ["the red cup", "the blue cup"] and v.ambiguity == "divergent"
+    done = await gate.answer(v.gate_id, choice="the blue cup")
+    assert done.status == "clear" and done.interpretation == "the blue cup" and done.model_calls == 1
+    assert [s.kind for s in done.seats] == ["model", "person"]
+
+
+async def test_conformal_a_free_answer_rescores_then_refuses_at_the_bound(make_gate: MakeGate) -> None:
+    gate = make_gate("conformal", {"scorer": [odds(A=-0.7, B=-0.7)] * 2}, qhat=0.9)
+    v = await gate.check("Hand me the cup.", candidates=CUPS)
+    done = await gate.answer(v.gate_id, text="whichever is cleaner")
+    assert done.status == "refuse" and done.model_calls == 2 and "2 options stayed" in (done.reason or "")
+
+
+async def test_conformal_a_first_token_that_is_no_letter_is_an_error(make_gate: MakeGate) -> None:
+    gate = make_gate("conformal", {"scorer": [{"text": "Sure", "__logprobs__": {"Sure": -0.1, "The": -2.0}}]},
+                     qhat=0.5)
+    v = await gate.check("Hand me the cup.", candidates=CUPS)
+    assert v.status == "error" and "none of the option letters" in (v.reason or "")
+
+
+async def test_conformal_needs_a_threshold(make_gate: MakeGate) -> None:
+    import pytest
+
+    from lexicoord.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="calibrate"):
+        make_gate("conformal", {})

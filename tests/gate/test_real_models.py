@@ -84,3 +84,44 @@ async def test_single_through_an_openai_compatible_server(llama_server: str, tmp
         v = await settle(gate, await gate.check("Put the mug on the shelf.", context=SCENE))
         events = recorded(gate, v)
         assert all(e.model.startswith("llamacpp/") for e in events if isinstance(e, ModelCallEvent))
+
+
+def test_calibrate_then_a_conformal_check_with_real_log_probabilities(tmp_path: Path) -> None:
+    import asyncio
+    import json
+
+    from typer.testing import CliRunner
+
+    from lexicoord.cli.app import app
+    from lexicoord.gate import read_settings
+    from lexicoord.gate.events import ScoresEvent
+
+    rows = [("Bring me something to eat.", ["an apple", "a hammer"], "an apple"),
+            ("Hand me the tool for nails.", ["a hammer", "a pillow"], "a hammer"),
+            ("I am thirsty, bring me something.", ["a glass of water", "a brick"], "a glass of water"),
+            ("Give me something to write with.", ["a pencil", "a banana"], "a pencil"),
+            ("Pass me something to sit on.", ["a chair", "a spoon"], "a chair"),
+            ("Bring a blanket, I am cold.", ["a blanket", "an ice cube"], "a blanket")]
+    data = tmp_path / "calibration.jsonl"
+    data.write_text("".join(json.dumps({"instruction": i, "context": "A house.", "options": o, "answer": a}) + "\n"
+                            for i, o, a in rows))
+    out = tmp_path / "gate.toml"
+    result = CliRunner().invoke(app, ["gate", "calibrate", str(data), "--model", LOCAL, "--success", "0.8",
+                                      "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    settings = read_settings(out)
+    assert settings.policy == "conformal" and settings.qhat is not None and 0 <= settings.qhat <= 1
+    assert settings.target_success == 0.8 and "6 calibration items" in result.output
+
+    async def check() -> None:
+        async with Gate(settings=settings, db=str(tmp_path / "g.db")) as gate:
+            v = await settle(gate, await gate.check("Bring me something to eat.", context="A kitchen.",
+                                                    candidates=["a sandwich", "a screwdriver", "a sock"]))
+            events = recorded(gate, v)
+            [scores] = [e for e in events if isinstance(e, ScoresEvent)][:1]
+            assert sum(scores.probabilities.values()) == pytest.approx(1, abs=1e-4)
+            assert scores.kept == [o for o in sorted(scores.probabilities, key=lambda o: -scores.probabilities[o])
+                                   if 1 - scores.probabilities[o] <= settings.qhat]
+            assert v.clear == (len(scores.kept) == 1) or v.clarifications  # clear by the set, or by the person
+
+    asyncio.run(check())

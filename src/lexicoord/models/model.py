@@ -138,6 +138,10 @@ class Model:
                 # A commit to the cache's file, off the event loop, which serves every other call meanwhile.
                 await asyncio.to_thread(self.cache.put, key, self.spec, response)
         response = self._bounded(response, cfg)  # a reply cached before the bound (or under a larger one) too
+        if cfg.logprobs is not None and response.top_logprobs is None:
+            raise ModelError(f"{self.spec} gave no log-probabilities, which this call needs (a scorer reads an option's "
+                             "probability from them); use a backend that returns them (the embedded model, or an "
+                             "OpenAI-compatible server that supports logprobs).")
         parsed, choice, parse_error = parse_reply(response.text, cfg)
         output = ModelOutput(
             model=response.model or self.spec,
@@ -150,6 +154,7 @@ class Model:
             cached=cached is not None,
             attempts=attempts,
             finish_reason=response.finish_reason,
+            top_logprobs=response.top_logprobs,
         )
         report(
             ModelCallRecord(

@@ -46,6 +46,9 @@ class GenerateConfig(BaseModel):
     stop: tuple[str, ...] | None = None
     json_schema: dict[str, Any] | None = None
     choices: tuple[str, ...] | None = None
+    #: Ask for the first generated token's ``logprobs`` most likely alternatives with their log-probabilities (a
+    #: scorer reads an option letter's probability from them, as KnowNo does); part of the cache key.
+    logprobs: int | None = Field(default=None, ge=1, le=20)
     timeout: float | None = Field(default=None, description="seconds per attempt")
     max_retries: int | None = None
 
@@ -81,6 +84,8 @@ class ProviderResponse(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     model: str | None = None
     finish_reason: str | None = None
+    #: The first generated token's most likely alternatives, token text -> natural-log probability (when asked).
+    top_logprobs: dict[str, float] | None = None
 
 
 class ModelOutput(BaseModel):
@@ -101,6 +106,8 @@ class ModelOutput(BaseModel):
     cached: bool = False
     attempts: int = 1
     finish_reason: str | None = None
+    #: The first generated token's most likely alternatives, token text -> natural-log probability (when asked).
+    top_logprobs: dict[str, float] | None = None
 
     @property
     def ok(self) -> bool:

@@ -471,6 +471,18 @@ class LocalProvider(Provider):
         schema = requested_schema(config)
         if schema is not None:
             kwargs["response_format"] = {"type": "json_object", "schema": schema}
+        first: list[Any] = []
+        if config.logprobs is not None:
+            # The model is loaded without ``logits_all`` (llama-cpp-python's own ``logprobs`` needs it, and it costs
+            # a logits row per prompt token): the first call of a logits processor sees the first token's raw logits.
+            import llama_cpp
+
+            def keep_first(input_ids: Any, scores: Any) -> Any:
+                if not first:
+                    first.append(scores.copy())
+                return scores
+
+            kwargs["logits_processor"] = llama_cpp.LogitsProcessorList([keep_first])
         with context.lock:
             if threads != context.threads:
                 import llama_cpp
@@ -492,6 +504,7 @@ class LocalProvider(Provider):
             usage=Usage(prompt_tokens=usage.get("prompt_tokens"), completion_tokens=usage.get("completion_tokens")),
             model=self.spec,
             finish_reason=choice.get("finish_reason"),
+            top_logprobs=_top(context.llama, first[0], config.logprobs) if first and config.logprobs else None,
         )
 
     async def generate(self, messages: Sequence[ChatMessage], config: GenerateConfig) -> ProviderResponse:
@@ -516,6 +529,21 @@ class LocalProvider(Provider):
         # A timeout cancels this await, not the generation: llama.cpp cannot be interrupted from
         # Python, so the thread runs to its max_tokens and the context stays taken until it ends.
         return await asyncio.shield(future)
+
+
+def _top(llama: Any, logits: Any, k: int) -> dict[str, float]:
+    """The ``k`` most likely next tokens as text, with their log-probabilities (a stable log-softmax); two tokens
+    that read the same keep the larger."""
+    import numpy as np
+
+    values = np.asarray(logits, dtype=np.float64)
+    shifted = values - values.max()
+    logprobs = shifted - np.log(np.exp(shifted).sum())
+    found: dict[str, float] = {}
+    for token in np.argsort(logprobs)[::-1][:k]:
+        text = llama.detokenize([int(token)]).decode("utf-8", errors="replace")
+        found[text] = max(float(logprobs[token]), found.get(text, float("-inf")))
+    return found
 
 
 def register() -> None:

@@ -125,6 +125,9 @@ class OpenAICompatibleProvider(Provider):
                 body[field] = value
         if config.stop:
             body["stop"] = list(config.stop)
+        if config.logprobs is not None:
+            body["logprobs"] = True
+            body["top_logprobs"] = config.logprobs
         if schema is not None and mode == "json_schema":
             body["response_format"] = {
                 "type": "json_schema",
@@ -207,6 +210,7 @@ class OpenAICompatibleProvider(Provider):
             ),
             model=f"{self.name}/{data.get('model') or self.model_name}",
             finish_reason=choice.get("finish_reason"),
+            top_logprobs=_first_token_logprobs(choice),
         )
 
     async def aclose(self) -> None:
@@ -243,3 +247,18 @@ def register() -> None:
 
 
 __all__ = ["OpenAICompatibleProvider", "register", "register_openai_compatible"]
+
+
+def _first_token_logprobs(choice: dict[str, Any]) -> dict[str, float] | None:
+    """OpenAI's ``choices[0].logprobs.content[0].top_logprobs`` (a list of ``{token, logprob}``) as a mapping;
+    ``None`` when the server sent none (the model layer then says so, if they were asked for)."""
+    try:
+        first = (choice.get("logprobs") or {}).get("content") or []
+        alternatives = first[0].get("top_logprobs") or [] if first else []
+        found: dict[str, float] = {}
+        for entry in alternatives:
+            token, value = str(entry["token"]), float(entry["logprob"])
+            found[token] = max(value, found.get(token, float("-inf")))
+        return found or None
+    except (AttributeError, KeyError, IndexError, TypeError, ValueError):
+        return None

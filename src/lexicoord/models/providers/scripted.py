@@ -10,7 +10,8 @@ Usage is synthetic: whitespace-separated words counted as tokens, and a reply lo
 Specs: ``scripted/echo`` (repeats the last user message), ``scripted/first``
 (the first of the offered choices, or of each enum in a JSON schema), ``scripted/random`` (a choice, or a value
 valid under a simple JSON schema, drawn with the call's seed), or any name given to :func:`register_script`. The option
-``latency`` (seconds) makes every reply take that long.
+``latency`` (seconds) makes every reply take that long. A reply ``{"text": ..., "__logprobs__": {token:
+logprob}}`` carries the first token's log-probabilities, for a call that asks for them.
 """
 
 from __future__ import annotations
@@ -29,6 +30,9 @@ from lexicoord.models.provider import Provider
 from lexicoord.models.types import ChatMessage, GenerateConfig, ProviderResponse, Usage
 
 Reply = str | dict[str, Any] | list[Any]
+#: A reply ``{"text": "A", "__logprobs__": {"A": -0.1, "B": -2.3}}`` is the text ``A`` with those first-token
+#: log-probabilities (returned when the call asks for ``logprobs``).
+LOGPROBS = "__logprobs__"
 ReplyFn = Callable[[Sequence[ChatMessage], GenerateConfig], Reply]
 Script = Sequence[Reply] | ReplyFn | dict[str, Sequence[Reply] | ReplyFn]
 
@@ -137,6 +141,10 @@ class ScriptedProvider(Provider):
         with self._lock:
             self.calls.append((current_agent.get(), list(messages)))
             reply = self._pick()(messages, config)
+        logprobs = None
+        if isinstance(reply, dict) and LOGPROBS in reply:  # a scorer's reply: its text and its first token's odds
+            logprobs = {str(k): float(v) for k, v in reply[LOGPROBS].items()}
+            reply = str(reply.get("text", ""))
         text = reply if isinstance(reply, str) else json.dumps(reply)
         prompt_words = sum(len(m.content.split()) for m in messages)
         words = text.split()
@@ -148,6 +156,7 @@ class ScriptedProvider(Provider):
             usage=Usage(prompt_tokens=prompt_words, completion_tokens=len(text.split())),
             model=self.spec,
             finish_reason="length" if cut else "stop",
+            top_logprobs=logprobs if config.logprobs is not None else None,
         )
 
 
