@@ -21,7 +21,7 @@ def test_the_built_in_protocols_are_registered() -> None:
 
 
 def test_a_protocol_nobody_installed_is_refused_naming_the_known_ones() -> None:
-    with pytest.raises(ConfigError, match=r"No protocol 'nope' is installed; known: cogent, coordination, debate, werewolf"):
+    with pytest.raises(ConfigError, match=r"No protocol 'nope' is installed; known: cogent, coordination, debate, gate, werewolf"):
         get_protocol("nope")
 
 

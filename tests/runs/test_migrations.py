@@ -43,6 +43,7 @@ def test_an_up_to_date_store_opens_without_alembic_and_an_old_one_is_still_migra
         conn.execute("DROP INDEX ix_episodes_run_position_id")
         conn.execute("DROP TABLE study_participants")
         conn.execute("DROP TABLE studies")
+        conn.execute("DROP TABLE gates")
     Store(str(path))
     with sqlite3.connect(path) as conn:
         assert conn.execute("SELECT version_num FROM alembic_version").fetchall() == [(SCHEMA_HEAD,)]

@@ -117,6 +117,8 @@ class Model:
         start = time.perf_counter()
         key = cache_key(self.provider.cache_identity, msgs, cfg) if self.cache is not None else None
         cached = self.cache.get(key) if self.cache is not None and key is not None else None
+        if cached is not None and cfg.logprobs is not None and not cached.top_logprobs:
+            cached = None  # kept without the log-probabilities this call needs: ask the backend (it may give them now)
         if cached is not None:
             response, attempts = cached, 0
         else:
@@ -124,6 +126,10 @@ class Model:
                 await self.provider.prepare()
                 start = time.perf_counter()  # loading the weights (the first call of an embedded model) is not the call's
                 response, attempts = await self._with_retries(msgs, cfg)
+                if cfg.logprobs is not None and not response.top_logprobs:
+                    # Before the cache: a reply without them is never kept for a call that asks for them, so a
+                    # server restarted with log-probabilities on is asked again, not answered from the cache.
+                    raise self._no_logprobs(attempts)
             except Exception as exc:  # recorded whatever it is, then raised as it is
                 report(
                     ModelCallRecord(
@@ -138,10 +144,6 @@ class Model:
                 # A commit to the cache's file, off the event loop, which serves every other call meanwhile.
                 await asyncio.to_thread(self.cache.put, key, self.spec, response)
         response = self._bounded(response, cfg)  # a reply cached before the bound (or under a larger one) too
-        if cfg.logprobs is not None and response.top_logprobs is None:
-            raise ModelError(f"{self.spec} gave no log-probabilities, which this call needs (a scorer reads an option's "
-                             "probability from them); use a backend that returns them (the embedded model, or an "
-                             "OpenAI-compatible server that supports logprobs).")
         parsed, choice, parse_error = parse_reply(response.text, cfg)
         output = ModelOutput(
             model=response.model or self.spec,
@@ -154,7 +156,7 @@ class Model:
             cached=cached is not None,
             attempts=attempts,
             finish_reason=response.finish_reason,
-            top_logprobs=response.top_logprobs,
+            top_logprobs=response.top_logprobs if cfg.logprobs is not None else None,  # only when asked, as documented
         )
         report(
             ModelCallRecord(
@@ -164,6 +166,14 @@ class Model:
             )
         )
         return output
+
+    def _no_logprobs(self, attempts: int) -> ModelError:
+        """A call asked for log-probabilities and the backend gave none: one clear error, never an empty answer."""
+        error = ModelError(f"{self.spec} gives no log-probabilities, which this call asks for (logprobs=...; a scorer "
+                           "reads an option's probability from them); use a backend that returns them: the embedded "
+                           "model (local/...), or an OpenAI-compatible server that supports logprobs.")
+        error.attempts = attempts  # type: ignore[attr-defined]
+        return error
 
     def reply_bound(self, cfg: GenerateConfig) -> int:
         """The most characters a reply to a call with ``cfg`` may hold (see :data:`MAX_REPLY_CHARS`)."""

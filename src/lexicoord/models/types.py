@@ -64,7 +64,10 @@ class GenerateConfig(BaseModel):
         return self.model_copy(update=update) if update else self
 
     def cache_fields(self) -> dict[str, Any]:
-        return self.model_dump(exclude={"timeout", "max_retries"}, mode="json")
+        # ``logprobs`` is in the key only when asked for: a call without it keeps the key it had before the field
+        # existed, so replies cached by earlier versions are still found (and re-running a run still replays).
+        exclude = {"timeout", "max_retries"} if self.logprobs is not None else {"timeout", "max_retries", "logprobs"}
+        return self.model_dump(exclude=exclude, mode="json")
 
 
 

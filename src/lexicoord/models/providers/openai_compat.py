@@ -149,7 +149,7 @@ class OpenAICompatibleProvider(Provider):
                 and re.search(r"response_format|json_schema|schema", response.text, re.IGNORECASE)
             )
             if not refused:
-                return self._read(response)
+                return self._read(response, logprobs=config.logprobs is not None)
             # The server refused this form of structured output: try the next one, down to
             # asking in the prompt. Concurrent calls may all see the refusal: step down once.
             if self._schema_modes[0] == mode and len(self._schema_modes) > 1:
@@ -172,7 +172,8 @@ class OpenAICompatibleProvider(Provider):
         except httpx.HTTPError as exc:
             raise ModelError(f"The request to {url} failed: {exc.__class__.__name__}: {exc}.") from None
 
-    def _read(self, response: httpx.Response) -> ProviderResponse:
+    def _read(self, response: httpx.Response, *, logprobs: bool = False) -> ProviderResponse:
+        """The completion in ``response``; its first token's ``top_logprobs`` only when ``logprobs`` (asked for)."""
         status = response.status_code
         where = f"{self.base_url} ({self.spec})"
         if status == 429 or status >= 500:
@@ -210,7 +211,7 @@ class OpenAICompatibleProvider(Provider):
             ),
             model=f"{self.name}/{data.get('model') or self.model_name}",
             finish_reason=choice.get("finish_reason"),
-            top_logprobs=_first_token_logprobs(choice),
+            top_logprobs=_first_token_logprobs(choice) if logprobs else None,
         )
 
     async def aclose(self) -> None:

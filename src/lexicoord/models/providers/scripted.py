@@ -10,8 +10,12 @@ Usage is synthetic: whitespace-separated words counted as tokens, and a reply lo
 Specs: ``scripted/echo`` (repeats the last user message), ``scripted/first``
 (the first of the offered choices, or of each enum in a JSON schema), ``scripted/random`` (a choice, or a value
 valid under a simple JSON schema, drawn with the call's seed), or any name given to :func:`register_script`. The option
-``latency`` (seconds) makes every reply take that long. A reply ``{"text": ..., "__logprobs__": {token:
-logprob}}`` carries the first token's log-probabilities, for a call that asks for them.
+``latency`` (seconds) makes every reply take that long.
+
+Log-probabilities: a reply ``{"text": "B", "__logprobs__": {"B": -0.2, "A": -1.9}}`` is the text ``B`` (a
+``"text"`` that is a dict or list is sent as its JSON, as any other reply) with those first-token log-probabilities
+(token text -> natural log). A call with ``logprobs=k`` gets the ``k`` largest of them; a call without gets none, and a
+reply without ``"__logprobs__"`` gives none (so a call that asks for them fails with the model layer's error).
 """
 
 from __future__ import annotations
@@ -143,8 +147,10 @@ class ScriptedProvider(Provider):
             reply = self._pick()(messages, config)
         logprobs = None
         if isinstance(reply, dict) and LOGPROBS in reply:  # a scorer's reply: its text and its first token's odds
-            logprobs = {str(k): float(v) for k, v in reply[LOGPROBS].items()}
-            reply = str(reply.get("text", ""))
+            odds = {str(k): float(v) for k, v in dict(reply[LOGPROBS]).items()}
+            # At most the ``logprobs`` most likely, as a backend gives them.
+            logprobs = dict(sorted(odds.items(), key=lambda kv: -kv[1])[: config.logprobs or len(odds)]) or None
+            reply = reply.get("text", "")
         text = reply if isinstance(reply, str) else json.dumps(reply)
         prompt_words = sum(len(m.content.split()) for m in messages)
         words = text.split()
