@@ -108,8 +108,10 @@ async def test_prompt_prefix_reuse_restores_an_earlier_conversation_and_keeps_th
     answers = {}
     for mode in ("off", "ram"):
         model = get_model("local/smollm2-135m", cache=False, prompt_cache=mode)
-        for loaded in local._loaded.values():
+        for loaded in local._loaded.values():  # as if loaded now: an earlier test's prefix cache left on no context
             loaded.ram_cache = None
+            for context in loaded.contexts:
+                context.llama.cache = None
         await model.generate(first, max_tokens=4, temperature=0, seed=1)
         await model.generate(other, max_tokens=4, temperature=0, seed=1)
         again = [*first, assistant("yes"), user("Why? One sentence.")]
