@@ -168,6 +168,8 @@ def test_the_key_is_decided_by_where_the_server_listens(monkeypatch: pytest.Monk
     key, made = decide_key("0.0.0.0")
     assert made and key and len(key) >= 40 and decide_key("0.0.0.0")[0] != key
     assert decide_key("192.168.1.5")[1] and decide_key("::")[1]
+    # on loopback behind a proxy, or answering a public name, the callers are elsewhere: a key too
+    assert decide_key("127.0.0.1", proxied=True)[1] and decide_key("127.0.0.1", public_names=True)[1]
     monkeypatch.setenv(KEY_ENV, "chosen")
     assert decide_key("127.0.0.1") == ("chosen", False) and decide_key("0.0.0.0") == ("chosen", False)
 

@@ -90,7 +90,7 @@ async def test_the_tools_give_the_verdict_s_schema_and_their_annotations(tmp_pat
     check = tools["check_instruction"].input_schema
     assert check["required"] == ["instruction"] and {"context", "candidates", "key"} <= set(check["properties"])
     assert "ctx" not in check["properties"]
-    assert {"gate_id", "choice", "text", "refuse"} == set(tools["answer_clarification"].input_schema["properties"])
+    assert {"gate_id", "choice", "text", "refuse", "question"} == set(tools["answer_clarification"].input_schema["properties"])
     assert [(t.uri_template, t.mime_type) for t in templates] == [("gate://{gate_id}", "application/json")]
 
 

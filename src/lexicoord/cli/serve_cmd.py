@@ -139,7 +139,7 @@ def serve(
                         benchmarks=load_benchmarks(benchmark or []))
     for name in offered:
         services.adapter(name)  # a protocol without a room is one clear error now
-    gate, made = gate_part(gate_config, services.store, host)
+    gate, made = gate_part(gate_config, services.store, host, proxied=bool(proxies), public_names=bool(allowed_host))
     check_port(host, port)  # a port in use is one sentence now, not uvicorn's errno after the start-up lines
     app = create_app(services, http_rate=join_rate, allowed_hosts=hosts, idle_close=close_idle_after * 60 or None,
                      unused_close=close_unused_after * 60 or None, rooms_per_address=rooms_per_address, parts=[gate])
@@ -154,16 +154,17 @@ def serve(
     run_app(app, host, port, hosts, proxies, connections_per_address)
 
 
-def gate_part(config: Path | None, store: Store, host: str) -> tuple[GatePart, bool]:
+def gate_part(config: Path | None, store: Store, host: str, *, proxied: bool = False,
+              public_names: bool = False) -> tuple[GatePart, bool]:
     """The agreement gate beside the rooms, on the same store (its models load at its first check), and whether
-    its API key was made up now (to be printed once). The key is needed off loopback, or whenever
-    LEXICOORD_GATE_KEY is set (:func:`lexicoord.gate.http.decide_key`)."""
+    its API key was made up now (to be printed once). The key is needed off loopback, behind a proxy or under a
+    public host name, or whenever LEXICOORD_GATE_KEY is set (:func:`lexicoord.gate.http.decide_key`)."""
     from lexicoord.gate.gate import Gate
     from lexicoord.gate.http import GatePart, decide_key
     from lexicoord.gate.settings import GateSettings, read_settings
 
     settings = read_settings(config) if config is not None else GateSettings().check()
-    key, made = decide_key(host)
+    key, made = decide_key(host, proxied=proxied, public_names=public_names)
     return GatePart(Gate(settings=settings, store=store), key=key), made
 
 

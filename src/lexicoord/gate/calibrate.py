@@ -17,7 +17,7 @@ import tomli_w
 from pydantic import BaseModel, Field, model_validator
 
 from lexicoord.gate.conformal import probabilities, quantile
-from lexicoord.gate.deliberation import PROMPTS
+from lexicoord.gate.deliberation import PROMPTS, scene_text
 from lexicoord.gate.settings import GateSettings
 from lexicoord.models.pool import ModelPool
 from lexicoord.seats.llm import LLMSeat
@@ -59,9 +59,11 @@ async def calibrate(items: list[CalibrationItem], model: str, success: float, *,
     limit = asyncio.Semaphore(concurrency)
 
     async def one(i: int, item: CalibrationItem) -> dict[str, float]:
+        """Scored as a check with these options as its candidates scores them (the same prompt)."""
         seat = LLMSeat(f"scorer-{i}", pool.get(model), system_prompt=PROMPTS.render("gate_system"))
         async with limit:
-            return await probabilities(seat, item.context or "(no context given)", item.instruction, item.options)
+            scores = await probabilities(seat, scene_text(item.context, item.options), item.instruction, item.options)
+            return scores.probabilities
 
     probs = await asyncio.gather(*(one(i, item) for i, item in enumerate(items)))
     scores = [1.0 - p[item.answer] for p, item in zip(probs, items)]

@@ -55,7 +55,7 @@ def serve(
     hosts = served_hosts(host, allowed_host or [])
     proxies = proxy_addresses(forwarded_allow_ips)
     gate = Gate(settings=settings, db=db)  # opens the store now (a bad one is one sentence); loads no model yet
-    key, made = decide_key(host)
+    key, made = decide_key(host, proxied=bool(proxies), public_names=bool(allowed_host))
     check_port(host, port)
     app = gate_app(gate, key=key, allowed_hosts=hosts)
     shown = "localhost" if host in ("127.0.0.1", "0.0.0.0", "::") else host
@@ -133,7 +133,8 @@ def calibrate(
 
     items = read(data)
     result = asyncio.run(run(items, model, success))
-    write_settings(out, GateSettings(policy="conformal", models=[model], qhat=result.qhat, target_success=success))
+    write_settings(out, GateSettings(policy="conformal", models=[model], qhat=result.qhat, target_success=success,
+                                     calibrated_model=model))
     console.print(f"{result.items} calibration items, target success {success:.0%}: qhat = {result.qhat:.4f}; on "
                   f"these items the set holds the answer {result.coverage:.0%} of the time, mean set size "
                   f"{result.mean_set_size:.2f}. Wrote {out}.", highlight=False, markup=False, soft_wrap=True)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import string
 from collections.abc import Mapping, Sequence
+from typing import NamedTuple
 
 from lexicoord.core.seat import Request, Seat
 from lexicoord.errors import ConfigError, LexicoordError
@@ -29,6 +30,12 @@ def letter_of(token: str) -> str | None:
     """The option letter a token stands for (``"A"``, ``" B"``, ``"C)"``, ``"(d"``), or ``None``."""
     core = token.strip().strip("().:*[]").upper()
     return core if len(core) == 1 and core in LETTERS else None
+
+
+def letter_mass(logprobs: Mapping[str, float], letters: Sequence[str]) -> float:
+    """How much of the first token's probability the offered letters hold (their spellings summed)."""
+    return sum(math.exp(lp) for token, lp in logprobs.items()
+               if (letter := letter_of(token)) is not None and letter in letters and math.isfinite(lp))
 
 
 def normalised(logprobs: Mapping[str, float], letters: Sequence[str]) -> dict[str, float]:
@@ -47,7 +54,15 @@ def normalised(logprobs: Mapping[str, float], letters: Sequence[str]) -> dict[st
     return {letter: mass.get(letter, 0.0) / total for letter in letters}
 
 
-async def probabilities(seat: Seat, scene: str, instruction: str, options: Sequence[str]) -> dict[str, float]:
+class Scores(NamedTuple):
+    """Each option's probability (normalised over the options) and the share of the first token's probability
+    the option letters held before normalising (a scorer that mostly said something else barely answered)."""
+
+    probabilities: dict[str, float]
+    mass: float
+
+
+async def probabilities(seat: Seat, scene: str, instruction: str, options: Sequence[str]) -> Scores:
     """Each option's probability as the scorer's letter, normalised over the options."""
     if not 2 <= len(options) <= len(LETTERS):
         raise ConfigError(f"A conformal check needs 2 to {len(LETTERS)} options, not {len(options)}.")
@@ -58,8 +73,10 @@ async def probabilities(seat: Seat, scene: str, instruction: str, options: Seque
     answer = await seat.answer(Request(kind="score", prompt=prompt, logprobs=TOP, max_tokens=1, temperature=0.0))
     if not answer.ok or answer.value is None:
         raise LexicoordError(f"{seat.name} gave no scores: {answer.failure}")
-    by_letter = normalised(answer.value.get("logprobs") or {}, letters)
-    return {option: by_letter[letter] for letter, option in zip(letters, options)}
+    logprobs = answer.value.get("logprobs") or {}
+    by_letter = normalised(logprobs, letters)
+    return Scores({option: by_letter[letter] for letter, option in zip(letters, options)},
+                  letter_mass(logprobs, letters))
 
 
 def prediction_set(probs: Mapping[str, float], qhat: float) -> list[str]:

@@ -29,7 +29,7 @@ from lexicoord.prompting import Prompts, fence
 PROMPTS = Prompts("lexicoord.gate")
 #: The person's seat in every gate's line-up.
 PERSON = "person"
-MAX_ANSWER = 2000
+MAX_ANSWER = 400
 MAX_OPTIONS = 8
 MAX_OPTION = 300
 
@@ -57,6 +57,17 @@ OPTIONS_SCHEMA: dict[str, Any] = {
     "required": ["readings"],
     "additionalProperties": False,
 }
+
+
+def scene_text(context: str, candidates: Sequence[str], clarifications: Sequence[Clarification] = ()) -> str:
+    """The scene as every policy's seats read it (and as calibration scores it, so that the threshold is computed
+    on the prompts the check will send)."""
+    parts = [context.strip() or "(no context given)"]
+    if candidates:
+        parts.append("Possible readings: " + "; ".join(candidates))
+    for c in clarifications:
+        parts.append(f"The person was asked: {c.question}\nThe person answered: {c.said}")
+    return "\n\n".join(parts)
 
 
 class Nested(BaseModel):
@@ -97,12 +108,7 @@ class Deliberation:
     def scene(self) -> str:
         """What the seats read as the scene: the caller's context, the readings offered, what the person said
         so far (all of it one fenced block in the protocols' prompts)."""
-        parts = [self.context.strip() or "(no context given)"]
-        if self.candidates:
-            parts.append("Possible readings: " + "; ".join(self.candidates))
-        for c in self.clarifications:
-            parts.append(f"The person was asked: {c.question}\nThe person answered: {c.said}")
-        return "\n\n".join(parts)
+        return scene_text(self.context, self.candidates, self.clarifications)
 
     def reading(self) -> str:
         """The instruction as agreed: with the person's answers when it took some."""

@@ -48,6 +48,7 @@ class ScoresEvent(Event):
     probabilities: dict[str, float]
     qhat: float
     kept: list[str]
+    letter_mass: float | None = None
 
     def line(self) -> str:
         shown = ", ".join(f"{k}: {v:.2f}" for k, v in self.probabilities.items())

@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import hashlib
 import json
+import logging
 import secrets
 import threading
 import time
@@ -41,6 +42,7 @@ from lexicoord.gate.verdict import Clarification, Decision, Verdict
 from lexicoord.models.observe import ModelCallEvent
 from lexicoord.models.pool import ModelPool
 from lexicoord.runs.episode import play_episode
+from lexicoord.runs.records import EpisodeRecord
 from lexicoord.runs.store import Store
 from lexicoord.seats.factory import SeatFactory
 from lexicoord.seats.human import HumanSeat
@@ -52,6 +54,9 @@ MAX_CONTEXT = 20000
 FINAL = ("clear", "refuse", "error")
 #: Seconds ``get`` waits for a resumed check to reach where it stood (its journal replays without a model).
 RESUME_WAIT = 5.0
+#: Seconds a process's claim on a check it plays holds without being renewed (renewed every third of it).
+LEASE = 30.0
+log = logging.getLogger(__name__)
 
 
 class GateError(LexicoordError):
@@ -133,6 +138,8 @@ class AnswerRequest(BaseModel):
     choice: str | None = Field(default=None, min_length=1, max_length=MAX_OPTION)
     text: str | None = Field(default=None, min_length=1, max_length=MAX_ANSWER)
     refuse: bool = False
+    #: The verdict's ``asked``: the answer is for that question only (a retry never answers a later one).
+    question: int | None = Field(default=None, ge=1)
 
     @field_validator("text")
     @classmethod
@@ -154,6 +161,8 @@ class _Live:
     answers: list[dict[str, Any]] = field(default_factory=list)
     #: When the question being asked stops waiting for the person.
     expires_at: float | None = None
+    #: The last write of the check's row, so that each waits for the one before (a late write never wins).
+    write: asyncio.Task[Any] | None = None
 
 
 class Gate:
@@ -183,6 +192,10 @@ class Gate:
         self._opened = False
         self._live: dict[str, _Live] = {}
         self._keys: dict[str, asyncio.Lock] = {}
+        self._answering: dict[str, asyncio.Lock] = {}
+        #: This process, as the owner of the checks it plays (a claim on the row, renewed while it plays).
+        self.owner = secrets.token_hex(8)
+        self._heartbeat: asyncio.Task[None] | None = None
 
     # the caller's three calls ---------------------------------------------------------------------
     async def check(self, instruction: str, *, context: str = "", candidates: list[str] | None = None,
@@ -209,43 +222,57 @@ class Gate:
         return await self._settled(state.id, wait)
 
     async def answer(self, gate_id: str, *, choice: str | None = None, text: str | None = None,
-                     refuse: bool = False, wait: float | None = None) -> Verdict:
+                     refuse: bool = False, question: int | None = None, wait: float | None = None) -> Verdict:
         """The person's answer to the question of an ``ask`` verdict: an option, a free text, or both; or
-        ``refuse`` (the person declines; the gate refuses). The same answer twice counts once."""
+        ``refuse`` (the person declines; the gate refuses).
+
+        ``question`` is the verdict's ``asked`` (the question's number): given, the answer counts for that question
+        only, and sent again it returns the verdict it led to, whatever was asked since (a caller that retries or
+        resumes should always send it). Without it, the answer is for the question being asked now."""
         said: AnswerRequest = _checked(AnswerRequest, {"choice": choice, "text": text, "refuse": refuse})
         if not said.refuse and not said.value():
             raise GateInputError("An answer needs a choice, a text, or refuse.")
-        state = await self._state(gate_id)
-        live = self._live.get(gate_id)
         entry = {"choice": said.choice, "text": said.text, "refuse": said.refuse}
-        answered = (live.answers if live is not None else state.verdict.get("answers", []))
-        if state.status != "ask" and answered and answered[-1] == entry:
-            return await self._settled(gate_id, wait)  # a retry of the answer already counted
-        if state.status in FINAL:
-            raise GateConflict(f"Gate {gate_id} is {state.status} and asks nothing: " + (state.verdict.get("reason")
-                               or "its verdict is given") + ".")
-        if state.expires_at is not None and state.status == "ask" and state.expires_at < time.time():
-            await self._settled(gate_id, wait)  # the resumed check refuses at once
-            raise GateConflict(f"Gate {gate_id}'s question expired; the gate refuses.")
-        live = await self._asking(gate_id)
-        pending = live.person.pending
-        assert pending is not None
-        if said.refuse:
-            live.answers.append(entry)
-            live.person.submit(action="refuse")
-        else:
-            problem = pending.check(said.value())
-            if problem is not None:
-                raise GateInputError(f"The answer does not fit the question: {problem}.")
-            live.answers.append(entry)
-            live.person.submit(said.value())
+        async with self._answering.setdefault(gate_id, asyncio.Lock()):  # one answer at a time per check
+            state = await self._state(gate_id)
+            live = self._live.get(gate_id)
+            answered = live.answers if live is not None else list(state.verdict.get("answers", []))
+            if question is not None:
+                before = [a for a in answered if a.get("question") == question]
+                if before:
+                    if {k: before[-1].get(k) for k in entry} == entry:
+                        return await self._settled(gate_id, wait)  # a retry of an answer already counted
+                    raise GateConflict(f"Question {question} of gate {gate_id} was already answered otherwise.")
+            elif state.status != "ask" and answered and {k: answered[-1].get(k) for k in entry} == entry:
+                return await self._settled(gate_id, wait)  # a retry of the answer already counted
+            if state.status in FINAL:
+                raise GateConflict(f"Gate {gate_id} is {state.status} and asks nothing: "
+                                   + (state.verdict.get("reason") or "its verdict is given") + ".")
+            if state.expires_at is not None and state.status == "ask" and state.expires_at < time.time():
+                await self._settled(gate_id, wait)  # the resumed check refuses at once
+                raise GateConflict(f"Gate {gate_id}'s question expired; the gate refuses.")
+            live = await self._asking(gate_id)
+            pending = live.person.pending
+            assert pending is not None
+            number = pending.view.get("asked")
+            if question is not None and question != number:
+                raise GateConflict(f"Gate {gate_id} is asking question {number}, not {question}.")
+            if not said.refuse:
+                problem = pending.check(said.value())
+                if problem is not None:
+                    raise GateInputError(f"The answer does not fit the question: {problem}.")
+            taken = live.person.submit(action="refuse") if said.refuse else live.person.submit(said.value())
+            if not taken:
+                raise GateConflict(f"Gate {gate_id}'s question was answered meanwhile.")
+            live.answers.append({**entry, "question": number})
         return await self._settled(gate_id, wait, answered=pending)
 
     async def get(self, gate_id: str) -> Verdict:
         """The verdict as it stands (a check left unsettled by a restart is resumed)."""
         state = await self._state(gate_id)
         if state.status not in FINAL and gate_id not in self._live:
-            await self._resume(state)
+            if await self._resume(state) is None:  # another process plays it, or it ended: as stored
+                return self._verdict(await self._state(gate_id))
             return await self._settled(gate_id, RESUME_WAIT)  # replaying the journal takes a moment
         live = self._live.get(gate_id)
         return self._live_verdict(gate_id, live) if live is not None else self._verdict(state)
@@ -278,8 +305,14 @@ class Gate:
             live.person.listener = None
         for task in tasks:
             task.cancel()
+        if self._heartbeat is not None:
+            self._heartbeat.cancel()
+            tasks.append(self._heartbeat)
         await asyncio.gather(*tasks, return_exceptions=True)
+        ids = list(self._live)
         self._live.clear()
+        with contextlib.suppress(Exception):  # another process may go on with them at once
+            await asyncio.to_thread(records.release, self.store, ids, self.owner)
         if self._own_pool:
             await self.pool.aclose()
 
@@ -310,6 +343,7 @@ class Gate:
         now = time.time()
         state = GateState(id=gate_id, run_id=self.run_id, key=request.key, episode_key=spec.key, status="pending",
                           token=secrets.token_urlsafe(18), created_at=now, updated_at=now, expires_at=None,
+                          owner=self.owner, lease_until=now + LEASE,
                           request={"spec": spec.model_dump(mode="json"), "fingerprint": request.fingerprint()},
                           verdict={})
         made = await asyncio.to_thread(records.create, self.store, state)
@@ -336,32 +370,54 @@ class Gate:
         person.listener = lambda: self._changed(state.id)
         self._live[state.id] = live
         live.task = asyncio.create_task(self._play(state, live), name=f"gate {state.id}")
+        if self._heartbeat is None or self._heartbeat.done():
+            self._heartbeat = asyncio.create_task(self._hold(), name="gate claims")
         return live
 
-    async def _resume(self, state: GateState) -> _Live:
+    async def _hold(self) -> None:
+        """Renew the claims on the checks this process plays, while it plays any."""
+        while self._live:
+            await asyncio.sleep(LEASE / 3)
+            with contextlib.suppress(Exception):  # a busy store: the next beat tries again, well within the lease
+                await asyncio.to_thread(records.renew, self.store, list(self._live), self.owner, LEASE)
+
+    async def _resume(self, state: GateState) -> _Live | None:
+        """Go on with a check this process does not play: ``None`` when its episode was saved already (its row is
+        then settled from it) or another process holds it."""
         spec = EpisodeSpec.model_validate(state.request["spec"])
+        saved = await asyncio.to_thread(self.store.episodes, self.run_id, [spec.key])
+        if saved:
+            record = saved[0]
+            decision = _decision(record, self.settings.policy)
+            verdict = _final(decision, record, list(state.verdict.get("answers", [])), state.created_at)
+            await asyncio.to_thread(records.update, self.store, state.id, decision.status, verdict, None)
+            return None
+        if not await asyncio.to_thread(records.claim, self.store, state.id, self.owner, LEASE):
+            return None
         replay = await asyncio.to_thread(self.store.episode_moves, self.run_id, spec.key)
         return self._start(state, spec, replay)
 
     async def _play(self, state: GateState, live: _Live) -> None:
         record, events = await play_episode(GateCheck(), live.ctx, self.run_id)
         try:
-            await asyncio.to_thread(self.store.save_episode, record, events)  # a done episode's journal goes with it
-            if record.status != "done":  # a check is never played again: its journal is of no more use
-                await asyncio.to_thread(self.store.clear_episode_moves, self.run_id, record.key)
-            if record.outcome is not None:
-                decision = Decision.model_validate(record.outcome)
-            else:
-                decision = Decision(status="error", policy=self.settings.policy, reason=record.error or "failed")
-        except Exception as exc:  # a verdict whose record cannot be kept is no verdict
-            decision = Decision(status="error", policy=self.settings.policy,
-                                reason=f"the check's record could not be stored: {exc}")
-        verdict = {**decision.model_dump(mode="json"), "model_calls": record.model_calls,
-                   "tokens": record.prompt_tokens + record.completion_tokens, "answers": live.answers,
-                   "latency_s": round(time.time() - state.created_at, 4)}
-        await asyncio.to_thread(records.update, self.store, state.id, decision.status, verdict, None)
-        self._live.pop(state.id, None)
-        live.changed.set()
+            try:
+                await asyncio.to_thread(self.store.save_episode, record, events)  # a done one's journal goes with it
+                if record.status != "done":  # a check is never played again: its journal is of no more use
+                    await asyncio.to_thread(self.store.clear_episode_moves, self.run_id, record.key)
+                decision = _decision(record, self.settings.policy)
+            except Exception as exc:  # a verdict whose record cannot be kept is no verdict
+                decision = Decision(status="error", policy=self.settings.policy,
+                                    reason=f"the check's record could not be stored: {exc}")
+            if live.write is not None:
+                await asyncio.gather(live.write, return_exceptions=True)
+            verdict = _final(decision, record, live.answers, state.created_at)
+            try:
+                await asyncio.to_thread(records.update, self.store, state.id, decision.status, verdict, None)
+            except Exception as exc:  # the row keeps its last state; the saved episode settles it when next read
+                log.warning("gate %s: its verdict could not be written: %s", state.id, exc)
+        finally:
+            self._live.pop(state.id, None)
+            live.changed.set()
 
     def _changed(self, gate_id: str) -> None:
         """The person's seat started or stopped asking: keep the state (off the loop) and wake the waiters."""
@@ -373,12 +429,20 @@ class Gate:
         view = dict(pending.view) if pending is not None else {}
         expires = time.time() + (live.person.timeout or 0) if pending is not None else None
         live.expires_at = expires
+        if pending is None:  # a question's leftover time after a restart was for that question only
+            live.person.timeout = self.settings.person_timeout
         verdict = {"question": view.get("question"), "options": view.get("options", []),
                    "ambiguity": view.get("ambiguity", "none"), "seats": view.get("seats", []),
-                   "clarifications": view.get("clarifications", []),
+                   "clarifications": view.get("clarifications", []), "asked": view.get("asked"),
                    "answers": list(live.answers), **self._costs(live)}
-        asyncio.get_running_loop().create_task(
-            asyncio.to_thread(records.update, self.store, gate_id, status, verdict, expires))
+        before = live.write
+
+        async def write() -> None:
+            if before is not None:  # in order: an earlier state never lands after a later one
+                await asyncio.gather(before, return_exceptions=True)
+            await asyncio.to_thread(records.update, self.store, gate_id, status, verdict, expires, self.owner)
+
+        live.write = asyncio.get_running_loop().create_task(write())
         live.changed.set()
         live.changed = asyncio.Event()
 
@@ -393,6 +457,9 @@ class Gate:
         live = self._live.get(gate_id)
         if live is None:
             live = await self._resume(await self._state(gate_id))
+        if live is None:
+            raise GateConflict(f"Gate {gate_id} is being decided by another process sharing this store (or has just "
+                               "ended); answer it there, or once that process stops.")
         deadline = time.monotonic() + self.settings.timeout
         while live.person.pending is None:
             if live.task is not None and live.task.done():
@@ -416,6 +483,13 @@ class Gate:
                 if state.status in FINAL:
                     return self._verdict(state)
                 live = await self._resume(state)
+                if live is None:  # settled from its saved episode, or another process plays it: read the row
+                    state = await self._state(gate_id)
+                    left = None if deadline is None else deadline - time.monotonic()
+                    if state.status != "pending" or (left is not None and left <= 0):
+                        return self._verdict(state)
+                    await asyncio.sleep(0.25 if left is None else min(0.25, left))
+                    continue
             if live.person.pending is not None and live.person.pending is not answered:
                 return self._live_verdict(gate_id, live)
             left = None if deadline is None else deadline - time.monotonic()
@@ -432,12 +506,12 @@ class Gate:
         now = time.time()
         fields: dict[str, Any] = {**self._costs(live), "status": "ask" if pending is not None else "pending"}
         if pending is None:
-            fields.update(question=None, ambiguity="none")
+            fields.update(question=None, ambiguity="none", asked=None)
         else:
             view = pending.view
             fields.update(question=view.get("question"), options=view.get("options", []),
                           ambiguity=view.get("ambiguity", "none"), seats=view.get("seats", []),
-                          clarifications=view.get("clarifications", []))
+                          clarifications=view.get("clarifications", []), asked=view.get("asked"))
         state = state.model_copy(update={"status": fields.pop("status"), "updated_at": now,
                                          "expires_at": live.expires_at, "verdict": {**state.verdict, **fields}})
         return self._verdict(state)
@@ -450,6 +524,7 @@ class Gate:
             reason=v.get("reason") or (None if state.status not in ("refuse", "error") else "no reason recorded"),
             policy=v.get("policy") or self.settings.policy, instruction=item["instruction"],
             interpretation=v.get("interpretation") if state.status == "clear" else None,
+            asked=v.get("asked") if state.status == "ask" else None,
             options=v.get("options") or list(item.get("candidates") or []), question=v.get("question"),
             ambiguity=v.get("ambiguity", "none"), seats=v.get("seats", []),
             clarifications=[Clarification.model_validate(c) for c in v.get("clarifications", [])],
@@ -460,6 +535,19 @@ class Gate:
             answer_path=f"/g/{state.id}?t={state.token}" if state.status == "ask" else None,
             created_at=state.created_at, updated_at=state.updated_at,
         )
+
+
+def _decision(record: EpisodeRecord, policy: str) -> Decision:
+    """A saved check's decision; a failed episode is an ``error`` with its reason."""
+    if record.status == "done" and record.outcome is not None:
+        return Decision.model_validate(record.outcome)
+    return Decision.model_validate({"status": "error", "policy": policy, "reason": record.error or "failed"})
+
+
+def _final(decision: Decision, record: EpisodeRecord, answers: list[dict[str, Any]], created: float) -> dict[str, Any]:
+    return {**decision.model_dump(mode="json"), "model_calls": record.model_calls,
+            "tokens": record.prompt_tokens + record.completion_tokens, "answers": answers,
+            "latency_s": round((record.finished_at or time.time()) - created, 4)}
 
 
 class SyncGate:

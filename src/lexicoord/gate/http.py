@@ -51,6 +51,8 @@ ASSETS = {"gate.js": (STATIC / "gate.js", "text/javascript"), "gate.css": (STATI
           "dom.js": (Path(__file__).parents[1] / "web" / "static" / "dom.js", "text/javascript")}
 #: Bytes a request body may have (the longest check allowed is some 24,000 characters of JSON).
 MAX_BODY = 64 * 1024
+#: What the person's page says of an ``error`` (its reason is for the pipeline's operator, not the link's holder).
+PAGE_ERROR = "The check could not be completed; nothing will be done. Its operator has the details."
 #: Requests a second per client: the API's (a pipeline's bursts of checks) and the person's page's.
 API_RATE = 50.0
 PAGE_RATE = 5.0
@@ -90,6 +92,8 @@ class PageView(BaseModel):
     instruction: str
     context: str
     question: str | None
+    #: The question's number, sent back with the answer (an answer meant for it never lands on a later one).
+    asked: int | None = None
     options: list[str]
     ambiguity: Ambiguity
     interpretation: str | None
@@ -103,9 +107,11 @@ def page_view(verdict: Verdict, state: GateState) -> PageView:
     """The page's view of ``verdict`` (the context is the check's own, from its stored request)."""
     return PageView(status=verdict.status, instruction=verdict.instruction,
                     context=str(state.request.get("spec", {}).get("item", {}).get("context") or ""),
-                    question=verdict.question if verdict.status == "ask" else None,
+                    question=verdict.question if verdict.status == "ask" else None, asked=verdict.asked,
                     options=verdict.options if verdict.status == "ask" else [], ambiguity=verdict.ambiguity,
-                    interpretation=verdict.interpretation, reason=verdict.reason, expires_at=verdict.expires_at,
+                    interpretation=verdict.interpretation, expires_at=verdict.expires_at,
+                    # an error's reason may name a model server or quote a prompt: the page holder reads a sentence
+                    reason=PAGE_ERROR if verdict.status == "error" else verdict.reason,
                     answered=verdict.clarifications)
 
 
@@ -244,7 +250,7 @@ def gate_routes(gate: Gate, *, key: str | None, api_rate: float = API_RATE, page
     async def answer(gate_id: str, body: AnswerBody, response: Response) -> Verdict:
         """The person's answer to an ``ask`` verdict's question (or ``refuse``)."""
         verdict = await gate.answer(gate_id, choice=body.choice, text=body.text, refuse=body.refuse,
-                                    wait=body.wait_s)
+                                    question=body.question, wait=body.wait_s)
         return _pending(verdict, response)
 
     @api.get("/{gate_id}", response_model=Verdict)
@@ -297,7 +303,8 @@ def gate_routes(gate: Gate, *, key: str | None, api_rate: float = API_RATE, page
     @page.post("/g/{gate_id}/answer")
     async def page_answer(gate_id: str, body: AnswerRequest, t: str | None = None) -> PageView:
         state = await holder(gate_id, t)
-        verdict = await gate.answer(gate_id, choice=body.choice, text=body.text, refuse=body.refuse, wait=PAGE_WAIT)
+        verdict = await gate.answer(gate_id, choice=body.choice, text=body.text, refuse=body.refuse,
+                                    question=body.question, wait=PAGE_WAIT)
         return page_view(verdict, state)
 
     @page.get("/gate-static/{name}")
@@ -403,12 +410,13 @@ def loopback_only(host: str) -> bool:
         return False
 
 
-def decide_key(host: str) -> tuple[str | None, bool]:
+def decide_key(host: str, *, proxied: bool = False, public_names: bool = False) -> tuple[str | None, bool]:
     """The API key for a server bound to ``host``, and whether it was made now (to be printed once):
-    :data:`KEY_ENV` when set; else none on loopback, a random one elsewhere."""
+    :data:`KEY_ENV` when set; else none on loopback reached by loopback names only, a random one otherwise (a
+    loopback server behind a proxy, or answering a public host name, is reached from elsewhere)."""
     named = os.environ.get(KEY_ENV, "").strip()
     if named:
         return named, False
-    if loopback_only(host):
+    if loopback_only(host) and not proxied and not public_names:
         return None, False
     return secrets.token_urlsafe(32), True

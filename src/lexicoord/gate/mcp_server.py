@@ -86,6 +86,8 @@ Candidates = Annotated[list[str] | None, Field(description="The readings of the 
 Key = Annotated[str | None, Field(description="A name for this check (a task or step id): the same key with "
                                               "the same instruction returns the same check, never a second one.")]
 GateId = Annotated[str, Field(description="The gate_id of the verdict whose question the user answered.")]
+Asked = Annotated[int | None, Field(default=None, ge=1, description="The verdict's asked (the question's number): "
+                                    "the answer then counts for that question only, and a retry counts once.")]
 Choice = Annotated[str | None, Field(description="The option the user chose (one of the verdict's options).")]
 Text = Annotated[str | None, Field(description="The user's answer in their own words.")]
 Refuse = Annotated[bool, Field(description="The user declines to clarify: the gate refuses.")]
@@ -114,8 +116,8 @@ def build_server(gate: Gate) -> MCPServer:
         return await _clarified(gate, ctx, verdict)
 
     async def answer_clarification(gate_id: GateId, choice: Choice = None, text: Text = None,
-                                   refuse: Refuse = False) -> Verdict:
-        return await _call(gate.answer(gate_id, choice=choice, text=text, refuse=refuse))
+                                   refuse: Refuse = False, question: Asked = None) -> Verdict:
+        return await _call(gate.answer(gate_id, choice=choice, text=text, refuse=refuse, question=question))
 
     async def verdict(gate_id: str) -> str:
         try:
@@ -188,7 +190,7 @@ async def _clarified(gate: Gate, ctx: Context, verdict: Verdict) -> Verdict | In
     if _input_required(ctx):  # the client asks, then calls again with the answer and this state
         message, schema = _form(verdict)
         request = ElicitRequest(params=ElicitRequestFormParams(message=message, requested_schema=schema))
-        state = json.dumps({"gate": verdict.gate_id, "question": verdict.question})
+        state = json.dumps({"gate": verdict.gate_id, "question": verdict.question, "asked": verdict.asked})
         return InputRequiredResult(input_requests={CLARIFY: request}, request_state=state)
     for _ in range(gate.settings.clarifications + 1):
         if verdict.status != "ask":
@@ -224,7 +226,8 @@ async def _resumed(gate: Gate, ctx: Context) -> Verdict | InputRequiredResult:
         raise ToolError("The request state does not name a gate; call check_instruction again without it.") from None
     verdict = await _call(gate.get(gate_id))
     said = (ctx.input_responses or {}).get(CLARIFY)
-    if verdict.status != "ask" or verdict.question != question or not isinstance(said, ElicitResult):
+    if verdict.status != "ask" or verdict.question != question or not isinstance(said, ElicitResult) \
+            or verdict.asked != state.get("asked"):
         return verdict
     answered = await _answered(gate, verdict, said)
     if answered is verdict:
@@ -236,14 +239,14 @@ async def _answered(gate: Gate, verdict: Verdict, said: ElicitResult) -> Verdict
     """The gate's verdict after the person's elicited answer: declined refuses; cancelled (or accepted empty)
     leaves ``verdict`` as it is, for the agent to relay."""
     if said.action == "decline":
-        return await _call(gate.answer(verdict.gate_id, refuse=True))
+        return await _call(gate.answer(verdict.gate_id, refuse=True, question=verdict.asked))
     content = said.content or {}
     choice, text = content.get("choice"), content.get("text")
     choice = choice.strip() if isinstance(choice, str) and choice.strip() else None
     text = text.strip() if isinstance(text, str) and text.strip() else None
     if said.action != "accept" or (choice is None and text is None):
         return verdict
-    return await _call(gate.answer(verdict.gate_id, choice=choice, text=text))
+    return await _call(gate.answer(verdict.gate_id, choice=choice, text=text, question=verdict.asked))
 
 
 async def _call(pending: Awaitable[Verdict]) -> Verdict:

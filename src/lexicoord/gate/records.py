@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel
 from sqlalchemy import select
+from sqlalchemy import update as sa_update
 from sqlalchemy.exc import IntegrityError
 
 from lexicoord.runs.schema import GateRow
@@ -25,6 +26,8 @@ class GateState(BaseModel):
     created_at: float
     updated_at: float
     expires_at: float | None
+    owner: str | None = None
+    lease_until: float | None = None
     request: dict[str, Any]
     verdict: dict[str, Any]
 
@@ -32,7 +35,8 @@ class GateState(BaseModel):
 def _state(row: GateRow) -> GateState:
     return GateState(id=row.id, run_id=row.run_id, key=row.key, episode_key=row.episode_key, status=row.status,
                      token=row.token, created_at=row.created_at, updated_at=row.updated_at,
-                     expires_at=row.expires_at, request=dict(row.request), verdict=dict(row.verdict))
+                     expires_at=row.expires_at, owner=row.owner, lease_until=row.lease_until,
+                     request=dict(row.request), verdict=dict(row.verdict))
 
 
 def create(store: Store, state: GateState) -> GateState | None:
@@ -57,11 +61,52 @@ def by_key(store: Store, run_id: str, key: str) -> GateState | None:
         return _state(row) if row is not None else None
 
 
-def update(store: Store, gate_id: str, status: str, verdict: dict[str, Any], expires_at: float | None) -> None:
+FINAL = ("clear", "refuse", "error")
+
+
+def update(store: Store, gate_id: str, status: str, verdict: dict[str, Any], expires_at: float | None,
+           owner: str | None = None) -> bool:
+    """Write the verdict as it stands; a check already final is never written over (a late write of an earlier
+    state loses), and only its ``owner`` writes while it plays. A final write gives the claim up."""
     with store.writing() as s:
-        row = s.get(GateRow, gate_id)
-        if row is not None:
-            row.status, row.verdict, row.expires_at, row.updated_at = status, verdict, expires_at, time.time()
+        row = s.get(GateRow, gate_id, with_for_update=True)
+        if row is None or row.status in FINAL or (owner is not None and row.owner not in (None, owner)):
+            return False
+        row.status, row.verdict, row.expires_at, row.updated_at = status, verdict, expires_at, time.time()
+        if status in FINAL:
+            row.owner = row.lease_until = None
+        return True
+
+
+def claim(store: Store, gate_id: str, owner: str, lease: float) -> bool:
+    """Take the check to play it: it is unclaimed, ours, or its owner's lease has run out."""
+    now = time.time()
+    with store.writing() as s:
+        row = s.get(GateRow, gate_id, with_for_update=True)
+        if row is None or row.status in FINAL:
+            return False
+        if row.owner not in (None, owner) and (row.lease_until or 0) > now:
+            return False
+        row.owner, row.lease_until = owner, now + lease
+        return True
+
+
+def renew(store: Store, gate_ids: list[str], owner: str, lease: float) -> None:
+    """Hold the claims on the checks this process plays."""
+    if not gate_ids:
+        return
+    with store.writing() as s:
+        s.execute(sa_update(GateRow).where(GateRow.id.in_(gate_ids), GateRow.owner == owner)
+                  .values(lease_until=time.time() + lease))
+
+
+def release(store: Store, gate_ids: list[str], owner: str) -> None:
+    """Give the claims up (a process that stops), so another may go on with the checks at once."""
+    if not gate_ids:
+        return
+    with store.writing() as s:
+        s.execute(sa_update(GateRow).where(GateRow.id.in_(gate_ids), GateRow.owner == owner)
+                  .values(owner=None, lease_until=None))
 
 
 def unsettled(store: Store, run_id: str) -> list[GateState]:

@@ -45,6 +45,10 @@ class GateSettings(BaseModel):
     #: level it was calibrated for (recorded, not used).
     qhat: float | None = Field(default=None, ge=0, le=1)
     target_success: float | None = Field(default=None, gt=0, lt=1)
+    #: The model ``qhat`` was calibrated with: the scorer must be it (a threshold holds for its model only).
+    calibrated_model: str | None = None
+    #: ``conformal``: the least share of the scorer's first token the option letters must hold, else ``error``.
+    min_letter_mass: float = Field(default=0.5, ge=0, le=1)
     #: ``adaptive``: the cheap check, and the policy that decides when the cheap one is unsure.
     first: Literal["single", "conformal"] = "single"
     then: Literal["debate", "coalition"] = "debate"
@@ -65,6 +69,9 @@ class GateSettings(BaseModel):
         if self.uses("conformal") and self.qhat is None:
             raise ConfigError("The conformal check needs a threshold: run `lexicoord gate calibrate FILE` "
                               "and use the configuration it writes, or set qhat.")
+        if self.uses("conformal") and self.calibrated_model and self.models[0] != self.calibrated_model:
+            raise ConfigError(f"qhat was calibrated with {self.calibrated_model}, not {self.models[0]} (the scorer): "
+                              "calibrate again for this model.")
         return self
 
 

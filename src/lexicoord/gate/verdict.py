@@ -61,6 +61,8 @@ class ConformalSet(BaseModel):
     probabilities: dict[str, float]
     qhat: float
     kept: list[str]
+    #: The share of the first token's probability the option letters held, before normalising over them.
+    letter_mass: float | None = None
 
 
 class Decision(BaseModel):
@@ -97,6 +99,9 @@ class Verdict(BaseModel):
     options: list[str] = Field(default_factory=list)
     #: The question for a person when ``ask``.
     question: str | None = None
+    #: When ``ask``: the question's number (1 for the first); send it back with the answer
+    #: (``answer(..., question=asked)``), so that a retried answer never counts for a later question.
+    asked: int | None = None
     ambiguity: Ambiguity = "none"
     seats: list[SeatStance] = Field(default_factory=list)
     clarifications: list[Clarification] = Field(default_factory=list)

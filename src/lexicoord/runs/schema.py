@@ -164,5 +164,9 @@ class GateRow(Base):
     created_at: Mapped[float] = mapped_column(Float)
     updated_at: Mapped[float] = mapped_column(Float)
     expires_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    #: The process playing the check, and until when its claim holds (renewed while it plays; on the database's
+    #: rows, so two processes sharing a store never both play one check).
+    owner: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    lease_until: Mapped[float | None] = mapped_column(Float, nullable=True)
     request: Mapped[dict[str, Any]] = mapped_column(JSON)
     verdict: Mapped[dict[str, Any]] = mapped_column(JSON)

@@ -16,6 +16,7 @@ from lexicoord.core.seat import Answer, Request, Seat
 from lexicoord.core.spec import AgentSpec
 from lexicoord.gate.deliberation import PERSON, Declined, Deliberation, Nested
 from lexicoord.gate.verdict import Decision, SeatStance
+from lexicoord.protocols.coordination.moves import MAX_STATEMENT
 from lexicoord.protocols.coordination.rules import CoordinationGame
 
 
@@ -42,7 +43,9 @@ class Clarifier(Seat):
         except Declined:
             return Answer(action="end")
         statement = " ".join(p for p in (f"The person means: {said.choice}." if said.choice else "", said.text or "") if p)
-        return Answer(value={"statement": statement[:400]}, raw=statement)
+        if len(statement) > MAX_STATEMENT:  # the game's limit on a clarification: never cut the person's words short
+            statement = f"The person means: {said.choice}."  # the choice decides; the words stay in the record
+        return Answer(value={"statement": statement}, raw=statement)
 
 
 def _last_choices(ctx: EpisodeContext, names: set[str]) -> tuple[list[SeatStance], dict[str, str | None]]:
@@ -76,6 +79,10 @@ async def decide(d: Deliberation) -> Decision:
     seats, _ = _last_choices(ctx, {s.name for s in ctx.spec.lineup[1:]})
     seats = [s.model_copy(update={"model": clarifier.models.get(s.name)}) for s in seats]
     common = {"policy": "coalition", "options": options, "seats": seats, "clarifications": d.clarifications}
+    picked = [c.choice for c in d.clarifications if c.choice]
+    if out.converged and picked and out.interpretation != picked[-1]:  # the person said which; the team may not overrule
+        return Decision(status="refuse", ambiguity="unresolved", **common,
+                        reason=f"the players agreed on '{out.interpretation}', not on the person's '{picked[-1]}'")
     if out.converged:
         return Decision(status="clear", interpretation=out.interpretation, **common)
     if out.reason == "leader_ended":

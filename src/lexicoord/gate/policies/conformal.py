@@ -21,10 +21,18 @@ async def decide(d: Deliberation) -> Decision:
     found = ConformalSet(probabilities={}, qhat=d.settings.qhat, kept=[])
     seats: list[SeatStance] = []
     for asked in range(d.settings.clarifications + 1):
-        probs = await probabilities(scorer, d.scene(), d.instruction, options)
+        scores = await probabilities(scorer, d.scene(), d.instruction, options)
+        probs = scores.probabilities
         kept = prediction_set(probs, d.settings.qhat)
-        found = ConformalSet(probabilities={o: round(p, 6) for o, p in probs.items()}, qhat=d.settings.qhat, kept=kept)
-        d.ctx.emit(ScoresEvent(agent=spec.name, probabilities=found.probabilities, qhat=found.qhat, kept=kept))
+        found = ConformalSet(probabilities={o: round(p, 6) for o, p in probs.items()}, qhat=d.settings.qhat, kept=kept,
+                             letter_mass=round(scores.mass, 6))
+        d.ctx.emit(ScoresEvent(agent=spec.name, probabilities=found.probabilities, qhat=found.qhat, kept=kept,
+                               letter_mass=found.letter_mass))
+        if scores.mass < d.settings.min_letter_mass:  # the model mostly said something else: no score to trust
+            return Decision(status="error", policy="conformal", options=options, conformal=found,
+                            clarifications=d.clarifications,
+                            reason=f"the option letters held {scores.mass:.0%} of the scorer's first token "
+                                   f"(below {d.settings.min_letter_mass:.0%}), so its scores cannot be trusted")
         best = max(probs, key=lambda o: probs[o])
         seats = [SeatStance(name=spec.name, kind="model", model=spec.model, stance="choose", choice=best,
                             rounds=asked + 1)]

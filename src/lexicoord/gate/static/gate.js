@@ -46,7 +46,7 @@ function said(c) {
 
 function renderAsk(box) {
   const asksAgain = mine.length > 0;
-  const text = h("textarea", { id: "answer-text", maxlength: "2000", rows: "3",
+  const text = h("textarea", { id: "answer-text", maxlength: "400", rows: "3",
                                placeholder: "Say what you mean in your own words" });
   fill(box,
     asksAgain ? h("p", { class: "notice", id: "asks-again" }, "Thank you. The gate asks again:") : null,
@@ -118,7 +118,7 @@ async function send(body) {
   buttons.forEach((b) => { b.disabled = true; });
   try {
     const question = view.question || "";
-    const next = await call("POST", "/answer", body);
+    const next = await call("POST", "/answer", view.asked ? { ...body, question: view.asked } : body);
     mine.push({ question, choice: body.choice || null, text: body.text || null, refused: !!body.refuse });
     show(next);
   } catch (e) {

@@ -25,6 +25,8 @@ def upgrade() -> None:
         sa.Column("created_at", sa.Float(), nullable=False),
         sa.Column("updated_at", sa.Float(), nullable=False),
         sa.Column("expires_at", sa.Float(), nullable=True),
+        sa.Column("owner", sa.String(32), nullable=True),
+        sa.Column("lease_until", sa.Float(), nullable=True),
         sa.Column("request", sa.JSON(), nullable=False),
         sa.Column("verdict", sa.JSON(), nullable=False),
         sa.UniqueConstraint("run_id", "key", name="uq_gates_run_key"),

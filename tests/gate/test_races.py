@@ -1,0 +1,114 @@
+"""What a pipeline meets in the field: answers at once, retried answers, two processes on one store, a team that
+would overrule the person, a scorer that barely answers. None of it may end in a wrong ``clear``."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from lexicoord.gate import Gate, GateConflict, records
+from tests.gate.conftest import MakeGate, choice, proposal, scripted
+
+CUPS = ["the red cup", "the blue cup"]
+THREE_LOOKS = {"agent": [proposal("ambiguous", "Which cup?")], "agent-2": [proposal("ambiguous", "Which shelf?")],
+               "agent-3": [proposal("clear")]}
+
+
+async def test_two_answers_at_once_one_counts_the_other_is_refused(make_gate: MakeGate) -> None:
+    for first in range(3):  # whichever comes first, the other is refused and nothing of it is recorded
+        gate = make_gate("single", {"agent": [proposal("ambiguous", "Which cup?")], "agent-2": [proposal("clear")]})
+        v = await gate.check("Bring me the cup.")
+        calls = [gate.answer(v.gate_id, text="the RED one"), gate.answer(v.gate_id, text="the BLUE one"),
+                 gate.answer(v.gate_id, refuse=True)]
+        calls = calls[first:] + calls[:first]
+        results = await asyncio.gather(*calls, return_exceptions=True)
+        taken = [r for r in results if not isinstance(r, BaseException)]
+        refused = [r for r in results if isinstance(r, GateConflict)]
+        assert len(taken) == 1 and len(refused) == 2, results
+        done = await gate.get(v.gate_id)
+        assert len(done.clarifications) == 1
+        said = done.clarifications[0]
+        assert done.status == ("refuse" if said.refused else "clear")
+
+
+async def test_a_retried_answer_never_answers_the_next_question(make_gate: MakeGate) -> None:
+    gate = make_gate("single", THREE_LOOKS, clarifications=2)
+    v = await gate.check("Bring me the cup.")
+    assert v.asked == 1
+    second = await gate.answer(v.gate_id, text="the red one", question=1)
+    assert second.status == "ask" and second.asked == 2 and second.question == "Which shelf?"
+    again = await gate.answer(v.gate_id, text="the red one", question=1)  # a resumed caller sends it again
+    assert again.status == "ask" and again.asked == 2 and len(again.clarifications) == 1
+    with pytest.raises(GateConflict, match="already answered otherwise"):
+        await gate.answer(v.gate_id, text="the green one", question=1)
+    with pytest.raises(GateConflict, match="asking question 2, not 3"):
+        await gate.answer(v.gate_id, text="the top one", question=3)
+    done = await gate.answer(v.gate_id, text="the top one", question=2)
+    assert done.status == "clear" and [c.text for c in done.clarifications] == ["the red one", "the top one"]
+
+
+async def test_the_players_cannot_overrule_the_persons_choice(make_gate: MakeGate) -> None:
+    red = [choice("the red cup")] * 2
+    gate = make_gate("coalition", {"player-1": red, "player-2": [choice("the blue cup"), choice("the red cup")],
+                                   "player-3": red})
+    v = await gate.check("Hand me the cup.", candidates=CUPS)
+    done = await gate.answer(v.gate_id, choice="the blue cup")
+    assert done.status == "refuse" and "not on the person's 'the blue cup'" in (done.reason or "")
+
+
+async def test_a_scorer_that_barely_names_a_letter_is_an_error_not_a_certainty(make_gate: MakeGate) -> None:
+    weak = {"text": "The", "__logprobs__": {"A": -3.0, "The": -0.06}}  # A holds 5 %: normalised, it would be 100 %
+    gate = make_gate("conformal", {"scorer": [weak]}, qhat=0.5)
+    v = await gate.check("Hand me the cup.", candidates=CUPS)
+    assert v.status == "error" and "held 5%" in (v.reason or "")
+    assert v.conformal is not None and v.conformal.letter_mass == pytest.approx(0.0498, abs=1e-3)
+
+
+def test_a_threshold_holds_for_its_own_model_only() -> None:
+    from lexicoord.errors import ConfigError
+    from lexicoord.gate import GateSettings
+
+    with pytest.raises(ConfigError, match="calibrated with local/a, not local/b"):
+        GateSettings(policy="conformal", models=["local/b"], qhat=0.4, calibrated_model="local/a").check()
+
+
+async def test_two_processes_on_one_store_never_both_play_a_check(tmp_path: Path) -> None:
+    model = scripted({"agent": [proposal("ambiguous", "Which cup?")], "agent-2": [proposal("clear")]})
+    db = str(tmp_path / "g.db")
+    async with Gate("single", [model], db=db) as a, Gate("single", [model], db=db) as b:
+        v = await a.check("Bring me the cup.")
+        seen = await b.get(v.gate_id)  # b reads the row; it does not start a second copy
+        assert seen.status == "ask" and seen.question == "Which cup?" and v.gate_id not in b._live
+        with pytest.raises(GateConflict, match="another process"):
+            await b.answer(v.gate_id, text="the blue one")
+        done = await a.answer(v.gate_id, text="the blue one")
+        assert done.status == "clear" and (await b.get(v.gate_id)).status == "clear"
+        assert len(a.store.episodes(v.run_id, conflicts=True)) == 1
+
+
+async def test_a_process_that_stops_hands_its_checks_over(tmp_path: Path) -> None:
+    model = scripted({"agent": [proposal("ambiguous", "Which cup?")], "agent-2": [proposal("clear")]})
+    db = str(tmp_path / "g.db")
+    async with Gate("single", [model], db=db) as b:
+        a = Gate("single", [model], db=db)
+        v = await a.check("Bring me the cup.")
+        await a.aclose()  # its claim is given up as it stops
+        assert (await b.answer(v.gate_id, text="the blue one")).status == "clear"
+
+
+async def test_a_late_write_never_undoes_a_final_verdict_and_a_saved_episode_settles_the_row(
+        make_gate: MakeGate) -> None:
+    gate = make_gate("single", {"agent": [proposal("clear")]})
+    v = await gate.check("Open the door.")
+    assert not records.update(gate.store, v.gate_id, "pending", {}, None)  # an earlier state, written late
+    assert (await gate.get(v.gate_id)).status == "clear"
+    # the verdict's write was lost (the row still says pending) but the episode was saved: read, it settles
+    with gate.store.writing() as s:
+        from lexicoord.runs.schema import GateRow
+
+        row = s.get(GateRow, v.gate_id)
+        row.status, row.owner = "pending", None
+    again = await gate.get(v.gate_id)
+    assert again.status == "clear" and again.model_calls == 1  # from the saved episode, not played again
