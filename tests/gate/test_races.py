@@ -112,3 +112,16 @@ async def test_a_late_write_never_undoes_a_final_verdict_and_a_saved_episode_set
         row.status, row.owner = "pending", None
     again = await gate.get(v.gate_id)
     assert again.status == "clear" and again.model_calls == 1  # from the saved episode, not played again
+
+
+async def test_a_starting_server_goes_on_with_the_checks_left_unsettled(tmp_path: Path) -> None:
+    model = scripted({"agent": [proposal("ambiguous", "Which cup?")], "agent-2": [proposal("clear")]})
+    db = str(tmp_path / "g.db")
+    first = Gate("single", [model], db=db, person_timeout=0.3)
+    v = await first.check("Bring me the cup.")
+    await first.aclose()  # stops while asking; nobody reads the check again
+    async with Gate("single", [model], db=db, person_timeout=0.3) as second:
+        assert await second.resume_unsettled() == 1
+        await asyncio.sleep(0.6)  # the question's time runs out: the check ends, and is in the record
+        assert (await second.get(v.gate_id)).status == "refuse"
+        assert [r.outcome["status"] for r in second.store.episodes(v.run_id)] == ["refuse"]

@@ -293,6 +293,15 @@ class Gate:
                 verdict = now
                 yield verdict
 
+    async def resume_unsettled(self) -> int:
+        """Go on with this run's checks left deciding or asking by a process that stopped (a server calls it as it
+        starts, so a check nobody reads again still ends, and is counted); returns how many this process took."""
+        taken = 0
+        for state in await asyncio.to_thread(records.unsettled, self.store, self.run_id):
+            if state.id not in self._live and await self._resume(state) is not None:
+                taken += 1
+        return taken
+
     def token_ok(self, gate_id: str, token: str) -> bool:
         """Whether ``token`` is the one of ``gate_id``'s page (constant time)."""
         state = records.get(self.store, gate_id)

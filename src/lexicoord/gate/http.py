@@ -346,6 +346,7 @@ class GatePart:
         app.mount("/mcp", BearerOnly(self._mcp, self.key))
 
     async def start(self) -> None:
+        await self.gate.resume_unsettled()
         if self._mcp is not None:  # Starlette runs no mounted app's lifespan: the MCP sessions' manager
             self._lifespan = self._mcp.router.lifespan_context(self._mcp)
             await self._lifespan.__aenter__()
@@ -385,6 +386,7 @@ def gate_app(gate: Gate, *, key: str | None, allowed_hosts: list[str] | None = N
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        await gate.resume_unsettled()
         try:
             yield
         finally:
