@@ -15,6 +15,16 @@ from lexicoord.errors import ConfigError
 from lexicoord.paths import output_file, output_folder
 from lexicoord.runs.names import RULE, check_run_name
 
+AllowedHostOption = Annotated[
+    list[str] | None,
+    typer.Option("--allowed-host", help="A host name or address people and programs reach this server by "
+                                        "(repeatable); localhost, 127.0.0.1, ::1 and --host are always accepted."),
+]
+ForwardedAllowIpsOption = Annotated[
+    str | None,
+    typer.Option(help="Proxies (comma-separated addresses or networks) whose X-Forwarded-For names the client; "
+                      "by default no one's is believed."),
+]
 DbOption = Annotated[
     str | None,
     typer.Option("--db", envvar="LEXICOORD_DB", help="Store: a SQLite file path or any SQLAlchemy URL."),

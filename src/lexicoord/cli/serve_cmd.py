@@ -9,7 +9,15 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.console import Console
 
-from lexicoord.cli.options import DbOption, ModelOptions, NoCacheOption, cache_setting, parse_options
+from lexicoord.cli.options import (
+    AllowedHostOption,
+    DbOption,
+    ForwardedAllowIpsOption,
+    ModelOptions,
+    NoCacheOption,
+    cache_setting,
+    parse_options,
+)
 from lexicoord.cli.ports import check_port
 from lexicoord.errors import ConfigError
 
@@ -85,16 +93,8 @@ def serve(
     join_rate: Annotated[
         float, typer.Option(min=0.01, help="Room look-ups and joins per second allowed from one address (burst 30).")
     ] = 2.0,
-    allowed_host: Annotated[
-        list[str] | None,
-        typer.Option("--allowed-host", help="A host name or address people reach this server by (repeatable); "
-                                            "localhost, 127.0.0.1, ::1 and --host are always accepted."),
-    ] = None,
-    forwarded_allow_ips: Annotated[
-        str | None,
-        typer.Option(help="Proxies (comma-separated addresses or networks) whose X-Forwarded-For names the client; "
-                          "by default no one's is believed."),
-    ] = None,
+    allowed_host: AllowedHostOption = None,
+    forwarded_allow_ips: ForwardedAllowIpsOption = None,
     close_idle_after: Annotated[
         float, typer.Option(min=0, help="Minutes a room may stand with no page open before it closes (0: never).")
     ] = IDLE_MINUTES,

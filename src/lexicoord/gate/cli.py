@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from lexicoord.cli.options import DbOption
+from lexicoord.cli.options import AllowedHostOption, DbOption, ForwardedAllowIpsOption
 
 #: Mounted as ``lexicoord gate`` through the gate's protocol entry, as any protocol's commands are.
 app = typer.Typer(help="Agreement before action: is an instruction clear, and if not, what to ask.",
@@ -28,16 +28,8 @@ def serve(
                                            "API needs a key).")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=1, max=65535)] = 8000,
     db: DbOption = None,
-    allowed_host: Annotated[
-        list[str] | None,
-        typer.Option("--allowed-host", help="A host name or address callers reach this server by (repeatable); "
-                                            "localhost, 127.0.0.1, ::1 and --host are always accepted."),
-    ] = None,
-    forwarded_allow_ips: Annotated[
-        str | None,
-        typer.Option(help="Proxies (comma-separated addresses or networks) whose X-Forwarded-For names the client; "
-                          "by default no one's is believed."),
-    ] = None,
+    allowed_host: AllowedHostOption = None,
+    forwarded_allow_ips: ForwardedAllowIpsOption = None,
 ) -> None:
     """Serve the gate over HTTP: a JSON API for pipelines, and the page a person answers the gate's questions on.
 
