@@ -159,3 +159,13 @@ def test_the_sync_gate_for_scripts(tmp_path: Path) -> None:
         assert v.status == "ask"
         assert gate.answer(v.gate_id, text="the blue one").status == "clear"
         assert gate.get(v.gate_id).clear
+
+
+async def test_an_answer_after_the_question_expired_is_refused_and_the_gate_refuses(make_gate: MakeGate) -> None:
+    gate = make_gate("single", ASKS, person_timeout=0.2)
+    v = await gate.check("Bring me the cup.")
+    await asyncio.sleep(0.4)
+    with pytest.raises(GateConflict, match="refuse and asks nothing"):
+        await gate.answer(v.gate_id, text="the blue one", question=v.asked)
+    done = await gate.get(v.gate_id)
+    assert done.status == "refuse" and not done.clear and done.clarifications == []

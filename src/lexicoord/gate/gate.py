@@ -36,7 +36,7 @@ from lexicoord.gate import records
 from lexicoord.gate.deliberation import MAX_ANSWER, MAX_OPTION, MAX_OPTIONS, PERSON
 from lexicoord.gate.policies import lineup
 from lexicoord.gate.protocol import GateCheck
-from lexicoord.gate.records import GateState
+from lexicoord.gate.records import FINAL, GateState
 from lexicoord.gate.settings import GateSettings
 from lexicoord.gate.verdict import Clarification, Decision, Verdict
 from lexicoord.models.observe import ModelCallEvent
@@ -51,7 +51,6 @@ from lexicoord.seats.journal import JournaledSeats
 T = TypeVar("T")
 MAX_INSTRUCTION = 4000
 MAX_CONTEXT = 20000
-FINAL = ("clear", "refuse", "error")
 #: Seconds ``get`` waits for a resumed check to reach where it stood (its journal replays without a model).
 RESUME_WAIT = 5.0
 #: Seconds a process's claim on a check it plays holds without being renewed (renewed every third of it).

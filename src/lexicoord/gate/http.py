@@ -39,8 +39,8 @@ from pydantic import BaseModel, Field
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from lexicoord.gate import records
-from lexicoord.gate.gate import FINAL, AnswerRequest, CheckRequest, Gate, GateError, GateInputError
-from lexicoord.gate.records import GateState
+from lexicoord.gate.gate import AnswerRequest, CheckRequest, Gate, GateError, GateInputError
+from lexicoord.gate.records import FINAL, GateState
 from lexicoord.gate.verdict import Ambiguity, Clarification, Status, Verdict
 from lexicoord.web.app import SECURITY_HEADERS, SecurityHeaders
 from lexicoord.web.ratelimit import AddressLimiter
