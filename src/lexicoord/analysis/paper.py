@@ -10,7 +10,7 @@ a reproduction is the paper's setup on another model, so every model of the run 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -73,8 +73,10 @@ def _num(x: float) -> str:
     return f"{x:.2f}".rstrip("0").rstrip(".") if x != int(x) else str(int(x))
 
 
-def comparison_rows(published: Sequence[Published], measures: Sequence[Measure]) -> list[list[str]]:
-    """A row per published number and matching run figure; a number the run has no cell for says so."""
+def comparison_rows(published: Sequence[Published], measures: Sequence[Measure],
+                    same_model: Callable[[Published, Measure], bool] | None = None) -> list[list[str]]:
+    """A row per published number and matching run figure; a number the run has no cell for says so. With
+    ``same_model``, the verdict is given only where it holds (another model's value is shown without one)."""
     rows = []
     for p in published:
         cell = ", ".join(f"{k}={v}" for k, v in p.cell.items()) or "all"
@@ -85,16 +87,19 @@ def comparison_rows(published: Sequence[Published], measures: Sequence[Measure])
         for m in found:
             ci = f" [{_num(m.low)}, {_num(m.high)}]" if m.low is not None and m.high is not None else ""
             inside = "" if m.low is None or m.high is None else ("yes" if m.low <= p.value <= m.high else "no")
+            if same_model is not None and not same_model(p, m):
+                inside = "- (another model)"
             ours = _num(m.value) + ci + (f" ({m.model})" if m.model else "")
             rows.append([p.source, p.metric, cell, paper, ours, "" if m.n is None else str(m.n), inside])
     return rows
 
 
-def comparison_table(published: Sequence[Published], measures: Sequence[Measure]) -> ReportTable | None:
+def comparison_table(published: Sequence[Published], measures: Sequence[Measure],
+                     same_model: Callable[[Published, Measure], bool] | None = None) -> ReportTable | None:
     if not published:
         return None
     return ReportTable(title="the paper's published numbers beside this run", head=HEAD,
-                       rows=comparison_rows(published, measures))
+                       rows=comparison_rows(published, measures, same_model))
 
 
 def rate(metric: str, cell: dict[str, str], k: int, n: int, model: str = "") -> Measure | None:

@@ -36,8 +36,8 @@ ROOMS_PER_ADDRESS, CONNECTIONS_PER_ADDRESS = 20, 64
 
 
 def load_datasets(sources: list[str]) -> dict[str, Sequence[AmbiguityItem]]:
-    """``builtin``, ``NAME=path.jsonl``, ``path.jsonl`` or ``coarsewsd:FOLDER``, each checked now (a file's items
-    are then read from it one game at a time)."""
+    """``builtin``, ``NAME=path.jsonl``, ``path.jsonl``, ``coarsewsd:FOLDER`` or ``wictsv:FOLDER``, each checked
+    now (a file's items are then read from it one game at a time)."""
     from lexicoord.protocols.coordination.lineup import dataset_from
 
     out: dict[str, Sequence[AmbiguityItem]] = {}
@@ -78,7 +78,7 @@ def serve(
     ] = None,
     agents: Annotated[int, typer.Option(min=0, max=8, help="Agents the room form proposes by default.")] = 2,
     dataset: Annotated[
-        list[str] | None, typer.Option(help="builtin, a JSONL file, NAME=file.jsonl or coarsewsd:FOLDER (repeatable).")
+        list[str] | None, typer.Option(help="builtin, a JSONL file, NAME=file.jsonl, coarsewsd:FOLDER or wictsv:FOLDER (repeatable).")
     ] = None,
     protocol: Annotated[
         list[str] | None,

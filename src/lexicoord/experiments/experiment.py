@@ -47,7 +47,8 @@ def existing_data(value: str, info: ValidationInfo) -> str:
     if value == "builtin" or value.startswith("hf:"):
         return value
     scheme, sep, rest = value.partition(":")
-    prefix, target = (f"{scheme}:", rest) if sep and len(scheme) > 1 and scheme.isalpha() else ("", value)
+    named = sep and len(scheme) > 1 and scheme.replace("-", "").isalpha()
+    prefix, target = (f"{scheme}:", rest) if named else ("", value)
     path = Path(target).expanduser()
     base = (info.context or {}).get("base")
     if base is not None and not path.is_absolute():

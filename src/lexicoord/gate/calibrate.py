@@ -21,6 +21,7 @@ from lexicoord.gate.deliberation import PROMPTS, scene_text
 from lexicoord.gate.settings import GateSettings
 from lexicoord.models.pool import ModelPool
 from lexicoord.seats.llm import LLMSeat
+from lexicoord.tasks.asking import SCHEMES, load_asking
 from lexicoord.tasks.jsonl import parse_jsonl, read_lines
 
 
@@ -47,8 +48,17 @@ class Calibration(BaseModel):
     scores: list[float]
 
 
-def read(path: Path) -> list[CalibrationItem]:
-    items, _ = parse_jsonl(read_lines(path), str(path), CalibrationItem)
+def read(source: str | Path) -> list[CalibrationItem]:
+    """A JSONL file of calibration items, or a benchmark's (``knowno:PATH``, ``ambik:PATH``): its items that offer
+    options and mean exactly one of them (KnowNo calibrates on the true option; a task where several are meant
+    has no single one)."""
+    text = str(source)
+    if text.partition(":")[0] in (*SCHEMES, "ambik-indirect"):
+        loaded = load_asking(text)
+        return [CalibrationItem(instruction=i.instruction, context=i.context, options=i.options[:26],
+                                answer=i.intended[0])
+                for i in loaded.items if len(i.options) >= 2 and len(i.intended) == 1 and i.intended[0] in i.options[:26]]
+    items, _ = parse_jsonl(read_lines(Path(source)), text, CalibrationItem)
     return items
 
 

@@ -11,7 +11,15 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from lexicoord.cli.options import AllowedHostOption, DbOption, ForwardedAllowIpsOption
+from lexicoord.cli.campaign import DryRunOption, PrintFileOption
+from lexicoord.cli.options import (
+    AllowedHostOption,
+    DbOption,
+    ForwardedAllowIpsOption,
+    ModelOptions,
+    NoCacheOption,
+    RunNameOption,
+)
 
 #: Mounted as ``lexicoord gate`` through the gate's protocol entry, as any protocol's commands are.
 app = typer.Typer(help="Agreement before action: is an instruction clear, and if not, what to ask.",
@@ -111,8 +119,10 @@ def check(
 
 @app.command("calibrate")
 def calibrate(
-    data: Annotated[Path, typer.Argument(help="JSONL: instruction, context, options, answer (the option meant).")],
+    data: Annotated[str, typer.Argument(help="JSONL (instruction, context, options, answer: the option meant), or a "
+                                             "benchmark's calibration split: knowno:PATH or ambik:PATH.")],
     model: Annotated[str, typer.Option("--model", "-m", help="The scorer model.")] = "local/smollm2-135m",
+    items: Annotated[int | None, typer.Option(min=2, help="Use the first N calibration items.")] = None,
     success: Annotated[float, typer.Option(min=0.01, max=0.99, help="Target success level (1 - epsilon).")] = 0.8,
     out: Annotated[Path, typer.Option(help="Where to write the gate's configuration.")] = Path("gate.toml"),
 ) -> None:
@@ -123,10 +133,61 @@ def calibrate(
     from lexicoord.gate.calibrate import read, write_settings
     from lexicoord.gate.settings import GateSettings
 
-    items = read(data)
-    result = asyncio.run(run(items, model, success))
+    chosen = read(data)[:items] if items else read(data)
+    if len(chosen) < 2:
+        from lexicoord.errors import ConfigError
+
+        raise ConfigError(f"{data} gives {len(chosen)} calibration item(s) with options and one meant; need at least 2.")
+    result = asyncio.run(run(chosen, model, success))
     write_settings(out, GateSettings(policy="conformal", models=[model], qhat=result.qhat, target_success=success,
                                      calibrated_model=model))
     console.print(f"{result.items} calibration items, target success {success:.0%}: qhat = {result.qhat:.4f}; on "
                   f"these items the set holds the answer {result.coverage:.0%} of the time, mean set size "
                   f"{result.mean_set_size:.2f}. Wrote {out}.", highlight=False, markup=False, soft_wrap=True)
+
+
+@app.command("eval")
+def evaluate(
+    dataset: Annotated[str, typer.Option(help="knowno:PATH (a task file or folder), ambik:PATH (its CSV) or "
+                                              "ambik-indirect:PATH.")],
+    policy: Annotated[list[str] | None, typer.Option("--policy", "-p", help="A policy to evaluate (repeatable; "
+                                                     "default: single and debate).")] = None,
+    model: Annotated[list[str] | None, typer.Option("--model", "-m", help="A model seats are filled from "
+                                                    "(repeatable).")] = None,
+    judge: Annotated[str | None, typer.Option(help="A judge model: is each question about the ambiguous "
+                                                   "element?")] = None,
+    items: Annotated[int | None, typer.Option(min=1, help="N items, taken in turn from each category.")] = None,
+    config: Annotated[Path | None, typer.Option("--config", help="Gate settings (TOML), e.g. the file "
+                                                "`gate calibrate` writes with its threshold.")] = None,
+    clarifications: Annotated[int, typer.Option(min=1, max=5, help="Questions a check may ask.")] = 1,
+    concurrency: Annotated[int, typer.Option(min=1, max=256, help="Checks played at once.")] = 2,
+    seed: Annotated[int, typer.Option(help="Seed of the run.")] = 0,
+    run_name: RunNameOption = None,
+    db: DbOption = None,
+    no_cache: NoCacheOption = False,
+    option: ModelOptions = None,
+    print_file: PrintFileOption = False,
+    dry_run: DryRunOption = False,
+) -> None:
+    """Evaluate gate policies on a benchmark with a simulated person who answers from the item's intent; every
+    check is stored and resumes on re-run; the report gives the benchmark's metrics (the experiment file these
+    options amount to: --print-file)."""
+    from lexicoord.cli.campaign import launch
+    from lexicoord.cli.options import parse_options
+    from lexicoord.experiments.loading import from_values
+    from lexicoord.gate.settings import DEFAULT_MODEL, read_settings
+
+    base = read_settings(config).model_dump(exclude_none=True) if config is not None else {}
+    seats = model or base.get("models") or [DEFAULT_MODEL]
+    keep = ("timeout", "followers", "rounds", "players", "qhat", "target_success", "calibrated_model",
+            "min_letter_mass", "first", "then", "sentences")
+    settings = {k: v for k, v in base.items() if k in keep} | {"clarifications": clarifications}
+    values = {
+        "protocol": "gate", "name": run_name, "seed": seed, "concurrency": concurrency, "cache": not no_cache,
+        "models": {"seats": list(seats), "judge": judge},
+        "data": {"dataset": dataset, "items": items},
+        "settings": settings,
+        "grid": {"policies": policy or ["single", "debate"]},
+        "options": parse_options(option),
+    }
+    launch(from_values(values), db=db, print_file=print_file, dry=dry_run)

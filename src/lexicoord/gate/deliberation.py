@@ -125,7 +125,7 @@ class Deliberation:
         self._nested += 1
         lineup = []
         for s in play.lineup:
-            if s.name != PERSON:
+            if s.name != self.person_spec.name:
                 self._passes[s.name] += 1
                 if self._passes[s.name] > 1:
                     s = s.model_copy(update={"name": f"{s.name}-{self._passes[s.name]}"})
@@ -134,9 +134,20 @@ class Deliberation:
         return EpisodeContext(spec=spec, seed=self.ctx.seed + self._nested, make_seat=make_seat or self.ctx.make_seat,
                               recorder=self.ctx.recorder, control=self.ctx.control, groups=self.ctx.groups)
 
+    @property
+    def person_spec(self) -> AgentSpec:
+        """The line-up's person: a person at a page or keyboard, or a simulated one in an evaluation (its own kind
+        and name, so a reader of the record tells its moves from a real person's)."""
+        return next((s for s in self.ctx.spec.lineup if s.role == "person"),
+                    AgentSpec(name=PERSON, kind="human", role="person"))
+
+    @property
+    def person_kind(self) -> str:
+        return "simulated" if self.person_spec.kind == "simulated" else "person"
+
     def person(self) -> Seat:
         if self._person is None:
-            self._person = self.ctx.seat(AgentSpec(name=PERSON, kind="human", role="person"))
+            self._person = self.ctx.seat(self.person_spec)
         return self._person
 
     async def ask(self, question: str, options: Sequence[str], ambiguity: Ambiguity,
@@ -162,13 +173,13 @@ class Deliberation:
             if self.deadline is not None:
                 self.deadline.reschedule(loop.time() + self.settings.timeout)
         if answer.action == "refuse":
-            self.ctx.emit(PersonAnswerEvent(agent=PERSON, refused=True))
+            self.ctx.emit(PersonAnswerEvent(agent=self.person_spec.name, refused=True))
             self.clarifications.append(Clarification(question=question, options=options, refused=True))
             raise Declined("the person declined to clarify")
         if not answer.ok or answer.value is None:
             raise Unanswered(answer.failure or "the person gave no answer")
         choice, text = answer.value.get("choice"), answer.value.get("text")
-        self.ctx.emit(PersonAnswerEvent(agent=PERSON, choice=choice, text=text))
+        self.ctx.emit(PersonAnswerEvent(agent=self.person_spec.name, choice=choice, text=text))
         said = Clarification(question=question, options=options, choice=choice, text=text)
         self.clarifications.append(said)
         return said

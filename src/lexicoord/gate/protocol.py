@@ -15,6 +15,8 @@ from lexicoord.core.context import EpisodeContext
 from lexicoord.core.protocol import Protocol
 from lexicoord.errors import LexicoordError
 from lexicoord.gate.deliberation import Declined, Deliberation, Unanswered
+from lexicoord.gate.evaluation.judge import judge_questions
+from lexicoord.gate.evaluation.person import simulated_person
 from lexicoord.gate.policies import policy
 from lexicoord.gate.settings import GateSettings
 from lexicoord.gate.verdict import Decision
@@ -26,8 +28,17 @@ class GateCheck(Protocol[dict[str, Any], GateSettings, Decision]):
     outcome_model = Decision
     #: A check may wait on a person for minutes: every answer is journaled, so a restart goes on from it.
     journal = True
+    #: An evaluation's person answers from the item's gold fields (``lexicoord gate eval``).
+    seat_kinds = {"simulated": simulated_person}
 
     async def play(self, ctx: EpisodeContext) -> Decision:
+        decision = await self.decide(ctx)
+        gold = ctx.item.get("gold")
+        if isinstance(gold, dict) and decision.clarifications:  # an evaluation: a judge model, if any, reads the questions
+            await judge_questions(ctx, [c.question for c in decision.clarifications], gold.get("element") or [])
+        return decision
+
+    async def decide(self, ctx: EpisodeContext) -> Decision:
         settings = self.settings_of(ctx)
         limit = float(ctx.item.get("timeout") or settings.timeout)
         settings = settings.model_copy(update={"timeout": limit})
@@ -65,5 +76,6 @@ def register() -> None:
         protocol=GateCheck,
         statistics="lexicoord.gate.report:statistics",
         report="lexicoord.gate.report:report",
+        experiment="lexicoord.gate.evaluation.experiment:PLAN",
         cli="lexicoord.gate.cli:app",
     ))

@@ -11,10 +11,12 @@ import statistics as stats
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel
 
 from lexicoord.analysis.html import render
+from lexicoord.analysis.paper import Measure, Published
 from lexicoord.analysis.report import Report, ReportTable
 from lexicoord.core.events import Event
 from lexicoord.runs.records import EpisodeRecord, RunInfo
@@ -64,10 +66,54 @@ def report(store: Store, run: RunInfo, out_dir: Path) -> Report:
            _share(s.escalated, s.checks), f"{s.mean_model_calls:.2f}" if s.mean_model_calls is not None else "-",
            f"{s.mean_tokens:.0f}" if s.mean_tokens is not None else "-",
            f"{s.median_latency_s:.2f}" if s.median_latency_s is not None else "-"]
-    checks = [[r.item_id, (r.spec.get("item") or {}).get("instruction", ""), (r.outcome or {}).get("status", "error"),
+    checks = [[r.item_id, (r.spec.get("settings") or {}).get("policy", ""),
+               (r.spec.get("item") or {}).get("instruction", ""), (r.outcome or {}).get("status", "error"),
                (r.outcome or {}).get("interpretation") or (r.outcome or {}).get("reason") or r.error or ""]
               for r, _ in store.iter_run_events(run.id)]
-    page = out_dir / "report.html"
-    page.write_text(render("lexicoord.gate", run=run.id, head=head, row=row, checks=checks), encoding="utf-8")
     table = ReportTable(title=f"Agreement gate: {run.id} (shares of the checks that ended)", head=head, rows=[row])
-    return Report(tables=[table], files={"json": data, "html": page})
+    result = Report(tables=[table], files={"json": data})
+    benchmark = {"evaluation": [], "paper": None, "figure": None, "judged": "", "source": "",
+                 **evaluation(store, run, out_dir, result)}
+    page = out_dir / "report.html"
+    page.write_text(render("lexicoord.gate", run=run.id, head=head, row=row, checks=checks, **benchmark),
+                    encoding="utf-8")
+    result.files["html"] = page
+    return result
+
+
+def evaluation(store: Store, run: RunInfo, out_dir: Path, result: Report) -> dict[str, Any]:
+    """An evaluation's tables, CSV, figure and published numbers, added to ``result``; the page's parts."""
+    from lexicoord.gate.evaluation.scoring import score
+
+    scored = [x for r, ev in store.iter_run_events(run.id) if r.status in ("done", "failed")
+              and (x := score(r, ev)) is not None]
+    if not scored:
+        return {}
+    from lexicoord.analysis.html import inline_svg
+    from lexicoord.analysis.paper import comparison_table, stored
+    from lexicoord.gate.evaluation.metrics import cells
+    from lexicoord.gate.evaluation.report import figure, judges_line, tables, write_csv
+
+    found = cells(scored)
+    made = tables(found)
+    models = "+".join(run.config.get("models") or [])
+    measures = [m.model_copy(update={"model": models}) for c in found for m in c.measures.values()]
+    paper = comparison_table(stored(run.config), measures, same_model=same_model)
+    result.tables += made + ([paper] if paper else [])
+    result.files["csv"] = write_csv(scored, out_dir / "checks.csv")
+    png, svg = figure(found, out_dir / "policies")
+    result.files["figure"] = png
+    judged = judges_line(found)
+    result.warnings.append(judged)
+    skipped = run.config.get("skipped") or {}
+    source = (f"{run.config.get('items', len({x.item_id for x in scored}))} items of {run.config.get('dataset', '?')}"
+              + (f"; the loader skipped {', '.join(f'{n} {why}' for why, n in skipped.items())}" if skipped else ""))
+    return {"evaluation": made, "paper": paper, "figure": inline_svg(svg), "judged": judged, "source": source}
+
+
+def same_model(published: Published, measure: Measure) -> bool:
+    """A verdict on a published number only where the run used the paper's model (names compared loosely)."""
+    def key(name: str) -> str:
+        return "".join(ch for ch in name.rsplit("/", 1)[-1].casefold() if ch.isalnum())
+
+    return bool(published.paper_model) and key(published.paper_model) == key(measure.model)

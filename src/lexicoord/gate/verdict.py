@@ -26,10 +26,11 @@ Policy = Literal["single", "debate", "coalition", "conformal", "adaptive"]
 
 
 class SeatStance(BaseModel):
-    """One seat's part in the verdict: a model or the person, what it said and in how many rounds."""
+    """One seat's part in the verdict: a model or the person (``simulated`` when an evaluation's person answered
+    from the item's gold fields), what it said and in how many rounds."""
 
     name: str
-    kind: Literal["model", "person"]
+    kind: Literal["model", "person", "simulated"]
     model: str | None = None
     #: ``clear`` / ``ambiguous`` (a proposal), ``agree`` / ``disagree`` (a follower), ``choose`` (a reading),
     #: ``answer`` (the person), ``failed`` (no valid move).

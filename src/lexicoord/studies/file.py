@@ -300,7 +300,7 @@ class StudyFile(Strict):
     seed: int = 0
     #: The protocol's room settings (its room form's keys: ``seat_timeout``, ``clarification_bound`` ...).
     game: GameSettings = Field(default_factory=dict)
-    #: The coordination game's items: ``builtin``, a JSONL file, or ``coarsewsd:FOLDER``.
+    #: The coordination game's items: ``builtin``, a JSONL file, ``coarsewsd:FOLDER`` or ``wictsv:FOLDER``.
     data: DataPath = "builtin"
     #: COGENT's benchmark items by task (``gsm8k = "path"``).
     benchmarks: dict[str, DataPath] = Field(default_factory=dict)

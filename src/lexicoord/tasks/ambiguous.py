@@ -118,7 +118,7 @@ class AmbiguousWords(Task[AmbiguityItem, AgreedMeaning]):
     """Ambiguous words in context, for the coordination game.
 
     Sources: ``builtin`` (the project's own 285 items), ``coarsewsd:FOLDER``
-    (CoarseWSD-20's word-sense format), a JSONL file, or ``hf:...``. Score: the
+    (CoarseWSD-20's word-sense format), ``wictsv:FOLDER`` (WiC-TSV's training split), a JSONL file, or ``hf:...``. Score: the
     converged meaning is the one the sentence settles; ``None`` for open items.
     """
 
@@ -136,13 +136,18 @@ class AmbiguousWords(Task[AmbiguityItem, AgreedMeaning]):
         return super().index(source, keep)
 
     def _own(self, source: str) -> list[AmbiguityItem] | None:
-        """The task's own named sources (``builtin``, ``coarsewsd:FOLDER``), or ``None`` for a file or the hub."""
+        """The task's own named sources (``builtin``, ``coarsewsd:FOLDER``, ``wictsv:FOLDER``), or ``None`` for a
+        file or the hub."""
         if source == "builtin":
             return builtin_items()
         if source.startswith("coarsewsd:"):
             from lexicoord.tasks.coarsewsd import load_coarsewsd
 
             return load_coarsewsd(Path(source.removeprefix("coarsewsd:")))
+        if source.startswith("wictsv:"):
+            from lexicoord.tasks.wictsv import load_wictsv
+
+            return load_wictsv(Path(source.removeprefix("wictsv:")))
         return None
 
     def score(self, item: dict[str, Any], outcome: AgreedMeaning) -> bool | None:

@@ -2,7 +2,7 @@
 
 Items load from a local file (JSONL, checked line by line: every bad line is
 reported with its number and the load stops), from a task's own named sources
-(``builtin``, ``coarsewsd:FOLDER`` ...), or from a Hugging Face dataset id
+(``builtin``, ``coarsewsd:FOLDER``, ``wictsv:FOLDER`` ...), or from a Hugging Face dataset id
 (``hf:NAME[:CONFIG][@SPLIT]``) when the optional ``datasets`` package is
 installed and the machine is online. Nothing is ever downloaded otherwise:
 tests and the default path read local files only.

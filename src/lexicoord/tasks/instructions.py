@@ -131,7 +131,7 @@ class RobotInstructions(Task[Instruction, FinalAnswer]):
     """Robot instructions on a scene, for the debate study.
 
     Sources: a JSONL file of generated pairs (both twins, unless
-    ``unambiguous=False``) and/or single instructions, or ``hf:...``. Score: the
+    ``unambiguous=False``) and/or single instructions, ``knowno:PATH`` or ``ambik:PATH``, or ``hf:...``. Score: the
     rule's measure (:func:`rule_success`): the final question asks about the ambiguous slot
     and no other. The paper's own measure, detection, is the verdict alone (see the analysis).
     """
@@ -144,6 +144,16 @@ class RobotInstructions(Task[Instruction, FinalAnswer]):
 
     def parse(self, lines: Iterable[str], source: str) -> list[Instruction]:
         return parse_instructions(lines, source, unambiguous=self.unambiguous)[0]
+
+    def load(self, source: str) -> list[Instruction]:
+        """A benchmark's instructions (``knowno:PATH``, ``ambik:PATH``: the ambiguous element becomes the slot the
+        rule scores by), or a JSONL file or ``hf:...``."""
+        from lexicoord.tasks.asking import SCHEMES, load_asking
+
+        if source.partition(":")[0] in (*SCHEMES, "ambik-indirect"):
+            items = load_asking(source).items
+            return [i.as_instruction() for i in items if self.unambiguous or i.ambiguous]
+        return super().load(source)
 
     def score(self, item: dict[str, Any], outcome: FinalAnswer) -> bool | None:
         if outcome.termination == "error":

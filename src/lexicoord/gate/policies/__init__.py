@@ -34,8 +34,9 @@ def policy(name: str) -> Decide:
     return decide
 
 
-def lineup(settings: GateSettings) -> list[AgentSpec]:
-    """The seats a check under ``settings`` may use: models in turn from ``settings.models``, and the person."""
+def lineup(settings: GateSettings, person: AgentSpec | None = None) -> list[AgentSpec]:
+    """The seats a check under ``settings`` may use: models in turn from ``settings.models``, and the person (a
+    person at the gate's page, or ``person`` when given: an evaluation's simulated one)."""
     roles: list[str] = []
     names: tuple[str, ...] = (settings.first, settings.then) if settings.policy == "adaptive" else (settings.policy,)
     for name in names:
@@ -55,5 +56,5 @@ def lineup(settings: GateSettings) -> list[AgentSpec]:
         many = roles.count(role) > 1
         name = f"{role}-{counts[role]}" if many else role
         seats.append(AgentSpec(name=name, model=settings.models[i % len(settings.models)], role=role))
-    seats.append(AgentSpec(name=PERSON, kind="human", role="person"))
+    seats.append(person or AgentSpec(name=PERSON, kind="human", role="person"))
     return seats

@@ -14,7 +14,7 @@ from lexicoord.core.context import EpisodeContext
 from lexicoord.core.events import ChoiceEvent
 from lexicoord.core.seat import Answer, Request, Seat
 from lexicoord.core.spec import AgentSpec
-from lexicoord.gate.deliberation import PERSON, Declined, Deliberation, Nested
+from lexicoord.gate.deliberation import Declined, Deliberation, Nested
 from lexicoord.gate.verdict import Decision, SeatStance
 from lexicoord.protocols.coordination.moves import MAX_STATEMENT
 from lexicoord.protocols.coordination.rules import CoordinationGame
@@ -27,7 +27,9 @@ class Clarifier(Seat):
     kind = "human"
 
     def __init__(self, d: Deliberation, models: dict[str, str | None]) -> None:
-        super().__init__(PERSON, "leader")
+        super().__init__(d.person_spec.name, "leader")
+        self.simulated = d.person_spec.kind == "simulated"
+        self.kind = "simulated" if self.simulated else "human"
         self.d, self.models = d, models
 
     async def answer(self, request: Request) -> Answer:
@@ -66,12 +68,13 @@ async def decide(d: Deliberation) -> Decision:
     item = {"sentence": f"{d.context}\n{d.instruction}".strip(), "word": d.instruction, "options": options}
     settings = {"clarification_bound": d.settings.clarifications, "announce": False, "leader_chooses": False,
                 "failed_moves": "block", "seat_timeout": d.settings.person_timeout}
-    lineup = [AgentSpec(name=PERSON, kind="human", role="leader"), *players]
+    person = d.person_spec
+    lineup = [person.model_copy(update={"role": "leader"}), *players]
     models = {s.name: s.model for s in players}
     clarifier = Clarifier(d, models)
 
     def seat(spec: AgentSpec, ctx: EpisodeContext, system_prompt: str | None) -> Seat:
-        return clarifier if spec.name == PERSON else d.ctx.make_seat(spec, ctx, system_prompt)
+        return clarifier if spec.name == person.name else d.ctx.make_seat(spec, ctx, system_prompt)
 
     ctx = d.nested(Nested(item=item, settings=settings, lineup=lineup), make_seat=seat)
     clarifier.models = {s.name: s.model for s in ctx.spec.lineup}

@@ -43,7 +43,7 @@ async def decide(d: Deliberation) -> Decision:
             break
         said = await d.ask("Which of these do you mean?", kept or options, "divergent", seats)
         if said.choice:
-            person = SeatStance(name="person", kind="person", stance="answer", choice=said.choice)
+            person = SeatStance(name=d.person_spec.name, kind=d.person_kind, stance="answer", choice=said.choice)
             return Decision(status="clear", policy="conformal", interpretation=said.choice, options=options,
                             seats=[*seats, person], conformal=found, clarifications=d.clarifications)
     return Decision(status="refuse", policy="conformal", ambiguity="unresolved", options=options, seats=seats,

@@ -24,7 +24,7 @@ AgentOption = Annotated[
     typer.Option("--agent", "-a", help="A seat, in order (the first leads): name=provider/model, name=sim:POLICY[:p], or name=human."),
 ]
 ModelOption = Annotated[str, typer.Option(help="Model for every agent when no --agent is given.")]
-DatasetOption = Annotated[str, typer.Option(help="builtin, a JSONL file, or coarsewsd:FOLDER.")]
+DatasetOption = Annotated[str, typer.Option(help="builtin, a JSONL file, coarsewsd:FOLDER or wictsv:FOLDER.")]
 
 
 @app.command("run")

@@ -6,7 +6,7 @@ game's settings and repetitions. ``lexicoord coordination run`` writes exactly t
     leader = "local/smollm2-135m"
     p1 = "sim:noisy:0.2"
     [data]
-    dataset = "builtin"           # builtin, a JSONL file, coarsewsd:FOLDER or hf:NAME
+    dataset = "builtin"           # builtin, a JSONL file, coarsewsd:FOLDER, wictsv:FOLDER or hf:NAME
     items = 20
     [settings]
     clarification_bound = 3

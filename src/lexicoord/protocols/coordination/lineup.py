@@ -64,7 +64,7 @@ def lineup_from(agents: list[str] | None, model: str, count: int, temperature: f
 
 def dataset_from(source: str, limit: int | None, sample_seed: int | None, category: str | None
                  ) -> Sequence[AmbiguityItem]:
-    """``builtin``, a JSONL path, ``coarsewsd:FOLDER`` or ``hf:NAME``; optionally filtered, shuffled and cut.
+    """``builtin``, a JSONL path, ``coarsewsd:FOLDER``, ``wictsv:FOLDER`` or ``hf:NAME``; optionally filtered, shuffled and cut.
 
     A file is checked to its last line, but only the chosen items are read back from it (see
     :mod:`lexicoord.tasks.indexed`): one item of a large file costs the memory of one item. The shuffle draws

@@ -64,7 +64,7 @@ def generate(
 @app.command("run")
 def run(
     model: Annotated[list[str] | None, typer.Option("--model", "-m", help="A debater (repeat for several; each leads once).")] = None,
-    dataset: Annotated[str | None, typer.Option(help="JSONL of pairs (debate generate) or of single instructions; or hf:NAME.")] = None,
+    dataset: Annotated[str | None, typer.Option(help="JSONL of pairs (debate generate) or of single instructions; knowno:PATH, ambik:PATH or hf:NAME.")] = None,
     per_category: Annotated[int, typer.Option("--per-category", "-n", min=1, help="Generated pairs per type when no --dataset (the paper: 20).")] = 20,
     seed: Annotated[int, typer.Option(help="Seed of the generated instructions and of the run.")] = 0,
     items: Annotated[int | None, typer.Option(min=1, help="Use N instructions, taken in turn from each type.")] = None,
