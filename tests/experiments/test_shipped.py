@@ -20,6 +20,9 @@ ON_SERVER = {
     "cogent-table1-folio": ["models.a=llamacpp/smollm2"],
     "cogent-table1-mmlu": ["models.a=llamacpp/smollm2"],
     "werewolf-cogent": ["models.villagers=llamacpp/smollm2"],
+    # the conformal threshold was calibrated on the embedded model's weights, which the loopback server serves
+    "gate-knowno": ['models.seats=["llamacpp/smollm2"]', "settings.calibrated_model=llamacpp/smollm2"],
+    "gate-ambik": ['models.seats=["llamacpp/smollm2"]', "settings.calibrated_model=llamacpp/smollm2"],
 }
 
 
@@ -32,6 +35,7 @@ def test_each_file_is_valid_at_full_and_smoke_scale(path: Path, monkeypatch: pyt
     monkeypatch.setenv("LEXICOORD_DATA", str(SHARED_DATA))
     monkeypatch.setenv("DEBATER_2", "scripted/first")  # three distinct debaters, as the paper had
     monkeypatch.setenv("DEBATER_3", "scripted/random")
+    monkeypatch.setenv("AMBIK", str(EXPERIMENTS / "smoke" / "ambik.csv"))  # AmbiK ships no copy: rows written here
     full = from_file(path)
     smoke = from_file(path, smoke=True)
     assert full.experiment.published, "every shipped file carries the paper's numbers it reproduces"
