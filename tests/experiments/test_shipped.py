@@ -26,6 +26,10 @@ ON_SERVER = {
 }
 
 
+#: Files whose paper's numbers could not be read from the paper itself: they carry none rather than guessed ones.
+NO_PUBLISHED = {"gate-ambik"}
+
+
 def test_the_papers_setups_are_all_shipped() -> None:
     assert {f.stem for f in FILES} == set(ON_SERVER)
 
@@ -38,7 +42,7 @@ def test_each_file_is_valid_at_full_and_smoke_scale(path: Path, monkeypatch: pyt
     monkeypatch.setenv("AMBIK", str(EXPERIMENTS / "smoke" / "ambik.csv"))  # AmbiK ships no copy: rows written here
     full = from_file(path)
     smoke = from_file(path, smoke=True)
-    assert full.experiment.published, "every shipped file carries the paper's numbers it reproduces"
+    assert bool(full.experiment.published) != (path.stem in NO_PUBLISHED), "the paper's numbers it reproduces"
     big, small = full.campaign(), smoke.campaign()
     assert 0 < len(small.episodes) <= 8 < len(big.episodes)
     calls = [c for e in big.episodes for c in full.plan.calls(full.parts, e)]
@@ -51,8 +55,11 @@ def _runs_to_its_report(path: Path, tmp_path: Path, args: list[str], env: dict[s
     assert played.returncode == 0 and " 0 failed" in played.stderr, played.stderr[-3000:]
     out = tmp_path / "report"
     report = lexicoord("report", f"{path.stem}-smoke", "--db", db, "--out", str(out), env=env)
-    assert "published numbers beside this run" in report.stdout
     page = (out / "report.html").read_text()
+    if path.stem in NO_PUBLISHED:
+        assert "published numbers beside this run" not in report.stdout
+        return page
+    assert "published numbers beside this run" in report.stdout
     assert "published numbers beside this run" in page
     for p in from_file(path).experiment.published:
         assert p.metric in page

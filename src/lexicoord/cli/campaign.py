@@ -46,7 +46,7 @@ def dry_run(loaded: Loaded, name: str) -> None:
     console.print(f"run [bold]{escape(name)}[/bold] ({escape(loaded.experiment.protocol)}): "
                   f"{len(campaign.episodes)} episodes", highlight=False)
     for key, value in campaign.config.items():
-        if not isinstance(value, dict | list) or key in ("variants", "conditions", "models", "task"):
+        if not isinstance(value, dict | list) or key in ("variants", "conditions", "policies", "models", "task"):
             console.print(f"  {key}: {escape(str(value))}", highlight=False)
     rows = per_model([c for e in campaign.episodes for c in loaded.plan.calls(loaded.parts, e)],
                      loaded.experiment.prices)

@@ -105,9 +105,10 @@ def evaluation(store: Store, run: RunInfo, out_dir: Path, result: Report) -> dic
     result.files["figure"] = png
     judged = judges_line(found)
     result.warnings.append(judged)
-    skipped = run.config.get("skipped") or {}
+    skipped = run.config.get("skipped") or "nothing"
     source = (f"{run.config.get('items', len({x.item_id for x in scored}))} items of {run.config.get('dataset', '?')}"
-              + (f"; the loader skipped {', '.join(f'{n} {why}' for why, n in skipped.items())}" if skipped else ""))
+              f" (the loader skipped {skipped}), seats filled from {', '.join(run.config.get('models') or ['?'])}"
+              + (f", judge {run.config['judge']}" if run.config.get("judge") else ""))
     return {"evaluation": made, "paper": paper, "figure": inline_svg(svg), "judged": judged, "source": source}
 
 

@@ -12,9 +12,9 @@ from lexicoord.gate.evaluation.scoring import Scored
 
 def s(policy: str = "single", *, amb: bool, asked: bool, success: float, category: str = "t", status: str = "clear",
       overlap: float | None = None, rule: bool | None = None, judge: bool | None = None, judged_by: str | None = None,
-      calls: int = 1, tokens: int = 100, seconds: float = 1.0) -> Scored:
+      calls: int = 1, tokens: int = 100, seconds: float = 1.0, size: int | None = None) -> Scored:
     return Scored(item_id=f"i{id(object())}", policy=policy, benchmark="knowno", category=category, ambiguous=amb,
-                  status=status, asked=asked, success=success, set_overlap=overlap, question="Which?" if asked else None,
+                  status=status, asked=asked, success=success, set_overlap=overlap, set_size=size, question="Which?" if asked else None,
                   about_rule=rule, about_judge=judge, judge=judged_by, model_calls=calls, tokens=tokens,
                   latency_s=seconds)
 
@@ -42,7 +42,7 @@ def test_a_mixed_set_by_hand() -> None:
     assert got["question_about_element_rule"] == 50.0 and c.measures["question_about_element_rule"].n == 2
     assert got["error_rate"] == 0.0
     assert got["model_calls"] == 1.6 and got["tokens"] == 200.0 and got["seconds"] == 1.8
-    assert "set_size_correctness" not in got and "question_about_element_judge" not in got
+    assert "set_size_correctness" not in got and "set_size" not in got and "question_about_element_judge" not in got
     # Wilson 95% for 3/5, as scipy and the tables give it
     assert c.measures["success_rate"].low == pytest.approx(23.07, abs=0.01)
     assert c.measures["success_rate"].high == pytest.approx(88.24, abs=0.01)
@@ -79,10 +79,13 @@ def test_partial_successes_are_a_mean_with_a_bootstrap_interval() -> None:
 
 
 def test_set_size_correctness_is_the_mean_overlap_over_ambiguous_items_with_a_set() -> None:
-    rows = [s(amb=True, asked=True, success=1, overlap=1.0), s(amb=True, asked=True, success=1, overlap=0.5),
-            s(amb=True, asked=False, success=0, overlap=None), s(amb=False, asked=False, success=1, overlap=None)]
-    m = cell("conformal", ALL, rows).measures["set_size_correctness"]
+    rows = [s(amb=True, asked=True, success=1, overlap=1.0, size=2), s(amb=True, asked=True, success=1, overlap=0.5, size=3),
+            s(amb=True, asked=False, success=0, overlap=None, size=1), s(amb=False, asked=False, success=1, size=1)]
+    made = cell("conformal", ALL, rows).measures
+    m = made["set_size_correctness"]
     assert m.value == pytest.approx(75.0) and m.n == 2
+    # KnowNo's set size: the mean over every check that scored a set, not a percentage
+    assert made["set_size"].value == pytest.approx(7 / 4) and made["set_size"].n == 4
 
 
 def test_the_judges_share_leaves_unreadable_verdicts_out_and_counts_them() -> None:

@@ -32,7 +32,7 @@ from lexicoord.gate.policies import lineup
 from lexicoord.gate.settings import DEFAULT_MODEL, GateSettings
 from lexicoord.gate.verdict import POLICIES, Policy
 from lexicoord.runs.grid import grid
-from lexicoord.tasks.asking import AskingItem, load_asking
+from lexicoord.tasks.asking import AskingItem, Skips, load_asking
 
 #: Tokens of a gate prompt beyond the scene and the instruction (the role, the rules, the answer's form).
 PROMPT_OVERHEAD = 300
@@ -126,7 +126,7 @@ class GatePlan(Plan[Parts]):
             settings = settings_for(policy, parts)
             episodes += grid(items, [lineup_for(settings, parts.models.judge)],
                              settings=[settings.model_dump(mode="json")])
-        config = {"dataset": parts.data.dataset, "items": len(chosen), "skipped": loaded.skipped,
+        config = {"dataset": parts.data.dataset, "items": len(chosen), "skipped": Skips(loaded.skipped).line(),
                   "policies": policies, "models": list(parts.models.seats), "judge": parts.models.judge,
                   "settings": parts.settings.model_dump(exclude_none=True)}
         return Campaign(episodes=episodes, config=config,

@@ -9,7 +9,8 @@ Definitions (rates in percent; the denominator is named in each):
   ambiguity detection; on unambiguous ones its "correct help" is not asking, i.e. 100 − false alarms).
 - **false alarms**: checks that asked / unambiguous checks.
 - **set-size correctness**: mean intersection-over-union of the conformal set and the benchmark's ambiguous set,
-  over ambiguous checks that have both (AmbiK's SSC).
+  over ambiguous checks that have both (AmbiK's SSC); **set size**: the conformal set's mean size over the
+  checks that scored one (KnowNo's "Set Size").
 - **question about the element**: first questions about the ambiguous element / ambiguous checks that asked, by
   the rule and, separately, by the judge model (its unreadable verdicts counted apart, never as yes).
 - **errors**: checks that ended ``error`` / all checks; **model calls, tokens, seconds**: means per check.
@@ -71,6 +72,7 @@ def cell(policy: str, category: str, rows: Sequence[Scored]) -> Cell:
         "false_alarm_rate": _share("false_alarm_rate", key, clear, lambda r: r.asked),
         "set_size_correctness": _mean("set_size_correctness", key,
                                       [r.set_overlap for r in amb if r.set_overlap is not None], percent=True),
+        "set_size": _mean("set_size", key, [float(r.set_size) for r in rows if r.set_size is not None]),
         "question_about_element_rule": _share("question_about_element_rule", key, asked_amb,
                                               lambda r: bool(r.about_rule)),
         "question_about_element_judge": _share("question_about_element_judge", key,

@@ -24,6 +24,7 @@ DETECTION = {
     "correct_help_rate": "correct help % (ambiguous)",
     "false_alarm_rate": "false alarms % (unambiguous)",
     "set_size_correctness": "set-size correctness % (ambiguous; conformal)",
+    "set_size": "set size (conformal)",
     "question_about_element_rule": "question on the element %, rule (ambiguous that asked)",
     "question_about_element_judge": "question on the element %, judge (judged)",
 }
@@ -39,9 +40,9 @@ BY_TYPE = ("success_rate", "help_rate", "correct_help_rate", "false_alarm_rate")
 def shown(m: Measure | None) -> str:
     if m is None:
         return "-"
-    digits = 0 if m.metric == "tokens" else 2 if m.metric in ("model_calls", "seconds") else 1
+    digits = 0 if m.metric == "tokens" else 2 if m.metric in ("model_calls", "seconds", "set_size") else 1
     ci = f" [{m.low:.{digits}f}-{m.high:.{digits}f}]" if m.low is not None and m.high is not None else ""
-    if m.metric in ("model_calls", "tokens", "seconds", "set_size_correctness") or m.n is None:
+    if m.metric in ("model_calls", "tokens", "seconds", "set_size", "set_size_correctness") or m.n is None:
         return f"{m.value:.{digits}f}{ci} n={m.n}"
     k = m.value * m.n / 100
     if abs(k - round(k)) > 1e-6:  # a mean of partial successes (AmbiK), not a count over n
