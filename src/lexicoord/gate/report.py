@@ -113,8 +113,13 @@ def evaluation(store: Store, run: RunInfo, out_dir: Path, result: Report) -> dic
 
 
 def same_model(published: Published, measure: Measure) -> bool:
-    """A verdict on a published number only where the run used the paper's model (names compared loosely)."""
+    """A verdict on a published number only where the run used the paper's model: the run's model name (without its
+    provider) is the paper's, or the name before or inside its brackets ("GPT-3.5 (text-davinci-003)"), case and
+    punctuation aside."""
     def key(name: str) -> str:
         return "".join(ch for ch in name.rsplit("/", 1)[-1].casefold() if ch.isalnum())
 
-    return bool(published.paper_model) and key(published.paper_model) == key(measure.model)
+    name = published.paper_model
+    head, _, rest = name.partition("(")
+    names = {key(name), key(head), key(rest.rstrip(")"))} - {""}
+    return key(measure.model) in names
