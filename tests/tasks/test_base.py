@@ -53,3 +53,13 @@ def test_scoring_is_the_task_s_on_the_protocol_s_typed_outcome() -> None:
     assert INSTRUCTIONS.score(clear, answer("ambiguous", "How many?")) is False, "a false alarm"
     assert INSTRUCTIONS.score(ambiguous, answer("clear")) is False
     assert INSTRUCTIONS.score(ambiguous, answer("ambiguous", "how many?", termination="error")) is False
+
+
+def test_a_stratified_sample_takes_each_kind_in_turn_and_keeps_file_order_within_one() -> None:
+    from lexicoord.tasks.base import stratified
+
+    items = ["a1", "a2", "a3", "b1", "c1", "c2"]
+    assert stratified(items, 4, lambda i: i[0]) == ["a1", "b1", "c1", "a2"]
+    assert stratified(items, 100, lambda i: i[0]) == ["a1", "b1", "c1", "a2", "c2", "a3"]
+    assert stratified(items, None, lambda i: i[0]) == items
+    assert stratified([], 3, lambda i: i) == []

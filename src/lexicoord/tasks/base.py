@@ -22,8 +22,23 @@ from lexicoord.tasks.indexed import index_jsonl
 from lexicoord.tasks.jsonl import DatasetError, LineError
 
 ItemT = TypeVar("ItemT", bound=BaseModel)
+T = TypeVar("T")
 OutcomeT = TypeVar("OutcomeT", contravariant=True)
 HUB = "hf:"
+
+
+def stratified(items: Sequence[T], n: int | None, kind: Callable[[T], str]) -> list[T]:
+    """``n`` items taken in turn from each kind (file order within a kind), so a small sample covers every kind;
+    all of them, in file order, when ``n`` is ``None``."""
+    if n is None:
+        return list(items)
+    by: dict[str, list[T]] = {}
+    for item in items:
+        by.setdefault(kind(item), []).append(item)
+    out: list[T] = []
+    for depth in range(max((len(v) for v in by.values()), default=0)):
+        out.extend(group[depth] for group in by.values() if depth < len(group))
+    return out[:n]
 
 
 def parse_hub_ref(ref: str) -> tuple[str, str | None, str]:

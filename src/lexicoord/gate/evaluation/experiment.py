@@ -21,18 +21,30 @@ protocol whose item carries the benchmark's gold fields; the person's seat is th
 
 from __future__ import annotations
 
-from pydantic import Field, ValidationError
+from typing import Any
+
+from pydantic import Field, ValidationError, model_validator
 
 from lexicoord.core.spec import AgentSpec, EpisodeSpec
 from lexicoord.errors import ConfigError
 from lexicoord.experiments.estimate import tokens_of
-from lexicoord.experiments.experiment import Call, Campaign, DataPath, Experiment, ModelName, Plan, Strict
+from lexicoord.experiments.experiment import (
+    Call,
+    Campaign,
+    DataPath,
+    Experiment,
+    ModelName,
+    Plan,
+    Strict,
+    placed_elsewhere,
+)
 from lexicoord.gate.evaluation.person import person_spec
 from lexicoord.gate.policies import lineup
 from lexicoord.gate.settings import DEFAULT_MODEL, GateSettings
 from lexicoord.gate.verdict import POLICIES, Policy
 from lexicoord.runs.grid import grid
-from lexicoord.tasks.asking import AskingItem, Skips, load_asking
+from lexicoord.tasks.asking import Skips, load_asking
+from lexicoord.tasks.base import stratified
 
 #: Tokens of a gate prompt beyond the scene and the instruction (the role, the rules, the answer's form).
 PROMPT_OVERHEAD = 300
@@ -51,21 +63,13 @@ class Data(Strict):
     items: int | None = Field(default=None, ge=1)
 
 
-class Settings(Strict):
-    """The gate's settings other than the policy and the models (:class:`GateSettings`)."""
+class Settings(GateSettings):
+    """The gate's settings (:class:`GateSettings`); the policy is the grid's and the models the models section's."""
 
-    clarifications: int = Field(default=1, ge=1, le=5)
-    timeout: float = Field(default=120.0, gt=0)
-    followers: int = Field(default=2, ge=1, le=6)
-    rounds: int = Field(default=3, ge=1, le=20)
-    players: int = Field(default=3, ge=2, le=8)
-    qhat: float | None = Field(default=None, ge=0, le=1)
-    target_success: float | None = Field(default=None, gt=0, lt=1)
-    calibrated_model: str | None = None
-    min_letter_mass: float = Field(default=0.5, ge=0, le=1)
-    first: str = "single"
-    then: str = "debate"
-    sentences: int = Field(default=3, ge=1, le=10)
+    @model_validator(mode="before")
+    @classmethod
+    def _placed(cls, values: Any) -> Any:
+        return placed_elsewhere(values, {"policy": "grid.policies", "models": "models.seats"})
 
 
 class Grid(Strict):
@@ -79,21 +83,11 @@ class Parts(Strict):
     grid: Grid = Field(default_factory=Grid)
 
 
-def stratified(items: list[AskingItem], n: int | None) -> list[AskingItem]:
-    """``n`` items taken in turn from each category (file order within one), so a sample covers every type."""
-    if n is None:
-        return items
-    by: dict[str, list[AskingItem]] = {}
-    for i in items:
-        by.setdefault(i.category, []).append(i)
-    out: list[AskingItem] = []
-    for depth in range(max((len(v) for v in by.values()), default=0)):
-        out.extend(group[depth] for group in by.values() if depth < len(group))
-    return out[:n]
-
-
 def settings_for(policy: str, parts: Parts) -> GateSettings:
-    values = {**parts.settings.model_dump(), "policy": policy, "models": list(parts.models.seats)}
+    if parts.settings.clarifications < 1:
+        raise ConfigError("settings.clarifications: an evaluation asks at least once (the simulated person answers).")
+    values = {**parts.settings.model_dump(exclude={"policy", "models"}), "policy": policy,
+              "models": list(parts.models.seats)}
     try:
         return GateSettings.model_validate(values).check()
     except ValidationError as exc:
@@ -116,7 +110,7 @@ class GatePlan(Plan[Parts]):
 
     def campaign(self, experiment: Experiment, parts: Parts) -> Campaign:
         loaded = load_asking(parts.data.dataset)
-        chosen = stratified(loaded.items, parts.data.items)
+        chosen = stratified(loaded.items, parts.data.items, lambda i: i.category)
         if not chosen:
             raise ConfigError(f"{parts.data.dataset} gives no items.")
         items = [i.gate_item() for i in chosen]
@@ -128,7 +122,7 @@ class GatePlan(Plan[Parts]):
                              settings=[settings.model_dump(mode="json")])
         config = {"dataset": parts.data.dataset, "items": len(chosen), "skipped": Skips(loaded.skipped).line(),
                   "policies": policies, "models": list(parts.models.seats), "judge": parts.models.judge,
-                  "settings": parts.settings.model_dump(exclude_none=True)}
+                  "settings": parts.settings.model_dump(exclude={"policy", "models"}, exclude_none=True)}
         return Campaign(episodes=episodes, config=config,
                         also_models=[parts.models.judge] if parts.models.judge else [])
 

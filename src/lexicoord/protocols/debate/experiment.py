@@ -28,6 +28,7 @@ from lexicoord.experiments.experiment import Call, Campaign, DataPath, Experimen
 from lexicoord.protocols.debate.common import DebateSettings
 from lexicoord.protocols.debate.rules import rotations
 from lexicoord.runs.grid import grid
+from lexicoord.tasks.base import stratified
 from lexicoord.tasks.instructions import Instruction, RobotInstructions, generated_instructions
 
 Condition = Literal["single", "debate"]
@@ -56,23 +57,12 @@ def seats_from(models: list[str]) -> list[AgentSpec]:
     return seats
 
 
-def stratified(instructions: list[Instruction], n: int) -> list[Instruction]:
-    """``n`` instructions taken in turn from each type (file order within a type), so a sample covers every type."""
-    by_type: dict[str, list[Instruction]] = {}
-    for i in instructions:
-        by_type.setdefault(i.type, []).append(i)
-    out: list[Instruction] = []
-    for depth in range(max((len(v) for v in by_type.values()), default=0)):
-        out.extend(group[depth] for group in by_type.values() if depth < len(group))
-    return out[:n]
-
-
 def instructions_from(dataset: str | None, per_category: int, seed: int, twins: bool, items: int | None) -> list[Instruction]:
     """A JSONL file (or ``hf:NAME``) of pairs and single instructions, or generated pairs."""
     task = RobotInstructions(unambiguous=twins)
     chosen = task.load(dataset) if dataset else generated_instructions(per_category, seed, unambiguous=twins)
     if items:
-        chosen = stratified(chosen, items)
+        chosen = stratified(chosen, items, lambda i: i.type)
     if not chosen:
         raise ConfigError("No instructions to run.")
     return chosen
