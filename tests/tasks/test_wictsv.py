@@ -115,3 +115,10 @@ def test_coordination_run_plays_wictsv_items_on_the_embedded_model(tmp_path: Pat
     assert result.exit_code == 0, result.output
     shown = CliRunner().invoke(app, ["runs", "show", "wic", "--db", db])
     assert "2 done" in shown.output, shown.output
+
+
+def test_a_coordination_run_says_what_the_loader_skipped() -> None:
+    result = CliRunner().invoke(app, ["coordination", "run", "--dataset", f"wictsv:{shared_data('wic-tsv')}",
+                                      "--items", "2", "--dry-run"])
+    assert result.exit_code == 0, result.output
+    assert "723 contexts with no gloss marked T" in " ".join(result.output.split())

@@ -125,6 +125,10 @@ class AmbiguousWords(Task[AmbiguityItem, AgreedMeaning]):
     name = "ambiguous-words"
     item_model = AmbiguityItem
 
+    def __init__(self) -> None:
+        #: What a named source's loader skipped, and why, by source (read after loading it; a run prints it).
+        self.skipped: dict[str, str] = {}
+
     def load(self, source: str) -> list[AmbiguityItem]:
         own = self._own(source)
         return own if own is not None else super().load(source)
@@ -145,9 +149,13 @@ class AmbiguousWords(Task[AmbiguityItem, AgreedMeaning]):
 
             return load_coarsewsd(Path(source.removeprefix("coarsewsd:")))
         if source.startswith("wictsv:"):
+            from lexicoord.tasks.asking import Skips
             from lexicoord.tasks.wictsv import load_wictsv
 
-            return load_wictsv(Path(source.removeprefix("wictsv:")))
+            skips = Skips()
+            items = load_wictsv(Path(source.removeprefix("wictsv:")), skips=skips)
+            self.skipped[source] = skips.line()
+            return items
         return None
 
     def score(self, item: dict[str, Any], outcome: AgreedMeaning) -> bool | None:

@@ -29,6 +29,7 @@ from lexicoord.protocols.coordination.lineup import dataset_from, lineup_from, p
 from lexicoord.protocols.coordination.moves import CHOICE_TOKENS, STATEMENT_TOKENS
 from lexicoord.protocols.coordination.rules import CoordinationSettings
 from lexicoord.runs.grid import grid
+from lexicoord.tasks.ambiguous import TASK
 
 #: Tokens of a coordination prompt beyond the item's own words (the instructions and the answer's schema),
 #: read off the embedded model's prompts; the history of a game adds each earlier clarification.
@@ -114,6 +115,8 @@ class CoordinationPlan(Plan[Parts]):
         config = {"dataset": parts.data.dataset, "items": len(chosen),
                   "lineup": [a.model_dump(exclude_defaults=True) for a in lineup], "settings": rules,
                   "repetitions": parts.grid.repetitions}
+        if parts.data.dataset in TASK.skipped:  # a named source that leaves rows out says how many, and why
+            config["skipped"] = TASK.skipped[parts.data.dataset]
         return Campaign(episodes=episodes, config=config)
 
     def calls(self, parts: Parts, episode: EpisodeSpec) -> list[Call]:
