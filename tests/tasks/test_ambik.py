@@ -133,3 +133,15 @@ def test_empty_rows_are_skipped_and_counted_and_a_limit_counts_items(tmp_path: P
 def test_a_missing_file_names_itself(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="AmbiK file not found"):
         load_ambik(tmp_path / "AmbiK_data.csv")
+
+
+def test_a_one_line_variant_list_is_the_intent_and_offers_no_readings(tmp_path: Path) -> None:
+    items = load_ambik(write(tmp_path, [row(ambiguity_type="common_sense_knowledge", amb_shortlist="",
+                                            user_intent="yolks, whites", variants="yolks, whites")])).items
+    assert items[0].options == [] and items[0].intended == [] and items[0].intent_elements == ["yolks", "whites"]
+
+
+def test_a_file_saved_with_a_byte_order_mark_reads_the_same(tmp_path: Path) -> None:
+    path = write(tmp_path, [row()])
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    assert [i.id for i in load_ambik(path).items] == ["ambik-7/ambiguous", "ambik-7/unambiguous"]

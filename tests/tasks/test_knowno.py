@@ -114,3 +114,17 @@ def test_unsafe_tasks_are_skipped_and_counted(tmp_path: Path) -> None:
 def test_a_missing_path_names_itself(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="KnowNo tasks not found"):
         load_knowno(tmp_path / "nope.txt")
+
+
+def test_a_file_saved_with_a_byte_order_mark_reads_the_same(tmp_path: Path) -> None:
+    path = write(tmp_path, "\ufeff" + TASK.format(index=3, category="singlelabel_task"))
+    assert [i.id for i in load_knowno(path).items] == ["knowno-tasks-3"]
+
+
+def test_a_disposal_task_offers_the_other_bins_so_the_place_is_not_given_away(tmp_path: Path) -> None:
+    text = TASK.format(index=0, category="winograd_task").replace("pick-up", "recycling").replace(
+        "Possible objects: RedBull, Coke, Pepsi", "Possible objects: RedBull").replace(
+        "User intent (object): RedBull", "User intent (object): RedBull")
+    item = load_knowno(write(tmp_path, text)).items[0]
+    assert "put the RedBull in the landfill bin" in item.options and "put the RedBull in the compost bin" in item.options
+    assert item.intended == ["put the RedBull in the recycling bin"] and not item.ambiguous

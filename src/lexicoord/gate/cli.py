@@ -157,6 +157,8 @@ def evaluate(
     judge: Annotated[str | None, typer.Option(help="A judge model: is each question about the ambiguous "
                                                    "element?")] = None,
     items: Annotated[int | None, typer.Option(min=1, help="N items, taken in turn from each category.")] = None,
+    exclude: Annotated[str | None, typer.Option(help="Leave out the tasks of this source (the one conformal was "
+                                                     "calibrated on): knowno:PATH or ambik:PATH.")] = None,
     config: Annotated[Path | None, typer.Option("--config", help="Gate settings (TOML), e.g. the file "
                                                 "`gate calibrate` writes with its threshold.")] = None,
     clarifications: Annotated[int, typer.Option(min=1, max=5, help="Questions a check may ask.")] = 1,
@@ -185,7 +187,7 @@ def evaluate(
     values = {
         "protocol": "gate", "name": run_name, "seed": seed, "concurrency": concurrency, "cache": not no_cache,
         "models": {"seats": list(seats), "judge": judge},
-        "data": {"dataset": dataset, "items": items},
+        "data": {"dataset": dataset, "items": items, "exclude": exclude},
         "settings": settings,
         "grid": {"policies": policy or ["single", "debate"]},
         "options": parse_options(option),

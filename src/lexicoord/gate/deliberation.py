@@ -30,6 +30,10 @@ PROMPTS = Prompts("lexicoord.gate")
 #: The person's seat in every gate's line-up.
 PERSON = "person"
 MAX_ANSWER = 400
+#: The questions the conformal and coalition policies put with their options (the options are the question); a
+#: model writes the question only in ``single`` and ``debate``.
+SET_QUESTION = "Which of these do you mean?"
+DIVERGED_QUESTION = "Your instruction can be read in more than one way. Which do you mean?"
 MAX_OPTIONS = 8
 MAX_OPTION = 300
 

@@ -9,9 +9,9 @@ row is a pair and becomes two items, so that asking about the clear twin counts 
 - ``ID/unambiguous``: ``unambiguous_direct`` (or ``unambiguous_indirect``), of type ``unambiguous_direct`` as
   AmbiK's own aggregation names it, needing none.
 
-The scene is ``environment_full``. ``variants`` (one per line; a one-line list is split at commas; a leading
-``-`` marks a variant the person does not mean) are the readings offered; the intended ones are those that
-name the most of ``user_intent``'s elements, read by AmbiK's own success rule (:func:`intent_share`).
+The scene is ``environment_full``. ``variants`` one per line are the readings offered (a one-line list, mostly
+the intent itself, offers none: the gate writes its own); the intended ones are those that name the most of
+``user_intent``'s elements, read by AmbiK's own success rule (:func:`intent_share`).
 """
 
 from __future__ import annotations
@@ -72,7 +72,9 @@ def items_of(row: dict[str, str], source: str, twin: Twin) -> list[AskingItem]:
     if not intent:
         raise ValueError("user_intent is empty")
     listed = variants(row["variants"] or "")
-    options = [t for t, _ in listed] if len(listed) > 1 else []
+    # variants one per line are alternatives; a one-line list is mostly the intent itself ("yolks, whites"), whose
+    # parts are all meant: offering them would hand the seats the answer
+    options = [t for t, _ in listed] if len(listed) > 1 and "\n" in (row["variants"] or "").strip() else []
     shares = {o: intent_share(o, intent) for o, neg in listed if not neg} if options else {}
     best = max(shares.values(), default=0.0)
     intended = [o for o, s in shares.items() if best > 0 and s == best]
@@ -95,7 +97,7 @@ def items_of(row: dict[str, str], source: str, twin: Twin) -> list[AskingItem]:
 
 def rows(path: Path, skips: Skips, twin: Twin = "direct") -> Iterator[AskingItem | LineError]:
     """The file's pairs one row at a time; a row's line number is where it starts in the file."""
-    with path.open(encoding="utf-8", newline="") as handle:
+    with path.open(encoding="utf-8-sig", newline="") as handle:
         reader = csv.DictReader(handle)
         header = [h for h in reader.fieldnames or [] if h]
         needed = [*REQUIRED, f"unambiguous_{twin}"] if twin == "indirect" else list(REQUIRED)

@@ -3,8 +3,9 @@
 A file is blocks separated by a blank line, each opening with its index, then ``Scene:``, ``Task:``, ``User
 intent (object)``, ``User intent (location)``, ``Possible objects``, ``Possible locations``, ``Scene objects``
 and ``Task category``. Every (object, location) becomes a reading in words ("pick up the Coke and bring it to
-the person", "put the apple next to the Sprite"): the options are the scene's objects with the possible
-locations, the intended ones the intent's, and the task needs a question exactly when some possible reading is
+the person", "put the apple next to the Sprite"): the options are the possible readings, the scene's other
+objects with the possible locations, and the possible objects in the other bins or the other drawer (so that
+no place is given away by being the only one offered), up to eight; the intended ones are the intent's, and the task needs a question exactly when some possible reading is
 not intended (a single-label task does; a multi-label one, where any cola will do, does not).
 
 Unsafe tasks (``unsafe_task``, ``serious_unsafe_task``, ``unsafe_ambiguous_task``) are skipped and counted: their
@@ -48,6 +49,16 @@ def reading(obj: str, location: str) -> str:
     return f"put the {obj} next to the {location}"
 
 
+def _alternatives(locations: list[str]) -> list[str]:
+    """Places of the same kind the task's locations could be confused with (the other bins, the other drawer), so
+    that the options do not all hold the one location the task names."""
+    out: list[str] = []
+    for group in (BINS, frozenset({"top drawer", "bottom drawer"})):
+        if any(loc.casefold() in group for loc in locations):
+            out += sorted(g for g in group if g not in {loc.casefold() for loc in locations})
+    return out
+
+
 def _list(value: str) -> list[str]:
     return list(dict.fromkeys(v.strip() for v in value.split(",") if v.strip()))
 
@@ -63,8 +74,9 @@ def item_of(block: dict[str, str], index: str, source: str) -> AskingItem:
     possible = [(o, loc) for o in objects for loc in locations if o != loc]
     if not possible or not meant:
         raise ValueError("no possible reading (each object is its own location)")
+    others = [(o, loc) for o in objects for loc in _alternatives(locations)]
     pairs = list(dict.fromkeys([*possible, *sorted(meant), *((o, loc) for o in scene_objects for loc in locations
-                                                             if o != loc)]))
+                                                             if o != loc), *others]))
     keep = [p for p in pairs if p in meant or p in possible]
     pairs = keep + [p for p in pairs if p not in keep][: max(0, MAX_OPTIONS - len(keep))]
     random.Random(f"{source}#{index}").shuffle(pairs)  # the file lists the intended object first; a scorer must not gain by it
@@ -96,7 +108,7 @@ def rows(path: Path, skips: Skips) -> Iterator[AskingItem | LineError]:
         except ValueError as exc:
             return LineError(line=start, reason=f"task {index or '?'}: {exc}")
 
-    with path.open(encoding="utf-8") as lines:
+    with path.open(encoding="utf-8-sig") as lines:
         for number, raw in enumerate(lines, start=1):
             line = raw.strip()
             if not line:

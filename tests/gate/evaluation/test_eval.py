@@ -80,8 +80,10 @@ def test_the_report_gives_every_metric_with_its_denominator_and_the_judge(tmp_pa
     assert by_id["knowno-knowno-0"]["asked"] == "True" and by_id["knowno-knowno-0"]["success"] == "1.0"
     assert by_id["knowno-knowno-1"]["asked"] == "False" and by_id["knowno-knowno-1"]["success"] == "1.0"
     assert by_id["knowno-knowno-0"]["about_judge"] == "True" and by_id["knowno-knowno-0"]["judge"] == name
-    # "Which one do you mean?" offered the readings, which name the mugs: about the element by the rule too
-    assert by_id["knowno-knowno-0"]["about_rule"] == "True"
+    # "Which one do you mean?" names neither mug: the rule says no (the readings offered beside it are not read)
+    assert by_id["knowno-knowno-0"]["about_rule"] == "False"
+    # the judge's call is the evaluation's, not the gate's: one call for the check that asked and then cleared
+    assert by_id["knowno-knowno-0"]["model_calls"] == "2" and by_id["knowno-knowno-1"]["model_calls"] == "1"
     page = (out / "report.html").read_text(encoding="utf-8")
     assert "correct help" in page and "false alarms" in page and "2/2" in page and "0/2" in page
     assert f"by the judge model {name}" in page
@@ -122,3 +124,10 @@ def test_every_policy_on_the_embedded_model_resumes_and_reports(tmp_path: Path) 
     assert all(r["status"] in ("clear", "refuse", "error") for r in rows)
     conformal = [r for r in rows if r["policy"] == "conformal"]
     assert all(r["set_size"] not in ("", None) for r in conformal)
+
+
+def test_tasks_of_the_calibration_source_are_left_out_and_counted() -> None:
+    calibration = f"knowno:{EXPERIMENTS / 'smoke' / 'knowno-calibration.txt'}"
+    shown = " ".join(invoke("gate", "eval", "--dataset", KNOWNO, "--exclude", calibration, "--dry-run").split())
+    assert "items: 3" in shown and "skipped: 1 tasks also in knowno-calibration.txt" in shown
+    assert "items: 4" in " ".join(invoke("gate", "eval", "--dataset", KNOWNO, "--dry-run").split())

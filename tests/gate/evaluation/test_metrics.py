@@ -113,3 +113,16 @@ def test_cells_give_every_policy_overall_then_by_type_whatever_the_row_order() -
         ("debate", ALL, 1), ("single", ALL, 2), ("single", "a", 1), ("debate", "b", 1), ("single", "b", 1)]
     shuffled = cells(list(reversed(rows)))
     assert {(c.policy, c.category, c.checks) for c in shuffled} == {(c.policy, c.category, c.checks) for c in made}
+
+
+def test_a_mean_of_partial_successes_that_comes_out_whole_is_still_shown_as_a_mean() -> None:
+    from lexicoord.gate.evaluation.report import tables
+
+    rows = [s(amb=True, asked=False, success=0.5), s(amb=True, asked=False, success=0.5),
+            s(amb=False, asked=False, success=1.0), s(amb=False, asked=False, success=0.0)]
+    c = cell("single", ALL, rows)
+    assert "success_rate" in c.means and c.measures["success_rate"].value == 50.0
+    shown = tables([c])[0].rows[0][2]
+    assert shown.endswith("n=4") and "2/4" not in shown
+    binary = cell("single", ALL, [s(amb=True, asked=False, success=1.0), s(amb=False, asked=False, success=0.0)])
+    assert "success_rate" not in binary.means and tables([binary])[0].rows[0][2].endswith("1/2")

@@ -33,8 +33,9 @@ def said(choice: str | None = None, text: str | None = None, refused: bool = Fal
       "clarifications": [said(choice=OPTIONS[1])]}, AMBIGUOUS, 1.0),
     ({"status": "clear", "interpretation": "Bring me that drink. (clarified: ...)",
       "clarifications": [said(choice=OPTIONS[0])]}, AMBIGUOUS, 0.0),
+    # words only: the help counts when the question was about the element, else the instruction stands
     ({"status": "clear", "interpretation": "Bring me that drink. (clarified: the energy drink)",
-      "clarifications": [said(text="I mean: the RedBull")]}, AMBIGUOUS, 1.0),
+      "clarifications": [said(text="I mean: the RedBull")]}, AMBIGUOUS, 0.0),
     # the robot did nothing: never a success
     ({"status": "refuse", "interpretation": None, "clarifications": [said(choice=OPTIONS[1])]}, AMBIGUOUS, 0.0),
     ({"status": "error"}, CLEAR, 0.0),
@@ -44,6 +45,14 @@ def test_knowno_success(outcome: dict[str, Any], gold: dict[str, Any], success: 
     assert knowno_success(outcome, gold, OPTIONS) == success
 
 
+def test_a_free_answer_counts_when_the_question_was_about_the_element() -> None:
+    outcome = {"status": "clear", "interpretation": "Bring me that drink. (clarified: I mean: the RedBull)",
+               "clarifications": [{"question": "Which drink, the Coke or the RedBull?", "text": "I mean: the RedBull"},
+                                  {"question": "Anything else?", "refused": True}]}
+    assert knowno_success(outcome, AMBIGUOUS, OPTIONS, about=lambda q: "RedBull" in q) == 1.0
+    assert knowno_success(outcome, AMBIGUOUS, OPTIONS, about=lambda q: False) == 0.0
+
+
 PAN = {"intent_elements": ["frying pan"]}
 BOWL = {"intent_elements": ["ceramic bowl", "-metal bowl"]}
 
@@ -51,8 +60,11 @@ BOWL = {"intent_elements": ["ceramic bowl", "-metal bowl"]}
 @pytest.mark.parametrize(("outcome", "gold", "success"), [
     ({"status": "clear", "interpretation": "Cook two slices of bacon."}, PAN, 0.0),
     ({"status": "clear", "interpretation": "Use the frying pan to cook two slices of bacon."}, PAN, 1.0),
+    # the person's words are not the robot's unless the help counts (below)
     ({"status": "clear", "interpretation": "Cook two slices of bacon. (clarified: Use the frying pan.)",
-      "clarifications": [said(text="Use the frying pan.")]}, PAN, 1.0),
+      "clarifications": [said(text="Use the frying pan.")]}, PAN, 0.0),
+    ({"status": "clear", "interpretation": "Cook two slices of bacon. (clarified: frying pan)",
+      "clarifications": [said(choice="frying pan", text="Use the frying pan.")]}, PAN, 1.0),
     ({"status": "clear", "interpretation": "Frying pan"}, PAN, 1.0),
     ({"status": "clear", "interpretation": "Heat the soup in a bowl."}, BOWL, 0.5),
     ({"status": "clear", "interpretation": "Heat the soup in the metal bowl."}, BOWL, 0.0),
@@ -60,6 +72,13 @@ BOWL = {"intent_elements": ["ceramic bowl", "-metal bowl"]}
 ])
 def test_ambik_success(outcome: dict[str, Any], gold: dict[str, Any], success: float) -> None:
     assert ambik_success(outcome, gold) == pytest.approx(success)
+
+
+def test_ambik_help_in_words_counts_only_for_a_question_about_the_element() -> None:
+    outcome = {"status": "clear", "interpretation": "Cook two slices of bacon. (clarified: Use the frying pan.)",
+               "clarifications": [{"question": "Which pan should I use?", "text": "Use the frying pan."}]}
+    assert ambik_success(outcome, PAN, about=lambda q: "pan" in q) == 1.0
+    assert ambik_success(outcome, PAN, about=lambda q: False) == 0.0
 
 
 @pytest.mark.parametrize(("kept", "target", "iou"), [

@@ -61,6 +61,9 @@ class Data(Strict):
     dataset: DataPath
     #: N items, taken in turn from each category (all when unset).
     items: int | None = Field(default=None, ge=1)
+    #: A calibration source: its tasks (same scene and instruction) are left out and counted, so that a threshold
+    #: is never tested on the tasks it was calibrated on.
+    exclude: DataPath | None = None
 
 
 class Settings(GateSettings):
@@ -110,7 +113,14 @@ class GatePlan(Plan[Parts]):
 
     def campaign(self, experiment: Experiment, parts: Parts) -> Campaign:
         loaded = load_asking(parts.data.dataset)
-        chosen = stratified(loaded.items, parts.data.items, lambda i: i.category)
+        skipped = Skips(loaded.skipped)
+        pool = loaded.items
+        if parts.data.exclude:
+            seen = {(i.context, i.instruction) for i in load_asking(parts.data.exclude).items}
+            pool = [i for i in loaded.items if (i.context, i.instruction) not in seen]
+            if len(pool) < len(loaded.items):
+                skipped[f"tasks also in {parts.data.exclude.rpartition('/')[2]}"] += len(loaded.items) - len(pool)
+        chosen = stratified(pool, parts.data.items, lambda i: i.category)
         if not chosen:
             raise ConfigError(f"{parts.data.dataset} gives no items.")
         items = [i.gate_item() for i in chosen]
@@ -120,7 +130,7 @@ class GatePlan(Plan[Parts]):
             settings = settings_for(policy, parts)
             episodes += grid(items, [lineup_for(settings, parts.models.judge)],
                              settings=[settings.model_dump(mode="json")])
-        config = {"dataset": parts.data.dataset, "items": len(chosen), "skipped": Skips(loaded.skipped).line(),
+        config = {"dataset": parts.data.dataset, "exclude": parts.data.exclude, "items": len(chosen), "skipped": skipped.line(),
                   "policies": policies, "models": list(parts.models.seats), "judge": parts.models.judge,
                   "settings": parts.settings.model_dump(exclude={"policy", "models"}, exclude_none=True)}
         return Campaign(episodes=episodes, config=config,

@@ -5,15 +5,18 @@ and word overlap with the benchmark's gold question would credit a question for 
 question is judged by what it asks about: the benchmark's ambiguous element (KnowNo's possible objects or
 locations, AmbiK's ``amb_shortlist``, else its variants).
 
-- The rule (:func:`asks_about`): the question, with the options it offers, names two of the element's
-  alternatives, or names one of them or the noun they share ("knife" for chef's knife / butter knife) in a
-  question that asks which ("which", "what kind", "or" ...). Always computed, at report time.
+- The rule (:func:`asks_about`): the question's own words name two of the element's alternatives, or name one
+  of them or the noun they share ("knife" for chef's knife / butter knife) in a question that asks which
+  ("which", "what kind", "or" ...). Always computed, at report time. The readings offered beside a question are
+  not read (they come with every question, whatever it asks), and the fixed questions of the set policies
+  (conformal, coalition: "Which of these do you mean?") are not judged: their options are the question.
 - A judge model, when the evaluation names one: a yes/no on the same element, recorded as an event with the
   judge's name, so the report says which judge decided each score.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,7 +24,7 @@ from lexicoord.core.context import EpisodeContext
 from lexicoord.core.events import Event, event_type
 from lexicoord.core.seat import Request
 from lexicoord.errors import LexicoordError
-from lexicoord.gate.deliberation import PROMPTS
+from lexicoord.gate.deliberation import DIVERGED_QUESTION, PROMPTS, SET_QUESTION
 from lexicoord.prompting import fence
 from lexicoord.tasks.asking import names, normalise
 
@@ -42,6 +45,7 @@ class QuestionJudgedEvent(Event):
     #: ``None``: the judge's reply could not be read (counted apart, never as yes).
     asks_about: bool | None
     judge: str
+    seconds: float = 0.0
 
     def line(self) -> str:
         said = {True: "yes", False: "no", None: "unreadable"}[self.asks_about]
@@ -54,12 +58,18 @@ def shared_nouns(element: Sequence[str]) -> set[str]:
     return {w for w in last if last.count(w) > 1 and len(w) > 2}
 
 
-def asks_about(question: str, element: Sequence[str], offered: Sequence[str] = ()) -> bool:
-    """The rule: whether ``question`` (with the options it offers) asks which of ``element`` the person means."""
+def written_by_a_model(question: str) -> bool:
+    """Whether a model wrote the question (``single``, ``debate``); the set policies' fixed questions are their
+    options, and say nothing about a model's questioning."""
+    return question.strip() not in (SET_QUESTION, DIVERGED_QUESTION)
+
+
+def asks_about(question: str, element: Sequence[str]) -> bool:
+    """The rule: whether ``question``'s own words ask which of ``element`` the person means (the readings offered
+    beside it are not read: they are offered with every question, whatever it asks)."""
     if not question.strip() or not element:
         return False
-    text = " ".join([question, *offered])
-    named = [e for e in element if names(text, e)]
+    named = [e for e in element if names(question, e)]
     if len(named) >= 2:
         return True
     asking = f" {normalise(question)} "
@@ -68,8 +78,10 @@ def asks_about(question: str, element: Sequence[str], offered: Sequence[str] = (
 
 
 async def judge_questions(ctx: EpisodeContext, questions: Sequence[str], element: Sequence[str]) -> None:
-    """Ask the line-up's ``judge`` seat about each question; each verdict is an event of this episode."""
+    """Ask the line-up's ``judge`` seat about each question a model wrote; each verdict is an event of this episode,
+    with the seconds it took (the evaluation leaves the judge's calls and time out of the gate's cost)."""
     judges = [s for s in ctx.spec.lineup if s.role == "judge"]
+    questions = [q for q in questions if written_by_a_model(q)]
     if not judges or not element:
         return
     spec = judges[0]
@@ -77,6 +89,7 @@ async def judge_questions(ctx: EpisodeContext, questions: Sequence[str], element
     for question in questions:
         prompt = PROMPTS.render("gate_judge", element=fence("; ".join(element), "ELEMENT"),
                                 question=fence(question, "QUESTION"))
+        started = time.monotonic()
         try:
             answer = await seat.answer(Request(kind="judge", prompt=prompt, schema=JUDGE_SCHEMA, max_tokens=16,
                                                temperature=0.0))
@@ -85,4 +98,5 @@ async def judge_questions(ctx: EpisodeContext, questions: Sequence[str], element
         else:
             verdict = answer.value.get("verdict") if answer.ok and answer.value else None
         ctx.emit(QuestionJudgedEvent(agent=spec.name, question=question, judge=spec.model or spec.name,
-                                     asks_about=None if verdict is None else verdict == "yes"))
+                                     asks_about=None if verdict is None else verdict == "yes",
+                                     seconds=round(time.monotonic() - started, 3)))

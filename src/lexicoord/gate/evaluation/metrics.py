@@ -54,6 +54,8 @@ class Cell(BaseModel):
     checks: int
     ambiguous: int
     measures: dict[str, Measure]
+    #: The measures that are means with a bootstrap interval (the others are rates over a count, Wilson's).
+    means: list[str] = []
     #: Judge verdicts that could not be read, and the judge models that gave the verdicts.
     unreadable_judgements: int = 0
     judges: list[str] = []
@@ -83,7 +85,11 @@ def cell(policy: str, category: str, rows: Sequence[Scored]) -> Cell:
         "tokens": _mean("tokens", key, [float(r.tokens) for r in rows]),
         "seconds": _mean("seconds", key, [r.latency_s for r in rows]),
     }
-    return Cell(policy=policy, category=category, checks=len(rows), ambiguous=len(amb),
+    shares = {"success_rate": [r.success for r in rows],
+              "set_size_correctness": [r.set_overlap for r in amb if r.set_overlap is not None]}
+    means = ["set_size", "model_calls", "tokens", "seconds",
+             *(k for k, v in shares.items() if not all(x in (0.0, 1.0) for x in v))]
+    return Cell(policy=policy, category=category, checks=len(rows), ambiguous=len(amb), means=means,
                 measures={k: m for k, m in found.items() if m is not None},
                 unreadable_judgements=sum(1 for r in judged if r.about_judge is None),
                 judges=sorted({r.judge for r in judged if r.judge}))

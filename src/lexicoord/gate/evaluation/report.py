@@ -31,23 +31,21 @@ DETECTION = {
 COST = {
     "error_rate": "errors % (all)",
     "model_calls": "model calls per check",
-    "tokens": "tokens per check",
+    "tokens": "tokens per check (a judge's included)",
     "seconds": "seconds per check",
 }
 BY_TYPE = ("success_rate", "help_rate", "correct_help_rate", "false_alarm_rate")
 
 
-def shown(m: Measure | None) -> str:
+def shown(m: Measure | None, mean: bool = False) -> str:
+    """``value [CI] k/n`` for a rate, ``value [CI] n=N`` for a mean."""
     if m is None:
         return "-"
     digits = 0 if m.metric == "tokens" else 2 if m.metric in ("model_calls", "seconds", "set_size") else 1
     ci = f" [{m.low:.{digits}f}-{m.high:.{digits}f}]" if m.low is not None and m.high is not None else ""
-    if m.metric in ("model_calls", "tokens", "seconds", "set_size", "set_size_correctness") or m.n is None:
+    if mean or m.n is None:
         return f"{m.value:.{digits}f}{ci} n={m.n}"
-    k = m.value * m.n / 100
-    if abs(k - round(k)) > 1e-6:  # a mean of partial successes (AmbiK), not a count over n
-        return f"{m.value:.{digits}f}{ci} n={m.n}"
-    return f"{m.value:.{digits}f}{ci} {round(k)}/{m.n}"
+    return f"{m.value:.{digits}f}{ci} {round(m.value * m.n / 100)}/{m.n}"
 
 
 def tables(cells: Sequence[Cell]) -> list[ReportTable]:
@@ -56,8 +54,8 @@ def tables(cells: Sequence[Cell]) -> list[ReportTable]:
     by_type = [c for c in cells if c.category != ALL]
 
     def rows(chosen: Sequence[Cell], columns: Sequence[str], typed: bool = False) -> list[list[str]]:
-        return [[c.policy, *([c.category] if typed else []), str(c.checks), *(shown(c.measures.get(k)) for k in columns)]
-                for c in chosen]
+        return [[c.policy, *([c.category] if typed else []), str(c.checks),
+                 *(shown(c.measures.get(k), k in c.means) for k in columns)] for c in chosen]
 
     note = f"value [95% CI] k/n: Wilson for rates, {METHOD} for means"
     out = [ReportTable(title=f"Policies side by side ({note})", head=["policy", "checks", *DETECTION.values()],

@@ -14,7 +14,7 @@ from lexicoord.core.context import EpisodeContext
 from lexicoord.core.events import ChoiceEvent
 from lexicoord.core.seat import Answer, Request, Seat
 from lexicoord.core.spec import AgentSpec
-from lexicoord.gate.deliberation import Declined, Deliberation, Nested
+from lexicoord.gate.deliberation import DIVERGED_QUESTION, Declined, Deliberation, Nested
 from lexicoord.gate.verdict import Decision, SeatStance
 from lexicoord.protocols.coordination.moves import MAX_STATEMENT
 from lexicoord.protocols.coordination.rules import CoordinationGame
@@ -40,8 +40,7 @@ class Clarifier(Seat):
         chosen = [c for c, _ in Counter(m["choice"] for m in last.values() if m["choice"]).most_common()]
         options = chosen + [o for o in request.view.get("options", []) if o not in chosen]
         try:
-            said = await self.d.ask("Your instruction can be read in more than one way. Which do you mean?", options,
-                                    "divergent", seats)
+            said = await self.d.ask(DIVERGED_QUESTION, options, "divergent", seats)
         except Declined:
             return Answer(action="end")
         statement = " ".join(p for p in (f"The person means: {said.choice}." if said.choice else "", said.text or "") if p)

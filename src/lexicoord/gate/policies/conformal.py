@@ -8,7 +8,7 @@ added to the scene and the options are scored again, up to the clarification bou
 from __future__ import annotations
 
 from lexicoord.gate.conformal import prediction_set, probabilities
-from lexicoord.gate.deliberation import PROMPTS, Deliberation
+from lexicoord.gate.deliberation import PROMPTS, SET_QUESTION, Deliberation
 from lexicoord.gate.events import ScoresEvent
 from lexicoord.gate.verdict import ConformalSet, Decision, SeatStance
 
@@ -41,7 +41,7 @@ async def decide(d: Deliberation) -> Decision:
                             conformal=found, clarifications=d.clarifications)
         if asked == d.settings.clarifications:
             break
-        said = await d.ask("Which of these do you mean?", kept or options, "divergent", seats)
+        said = await d.ask(SET_QUESTION, kept or options, "divergent", seats)
         if said.choice:
             person = SeatStance(name=d.person_spec.name, kind=d.person_kind, stance="answer", choice=said.choice)
             return Decision(status="clear", policy="conformal", interpretation=said.choice, options=options,
