@@ -94,6 +94,16 @@ def test_run_names_are_checked_before_anything_is_opened(tmp_path, capsys, monke
     assert not db.exists(), "a refused name leaves no store behind"
 
 
+@pytest.mark.parametrize("command", [["runs", "list"], ["report", "r"], ["coordination", "run", "--items", "1"]])
+@pytest.mark.parametrize("empty", ["", "  "])
+def test_an_empty_db_is_an_error_not_the_default_store(tmp_path, capsys, monkeypatch, command, empty) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("LEXICOORD_HOME", str(tmp_path / "home"))
+    code, printed = run_cli(capsys, monkeypatch, *command, "--db", empty)
+    assert code == 2 and "is empty" in printed and "Traceback" not in printed
+    assert files_under(tmp_path) == set(), "nothing is opened or written"
+
+
 def test_the_store_refuses_a_new_run_with_an_unsafe_name(tmp_path) -> None:
     from lexicoord.errors import ConfigError
 

@@ -129,3 +129,15 @@ def test_demo_on_the_embedded_model(tmp_path) -> None:
     assert all(c["choice"] in options or c["failure"] for c in choices)
     [episode] = [r for r in records if r["record"] == "episode"]
     assert episode["status"] == "done" and episode["outcome"]["rounds"] in (1, 2)
+
+
+@pytest.mark.parametrize("content", ["", "   \n"])
+def test_ask_on_an_endpoint_that_answers_nothing_says_so_and_fails(content: str) -> None:
+    from tests.models.fault_server import FaultServer, completion
+
+    with FaultServer(lambda n, req: completion(content, completion_tokens=256, finish_reason="length")) as server:
+        result = lexicoord("ask", "openai-compatible/fake-model", "hello", "--no-cache", "-o",
+                           f"base_url={server.base_url}", check=False)
+    assert result.returncode == 1, result.stderr
+    said = " ".join(result.stderr.split())
+    assert "returned an empty reply" in said and "it stopped: length" in said and "Traceback" not in said

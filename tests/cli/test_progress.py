@@ -39,3 +39,22 @@ def test_a_campaign_command_shows_the_bar_and_the_summary(tmp_path) -> None:
     for column in ("3/3", "failed 0", "/min", "eta", "tok"):
         assert column in bar, (column, bar)
     assert "run barred: 3 done, 0 failed, 0 already done (of 3)" in result.stderr
+
+
+def test_ctrl_c_is_told_once(tmp_path) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "lexicoord.cli.app", "coordination", "run", "--model", "scripted/first", "-o",
+         "latency=0.5", "--items", "200", "--bound", "0", "--db", str(tmp_path / "r.db"), "--run", "r", "--no-cache"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    time.sleep(6)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    said = " ".join((out + err).split())
+    assert said.count("interrupted") == 1, said
+    assert "re-running the same command resumes" in said

@@ -2,7 +2,8 @@
 
 Exported cells hold text people and models wrote (item ids, options, justifications, coined terms); a cell
 that starts like a formula (``=``, ``+``, ``-``, ``@``, a tab or a carriage return) would run as one in a
-spreadsheet, so it is written with an apostrophe before it.
+spreadsheet, so it is written with an apostrophe before it; a number (``-45``, ``-0.5``) is not a formula and
+stays a number.
 """
 
 from __future__ import annotations
@@ -15,9 +16,20 @@ from typing import Any, TextIO
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
+def _number(text: str) -> bool:
+    """Whether ``text`` is a plain number ("-45", "-0.5", "+3", "1e-3"): a spreadsheet reads it as one, runs nothing."""
+    try:
+        float(text)
+    except ValueError:
+        return False
+    digits = text.lstrip("+-")
+    return text.strip() == text and (digits[:1].isdigit() or digits.startswith("."))
+
+
 def safe_cell(value: Any) -> Any:
-    """Text a spreadsheet would run as a formula, prefixed with an apostrophe; anything else as it is."""
-    if isinstance(value, str) and value[:1] in FORMULA_STARTS:
+    """Text a spreadsheet would run as a formula, prefixed with an apostrophe; a number written as text ("-45")
+    stays a number; anything else as it is."""
+    if isinstance(value, str) and value[:1] in FORMULA_STARTS and not _number(value):
         return "'" + value
     return value
 

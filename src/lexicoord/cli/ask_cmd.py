@@ -64,3 +64,10 @@ def ask(
         f"[dim]{escape(out.model)} · {out.usage.prompt_tokens} prompt + {out.usage.completion_tokens} completion tokens"
         f" · {out.latency:.2f} s{' · cached' if out.cached else ''}[/dim]"
     )
+    if out.parsed is None and not out.text.strip():
+        # an endpoint that answers nothing (a reasoning model that spent its tokens thinking, a wrong chat template)
+        # is a failure to say, not a blank line that looks like success
+        stopped = f" (it stopped: {out.finish_reason})" if out.finish_reason else ""
+        err.print(f"[red]{escape(out.model)} returned an empty reply{escape(stopped)}[/red]: no text to show; try "
+                  "more --max-tokens, or check the endpoint's chat template.")
+        raise typer.Exit(1)

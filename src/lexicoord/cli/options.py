@@ -25,9 +25,18 @@ ForwardedAllowIpsOption = Annotated[
     typer.Option(help="Proxies (comma-separated addresses or networks) whose X-Forwarded-For names the client; "
                       "by default no one's is believed."),
 ]
+def db_option(value: str | None) -> str | None:
+    """An empty store name is a mistake (an unset variable in a script), never a quiet fall-back to the default."""
+    if value is not None and not value.strip():
+        raise typer.BadParameter("is empty: give a SQLite file path or an SQLAlchemy URL, or leave --db (and "
+                                 "LEXICOORD_DB) out for the default store.")
+    return value
+
+
 DbOption = Annotated[
     str | None,
-    typer.Option("--db", envvar="LEXICOORD_DB", help="Store: a SQLite file path or any SQLAlchemy URL."),
+    typer.Option("--db", envvar="LEXICOORD_DB", callback=db_option,
+                 help="Store: a SQLite file path or any SQLAlchemy URL."),
 ]
 NoCacheOption = Annotated[
     bool, typer.Option("--no-cache", help="Do not read or write the response cache (or set LEXICOORD_CACHE=0).")

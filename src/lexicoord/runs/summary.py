@@ -73,6 +73,4 @@ class RunSummary(BaseModel):
         out += [f"failed: {e}" for e in self.errors[:5]]
         if len(self.errors) > 5:
             out.append(f"... and {len(self.errors) - 5} more failures (see 'lexicoord runs show {self.run_id}')")
-        if self.interrupted:
-            out.append("interrupted: finished episodes are saved; run the same command again to resume.")
-        return out
+        return out  # an interruption is told once, by the command that was interrupted (``cli.options.run_async``)
