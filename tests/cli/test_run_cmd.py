@@ -38,6 +38,7 @@ def test_a_pilot_grows_into_the_full_run_playing_only_the_new_episodes(tmp_path:
     changed = lexicoord("run", str(path), "--db", db, "--set", "data.items=5", "--set", "grid.repetitions=2",
                         "--set", "settings.clarification_bound=3", check=False)
     assert changed.returncode == 1 and "resume it with the same settings" in changed.stderr
+    assert "settings.clarification_bound was 1 and is now 3" in " ".join(changed.stderr.split()), changed.stderr
     with sqlite3.connect(db) as con:
         assert con.execute("select count(*) from episodes where run_id = 'pilot'").fetchone() == (10,)
         config = json.loads(con.execute("select config from runs where id = 'pilot'").fetchone()[0])

@@ -145,8 +145,14 @@ def test_resuming_with_other_settings_is_refused(store_url) -> None:
     store = Store(store_url)
     store.open_run("r", "toy", {"seed": 1, "model": "a"}, 3)
     assert store.open_run("r", "toy", {"model": "a", "seed": 1}, 5).total_episodes == 5
-    with pytest.raises(ConfigError, match="started with seed=1; resume it with the same settings"):
+    with pytest.raises(ConfigError, match="other settings: seed was 1 and is now 2; resume it with the same settings"):
         store.open_run("r", "toy", {"seed": 2, "model": "a"}, 3)
+    # a table of settings: each key that differs, stored and new, not the whole table
+    store.open_run("t", "toy", {"settings": {"qhat": 0.79, "rounds": 3, "judge": None}}, 3)
+    with pytest.raises(ConfigError) as refused:
+        store.open_run("t", "toy", {"settings": {"qhat": 0.83, "rounds": 3, "judge": "m"}}, 3)
+    assert "settings.judge was None and is now 'm'; settings.qhat was 0.79 and is now 0.83;" in str(refused.value)
+    assert "rounds" not in str(refused.value)
 
 
 @pytest.mark.parametrize("grown, allowed", [
@@ -238,7 +244,7 @@ def test_a_resume_may_change_how_a_run_executes_but_not_what_it_plays(store_url)
     store.open_run("r", "coordination", {"items": 3}, 3, runtime={"concurrency": 1})
     store.open_run("r", "coordination", {"items": 3}, 3, runtime={"concurrency": 4})
     assert store.run("r").config == {"items": 3, "runtime": {"concurrency": [4, 1]}}
-    with pytest.raises(ConfigError, match="items=3"):
+    with pytest.raises(ConfigError, match="items was 3 and is now 5"):
         store.open_run("r", "coordination", {"items": 5}, 5, runtime={"concurrency": 4})
 
 

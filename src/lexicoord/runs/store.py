@@ -166,6 +166,15 @@ def _grew(before: Any, after: Any) -> bool:
     return bool(before == after)
 
 
+
+def differences(key: str, stored: Any, new: Any) -> list[tuple[str, Any, Any]]:
+    """Each leaf of a setting that differs, with its stored and its new value (``settings.qhat``, not the whole
+    ``settings`` table), so that a refused change says exactly what changed."""
+    if isinstance(stored, dict) and isinstance(new, dict):
+        return [d for k in sorted(set(stored) | set(new), key=str) if stored.get(k) != new.get(k)
+                for d in differences(f"{key}.{k}", stored.get(k), new.get(k))]
+    return [(key, stored, new)]
+
 class Store:
     def __init__(self, url: str | None = None) -> None:
         raw_url = paths.db_url(url) if url else paths.default_db_url()
@@ -315,10 +324,11 @@ class Store:
                     )
                 changed = [k for k in changed if k not in grows]
                 if changed:
-                    was = ", ".join(f"{k}={row.config.get(k)!r}" for k in changed)
+                    said = "; ".join(f"{key} was {was!r} and is now {now!r}" for k in changed
+                                     for key, was, now in differences(k, stored.get(k), config.get(k)))
                     raise ConfigError(
-                        f"Run '{run_id}' was started with {was}; resume it with the same settings "
-                        "or choose another run name."
+                        f"Run '{run_id}' was started with other settings: {said}; resume it with the same "
+                        "settings or choose another run name."
                     )
                 before = dict(row.config.get(RUNTIME) or {})
                 for k, v in used.items():
