@@ -167,7 +167,7 @@ def scored_game(item_id: str, intended: str | None, agreed: str | None, listed: 
 
 
 SCORED = [
-    scored_game("x1", "sense B", "sense B", X, 0),   # right; first-listed (A) wrong; most frequent (B) right
+    scored_game("x1", "sense B", "sense B", X, 0),   # right; first-listed (A) wrong; most frequent of the others: A
     scored_game("x1", "sense B", "sense A", X, 1),   # wrong
     scored_game("x2", "sense B", None, X),           # did not converge: outside the converged rows, wrong in "all"
     *[scored_game("x3", "sense A", "sense A", X, r) for r in range(3)],  # right; first-listed right
@@ -184,29 +184,47 @@ def test_baselines_are_scored_on_the_same_games_as_the_converged_meaning() -> No
         ("converged meaning", 5, 7, 5, 8)
     assert (first.answer, first.right, first.games, first.right_all, first.games_all) == \
         ("first-listed sense", 3, 7, 3, 8)
-    # Inventory X's items: x1, x2 intend B, x3 A, x4 C. Counted by game, x3's three repetitions would tie A with B.
+    # Leave-one-out over inventory X's items (x1, x2 intend B, x3 A, x4 C; each item once, however often played):
+    # x1 sees B, A, C (a tie: A, listed first), x2 the same, x3 sees B, B, C (B), x4 sees B, B, A (B); y1 has no
+    # other item (the first-listed P). Every one is wrong: on this run the baseline knows no answer it is scored on.
     assert (frequent.answer, frequent.right, frequent.games, frequent.right_all, frequent.games_all) == \
-        ("most frequent sense", 3, 7, 4, 8)
+        ("most frequent sense (leave-one-out)", 0, 7, 0, 8)
     assert stats.accuracy_right == 5 and stats.accuracy_games == 7 and stats.accuracy == 5 / 7
     assert stats.open_games == 1 and stats.single_item_games == 1
     rows = dict(summary_rows(stats))
     assert rows["accuracy of the converged meaning, of converged games with an intended meaning"] == "5 of 7 (71.4%)"
     assert rows["first-listed-sense baseline, same games"] == "3 of 7 (42.9%)"
-    assert rows["most-frequent-sense baseline, same games"] == "3 of 7 (42.9%)"
+    assert rows["most-frequent-sense baseline (leave-one-out), same games"] == "0 of 7 (0.0%)"
     assert rows["accuracy of the team, of all games with an intended meaning (not converged counts as wrong)"] == \
         "5 of 8 (62.5%)"
     assert rows["first-listed-sense baseline, of all games with an intended meaning"] == "3 of 8 (37.5%)"
-    assert rows["most-frequent-sense baseline, of all games with an intended meaning"] == "4 of 8 (50.0%)"
+    assert rows["most-frequent-sense baseline (leave-one-out), of all games with an intended meaning"] == "0 of 8 (0.0%)"
     assert rows["games of open items (no intended meaning; outside accuracy)"] == "1"
-    assert rows["games whose senses no other item of the run shares (most frequent sense = its own)"] == "1"
+    assert rows["games whose senses no other item of the run shares (the first-listed sense stands in)"] == "1"
+
+
+def test_the_most_frequent_sense_is_counted_on_the_other_items_only() -> None:
+    # x1..x3 intend B, x4 A: for x1 the others say B twice and A once (right); for x4 they say B (wrong)
+    games = [scored_game("x1", "sense B", "sense B", X), scored_game("x2", "sense B", "sense B", X),
+             scored_game("x3", "sense B", "sense B", X), scored_game("x4", "sense A", "sense A", X)]
+    frequent = compute(games).accuracy_table[2]
+    assert (frequent.right, frequent.games) == (3, 4)
+    # the same items in another order give the same count
+    assert compute(games[::-1]).accuracy_table[2].right == 3
+    # a short run of two items with different senses: counted on themselves the baseline would be 2 of 2
+    two = [scored_game("y1", "sense Q", "sense Q", Y), scored_game("y2", "sense P", "sense P", Y)]
+    assert compute(two).accuracy_table[2].right == 0
 
 
 def test_the_most_frequent_sense_breaks_ties_by_the_listed_order() -> None:
-    tie = [scored_game("z1", "sense Q", "sense Q", Y), scored_game("z2", "sense P", "sense P", Y)]
+    # z1 intends Q, z2 and z3 P. For z2 (and z3) the others are one Q and one P: a tie, which the sense listed
+    # first wins; z1's others are two P.
+    tie = [scored_game("z1", "sense Q", "sense Q", Y), scored_game("z2", "sense P", "sense P", Y),
+           scored_game("z3", "sense P", "sense P", Y)]
     frequent = compute(tie).accuracy_table[2]
-    assert (frequent.right, frequent.games) == (1, 2), "P and Q tie; P is listed first and is the baseline"
+    assert (frequent.right, frequent.games) == (2, 3), "P and Q tie for z2 and z3; P is listed first"
     shuffled = compute([scored_game(g.item_id, g.intended, g.interpretation, ["sense Q", "sense P"]) for g in tie])
-    assert shuffled.accuracy_table[2].right == 1
+    assert shuffled.accuracy_table[2].right == 0, "listed the other way, Q wins the ties"
 
 
 def test_the_report_shows_the_accuracy_table_with_its_denominators(tmp_path) -> None:
@@ -216,7 +234,7 @@ def test_the_report_shows_the_accuracy_table_with_its_denominators(tmp_path) -> 
     page = write_report(run, SCORED, tmp_path / "r")[1]["html"].read_text()
     assert "Accuracy against the intended meaning" in page
     assert "of converged games with an intended meaning" in page and "5 of 7 (71.4%)" in page
-    assert "4 of 8 (50.0%)" in page
+    assert "0 of 8 (0.0%)" in page and "leave-one-out" in page
 
 
 def test_the_statistics_do_not_depend_on_the_order_of_the_games() -> None:

@@ -61,17 +61,17 @@ def accuracy_rows(stats: CoordinationStats) -> list[tuple[str, str]]:
     rows = [
         ("accuracy of the converged meaning, of converged games with an intended meaning", _of(team.right, team.games)),
         ("first-listed-sense baseline, same games", _of(first.right, first.games)),
-        ("most-frequent-sense baseline, same games", _of(frequent.right, frequent.games)),
+        ("most-frequent-sense baseline (leave-one-out), same games", _of(frequent.right, frequent.games)),
         ("accuracy of the team, of all games with an intended meaning (not converged counts as wrong)",
          _of(team.right_all, team.games_all)),
         ("first-listed-sense baseline, of all games with an intended meaning", _of(first.right_all, first.games_all)),
-        ("most-frequent-sense baseline, of all games with an intended meaning",
+        ("most-frequent-sense baseline (leave-one-out), of all games with an intended meaning",
          _of(frequent.right_all, frequent.games_all)),
     ]
     if stats.open_games:
         rows += opened
     if stats.single_item_games:
-        rows.append(("games whose senses no other item of the run shares (most frequent sense = its own)",
+        rows.append(("games whose senses no other item of the run shares (the first-listed sense stands in)",
                      str(stats.single_item_games)))
     return rows
 

@@ -124,7 +124,7 @@ class AccuracyRow(BaseModel):
     scored on exactly the same games in both columns.
     """
 
-    #: ``converged meaning`` (the team's), ``first-listed sense`` or ``most frequent sense``.
+    #: ``converged meaning`` (the team's), ``first-listed sense`` or ``most frequent sense (leave-one-out)``.
     answer: str
     right: int
     games: int
@@ -154,7 +154,8 @@ class CoordinationStats(BaseModel):
     accuracy_table: list[AccuracyRow] = Field(default_factory=list)
     #: Games of open items (no intended meaning), outside every accuracy row.
     open_games: int = 0
-    #: Games whose sense list no other item of the run shares, so the most frequent sense is their own answer.
+    #: Games whose sense list no other item of the run shares, so the first-listed sense stands in for the most
+    #: frequent one (leave-one-out has nothing to count).
     single_item_games: int = 0
     revisions: dict[str, dict[str, Any]]
     pairwise_agreement: dict[str, float]
@@ -177,16 +178,17 @@ def people_in_round_one(game: Game) -> list[str | None] | None:
 
 
 def frequent_sense(inventory: tuple[str, ...], counts: Counter[str]) -> str:
-    """The sense intended most often among the items offering ``inventory``; a tie goes to the sense listed first.
-
-    The counts are the gold labels of the very items being scored (there is no separate training split to
-    count on), so this baseline knows each sense list's distribution: an oracle, and an item alone with its
-    senses gets its own answer.
+    """The sense intended most often among ``counts`` (the other items offering ``inventory``: see
+    :meth:`Tally.accuracy_table`); a tie goes to the sense listed first; no other item: the sense listed first.
     """
+    counted = +counts  # senses of no other item drop out
+    if not counted:
+        return inventory[0]
+
     def order(sense: str) -> int:
         return inventory.index(sense) if sense in inventory else len(inventory)
 
-    return min(counts, key=lambda s: (-counts[s], order(s), s))
+    return min(counted, key=lambda s: (-counted[s], order(s), s))
 
 
 class Tally:
@@ -305,12 +307,20 @@ class Tally:
         counts: dict[tuple[str, ...], Counter[str]] = defaultdict(Counter)
         for inventory, sense in self.items.values():
             counts[inventory][sense] += 1
-        frequent = {inv: frequent_sense(inv, c) for inv, c in counts.items()}
+
+        def left_out(inventory: tuple[str, ...], intended: str) -> str:
+            """The most frequent sense of the run's *other* items with these senses: an item's own label never
+            predicts it (counted on the scored items themselves, the baseline would be an answer key)."""
+            others = counts[inventory].copy()
+            others[intended] -= 1
+            return frequent_sense(inventory, others)
+
         rows = {name: AccuracyRow(answer=name, right=0, games=0, right_all=0, games_all=0)
-                for name in ("converged meaning", "first-listed sense", "most frequent sense")}
+                for name in ("converged meaning", "first-listed sense", "most frequent sense (leave-one-out)")}
         for (inventory, intended, converged, team, first), n in self.answered.items():
             for name, right in (("converged meaning", team), ("first-listed sense", first),
-                                ("most frequent sense", frequent.get(inventory) == intended)):
+                                ("most frequent sense (leave-one-out)",
+                                 left_out(inventory, intended) == intended)):
                 row = rows[name]
                 row.games_all += n
                 row.right_all += n * right
