@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -38,6 +39,15 @@ class EpisodeContext:
     control: Control = field(default_factory=Control)
     #: The groups each seat belongs to (a protocol puts the wolves in ``wolves``); visibility reads them.
     groups: dict[str, set[str]] = field(default_factory=dict)
+    #: The run's seed (``seed`` is this episode's, drawn from it and the episode's key): a protocol that pairs
+    #: calls across the episodes of a run draws their seed from it (:meth:`paired_seed`).
+    run_seed: int = 0
+
+    def paired_seed(self, *parts: object) -> int:
+        """A seed shared by every episode of the run that names the same ``parts`` (item, repetition, seat, step),
+        whatever else differs between them (a variant, a condition)."""
+        text = ":".join(map(str, (self.run_seed, self.spec.item_id, self.spec.repetition, *parts)))
+        return int(hashlib.sha256(text.encode()).hexdigest()[:8], 16) & 0x7FFFFFFF
 
     def __post_init__(self) -> None:
         self.rng = random.Random(self.seed)

@@ -38,6 +38,9 @@ class Request(BaseModel):
     #: Generation hints for model seats; a temperature set on the seat itself wins.
     max_tokens: int | None = None
     temperature: float | None = None
+    #: A model seat's seed for this call, instead of its own: a protocol gives two episodes' calls one seed when they
+    #: must start alike (COGENT's round 0 under every variant), so the same prompt gets the same reply.
+    seed: int | None = None
     #: Keep this exchange in the seat's own conversation (multi-round protocols).
     remember: bool = False
     #: Ask a model seat for its first token's top log-probabilities (a scorer reads the probability of each

@@ -149,7 +149,7 @@ class Runner:
                 await asyncio.to_thread(self.store.add_episode_move, run_id, spec.key, player, idx, entry)
 
             seats = JournaledSeats(self.seats, replay, record)
-        ctx = EpisodeContext(spec=spec, seed=spec.seed(self.seed), make_seat=seats)
+        ctx = EpisodeContext(spec=spec, seed=spec.seed(self.seed), make_seat=seats, run_seed=self.seed)
         return await play_episode(self.protocol, ctx, run_id, position)
 
 

@@ -88,7 +88,7 @@ class LLMSeat(Seat):
         if request.logprobs is not None:
             return await self._scores(request, temperature)
         config = GenerateConfig(json_schema=request.answer_schema, choices=request.choices,
-                                max_tokens=request.max_tokens, temperature=temperature)
+                                max_tokens=request.max_tokens, temperature=temperature, seed=request.seed)
         try:
             out = await self.ask_structured(request.prompt, config, remember=request.remember)
         except LexicoordError as exc:  # no reply at all (unreachable, 5xx, timeouts after retries): not a move

@@ -188,3 +188,40 @@ def test_another_run_name_replays_cached_replies_and_another_seed_draws_fresh_on
     fresh_items, fresh_texts, fresh_cached = run("fresh", "--seed", "1", "--slice-seed", "0")
     assert fresh_items == items, "the slice is the first run's"
     assert not any(fresh_cached) and set(fresh_texts).isdisjoint(texts), "new seat seeds: fresh samples"
+
+
+def test_round_zero_is_the_same_call_under_every_variant(tmp_path) -> None:
+    """The paper starts VANILLA and COGENT from the same condition: with a seed, round 0's answers are identical
+    across the variants (each seat's answer names the seed its call was made with), and another run seed changes
+    them."""
+    from typer.testing import CliRunner
+
+    from lexicoord.cli.app import app
+    from lexicoord.models.providers.scripted import register_script
+    from lexicoord.runs.store import Store
+
+    register_script("seedteller", lambda messages, config: f"My answer, drawn with seed {config.seed}. Answer: True")
+    data = tmp_path / "folio.jsonl"
+    data.write_text("".join(json.dumps(row) + "\n" for row in FOLIO), encoding="utf-8")
+
+    def round_zero(seed: int) -> dict[tuple[str, str], dict[str, str]]:
+        db = str(tmp_path / f"s{seed}.db")
+        result = CliRunner().invoke(app, ["cogent", "run", "--task", "folio", "--data", str(data), "-m",
+                                          "scripted/seedteller", "--items", "2", "-R", "1", "-K", "1",
+                                          "--coin-rounds", "1", "--run", "p", "--db", db, "--seed", str(seed),
+                                          "--no-cache"])
+        assert result.exit_code == 0, result.output
+        seen: dict[tuple[str, str], dict[str, str]] = {}
+        for record, events in Store(db).iter_run_events("p"):
+            variant = record.spec["settings"]["variant"]
+            for e in events:
+                if e.type == "response" and getattr(e, "stage", None) in ("init", "single"):
+                    seen.setdefault((record.item_id, str(e.agent)), {})[variant] = str(getattr(e, "text", ""))
+        return seen
+
+    first = round_zero(1)
+    assert first and all({"vanilla", "cogent"} <= set(v) for k, v in first.items() if k[1] != "single")
+    for (_item, _agent), by_variant in first.items():
+        assert len(set(by_variant.values())) == 1, by_variant  # one answer whatever the variant
+    other = round_zero(2)
+    assert {k: set(v.values()) for k, v in first.items()} != {k: set(v.values()) for k, v in other.items()}

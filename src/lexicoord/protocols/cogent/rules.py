@@ -192,16 +192,19 @@ class CogentStudy(Protocol[dict[str, Any], CogentSettings, CogentOutcome]):
         seats = [ctx.seat(spec) for spec in ctx.spec.lineup]
         question = fence(task.render(ctx.item), "TASK")
         game = _Game(ctx, settings, task, question)
+        # Round 0 is the same call under every variant (the paper: the same starting condition): one prompt and,
+        # per seat, one seed drawn from the run's seed, the item and the seat, so that VANILLA and COGENT start from
+        # identical answers (and a cache serves the second the first's) and their difference is the lexicon's alone.
+        init = PROMPTS.render("cogent_init", task=question, answer_format=task.answer_format)
         if settings.variant == "single":
             ctx.recorder.round = 0
-            reply = await game.say(seats[0], "single", PROMPTS.render("cogent_init", task=question,
-                                                                      answer_format=task.answer_format))
+            reply = await game.say(seats[0], "single", init, seed=ctx.paired_seed(seats[0].name, "init"))
             prediction = task.extract(reply)
             return game.outcome(prediction, {seats[0].name: prediction}, "single", 0)
         a, b = seats
         ctx.recorder.round, ctx.recorder.phase = 0, "init"
-        init = PROMPTS.render("cogent_init", task=question, answer_format=task.answer_format)
-        latest = {a.name: await game.say(a, "init", init), b.name: await game.say(b, "init", init)}
+        latest = {a.name: await game.say(a, "init", init, seed=ctx.paired_seed(a.name, "init")),
+                  b.name: await game.say(b, "init", init, seed=ctx.paired_seed(b.name, "init"))}
         if settings.variant in ("vanilla", "vanilla_matched"):
             extra = min(settings.coin_rounds, settings.rounds) * settings.passes
             rounds = settings.rounds + (extra if settings.variant == "vanilla_matched" else 0)
@@ -231,8 +234,8 @@ class _Game:
         return {"max_tokens": self.settings.max_tokens, "temperature": self.settings.temperature}
 
     async def say(self, seat: Seat, stage: str, prompt: str, *, coin_pass: int | None = None,
-                  audience: Audience = EVERYONE) -> str:
-        answer = await seat.answer(Request(kind=stage, round=self.ctx.recorder.round, prompt=prompt,
+                  audience: Audience = EVERYONE, seed: int | None = None) -> str:
+        answer = await seat.answer(Request(kind=stage, round=self.ctx.recorder.round, prompt=prompt, seed=seed,
                                            view={"task": self.question, "stage": stage}, **self.config()))
         text = _text(answer)
         prediction = None if stage == "coin" else self.task.extract(text)
