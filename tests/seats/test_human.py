@@ -32,3 +32,22 @@ async def test_seat_times_out_and_late_answers_are_refused() -> None:
 async def test_nothing_pending_refuses_an_answer() -> None:
     seat = HumanSeat("idle", timeout=1)
     assert seat.submit({"choice": "a"}) is False and seat.submit(action="pass") is False
+
+
+async def test_a_person_who_left_fails_the_waiting_request_and_every_later_one_at_once() -> None:
+    import asyncio
+    import time
+
+    from lexicoord.core.seat import Request
+    from lexicoord.seats.human import HumanSeat
+
+    seat = HumanSeat("p", timeout=60)
+    started = time.monotonic()
+    waiting = asyncio.create_task(seat.answer(Request(kind="choose", choices=("a", "b"))))
+    while not seat.waiting:
+        await asyncio.sleep(0.01)
+    seat.leave("the person's input ended")
+    first = await waiting
+    later = await seat.answer(Request(kind="choose", choices=("a", "b")))
+    assert first.failure == later.failure == "the person's input ended"
+    assert time.monotonic() - started < 5 and not seat.submit({"choice": "a"})

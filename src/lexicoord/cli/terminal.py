@@ -46,7 +46,7 @@ def printable(text: str) -> str:
 
 
 class NoMoreInput(Exception):
-    """Standard input ended: the seat is left to time out and the game records the failed move."""
+    """Standard input ended: the person is gone, and each of their moves fails at once (the game records it)."""
 
 
 _lines: queue.Queue[str | None] = queue.Queue()
@@ -172,6 +172,9 @@ async def keyboard(seat: HumanSeat, done: asyncio.Event, show: ViewPrinter) -> N
         try:
             answer = await fill(request)
         except NoMoreInput:
+            console.print("[yellow]Standard input ended: your moves from here on fail, and the game goes on "
+                          "without you.[/yellow]")
+            seat.leave("the person's input ended")
             return
         if seat.pending is not request:
             continue  # the request ended (timed out) while the person typed

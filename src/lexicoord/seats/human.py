@@ -30,6 +30,8 @@ class HumanSeat(Seat):
         self.listener: Callable[[], None] | None = None
         #: The last request ended with no answer in time (a study hands an idle person's seat to a model).
         self.timed_out = False
+        #: Why the person is gone for good (their input ended): every request fails at once with it.
+        self.gone: str | None = None
 
     @property
     def waiting(self) -> bool:
@@ -37,6 +39,8 @@ class HumanSeat(Seat):
 
     async def answer(self, request: Request) -> Answer:
         """Show ``request`` to the person and wait; no answer in time is a failed move, not an error."""
+        if self.gone is not None:
+            return Answer(failure=self.gone)
         limit = self.timeout
         self.pending = request
         self.timed_out = False
@@ -51,6 +55,13 @@ class HumanSeat(Seat):
             self.pending = None
             self._answer = None
             self._notify()
+
+    def leave(self, reason: str) -> None:
+        """The person is gone (their keyboard's input ended): the request waiting now and every later one fail at
+        once with ``reason``, rather than each waiting out its time limit."""
+        self.gone = reason
+        if self._answer is not None and not self._answer.done():
+            self._answer.set_result(Answer(failure=reason))
 
     def _notify(self) -> None:
         if self.listener is not None:

@@ -171,3 +171,20 @@ def test_every_protocol_is_mounted_under_its_one_name_and_coord_is_a_hidden_shor
     short = CliRunner().invoke(app, ["coord", "run", "--help"])
     full = CliRunner().invoke(app, ["coordination", "run", "--help"])
     assert short.exit_code == full.exit_code == 0 and "--leader-may-end" in short.output
+
+
+def test_a_person_whose_input_ends_is_noticed_at_once(tmp_path) -> None:
+    import os
+    import subprocess
+    import sys
+    import time
+
+    started = time.monotonic()
+    result = subprocess.run(
+        [sys.executable, "-m", "lexicoord.cli.app", "coordination", "play", "--role", "player", "--model", "scripted/first",
+         "--item", "release-01", "--seed", "1", "--timeout", "120", "--db", str(tmp_path / "p.db")],
+        input="", capture_output=True, text=True, timeout=110, env={**os.environ, "COLUMNS": "200"},
+    )
+    said = " ".join((result.stdout + result.stderr).split())
+    assert "Standard input ended" in said, said
+    assert time.monotonic() - started < 100, "the seat did not wait out its 120 s limit"
