@@ -50,7 +50,9 @@ def test_ctrl_c_is_told_once(tmp_path) -> None:
     proc = subprocess.Popen(
         [sys.executable, "-m", "lexicoord.cli.app", "coordination", "run", "--model", "scripted/first", "-o",
          "latency=0.5", "--items", "200", "--bound", "0", "--db", str(tmp_path / "r.db"), "--run", "r", "--no-cache"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        # Ctrl-C as a terminal delivers it: a session started in the background passes SIGINT down ignored
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     time.sleep(6)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=120)
