@@ -1,5 +1,7 @@
 """The study's figures, read off the matplotlib objects: what every bar says, and where it stands."""
 
+import pytest
+
 from lexicoord.protocols.debate.figures import rounds_to_consensus
 from lexicoord.protocols.debate.statistics import Episode, compute
 
@@ -52,3 +54,21 @@ def test_figure_6_names_a_leader_that_never_reached_consensus_without_a_bar() ->
     assert bar_labels(fig) == ["100.0%\n1/1"] and [t.get_text() for t in ax.get_xticklabels()] == ["2"]
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
     assert legend == ["Debate(a): 1 of 1 debates reached consensus", "Debate(b): 0 of 1 debates reached consensus"]
+
+
+@pytest.mark.parametrize("eps", [
+    [debate(leader, 1, n=i) for i, leader in enumerate("ab")],  # two full bars side by side: "best" sat on them
+    [debate(leader, 1, n=i) for i, leader in enumerate("abcde")],
+    [debate(leader, r, n=10 * i + r) for i, leader in enumerate("abc") for r in (1, 2, 3)] + [debate("a", 1, n=99)],
+])
+def test_figure_6s_legend_never_covers_a_bars_label(eps: list[Episode]) -> None:
+    fig = rounds_to_consensus(compute(eps).configs)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    [ax] = fig.axes
+    legend = ax.get_legend().get_window_extent(renderer)
+    labels = [t.get_window_extent(renderer) for t in ax.texts]
+    assert labels and not any(legend.overlaps(box) for box in labels)
+    assert not any(legend.overlaps(bar.get_window_extent(renderer)) for bar in ax.patches)
+    whole = fig.bbox
+    assert whole.x0 <= legend.x0 and legend.x1 <= whole.x1 and whole.y0 <= legend.y0, "the legend stays on the figure"

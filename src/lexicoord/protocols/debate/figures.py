@@ -75,7 +75,8 @@ def rounds_to_consensus(debates: list[ConfigStats]) -> Any:
 
     rounds = sorted({r for c in debates for r in c.rounds_to_consensus})
     plotted = [c for c in debates if c.rounds_to_consensus]
-    fig, ax = plt.subplots(figsize=(max(4.5, 0.6 * len(rounds) * max(1, len(plotted)) + 2), 3.6), dpi=150)
+    fig, ax = plt.subplots(figsize=(max(4.5, 0.6 * len(rounds) * max(1, len(plotted)) + 2), 3.6 + 0.18 * len(debates)),
+                           dpi=150)
     width = 0.8 / max(1, len(plotted))
     handles = []
     for c in debates:
@@ -92,8 +93,8 @@ def rounds_to_consensus(debates: list[ConfigStats]) -> Any:
         for bar, k in zip(bars, counts):
             ax.annotate(f"{100 * k / total:.1f}%\n{k}/{total}", (bar.get_x() + bar.get_width() / 2, bar.get_height()),
                         ha="center", va="bottom", fontsize=6)
-    if rounds:
-        ax.legend(handles=handles, fontsize=7)
+    if rounds:  # below the axes: inside them, "best" can still sit on a bar's label
+        ax.legend(handles=handles, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), frameon=False)
     else:
         debated = sum(c.consensus.n for c in debates if c.consensus)
         ax.text(0.5, 0.5, f"no debate reached consensus (0 of {debated})", ha="center", va="center",
