@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -47,6 +48,9 @@ async def study(tmp_path) -> tuple[Store, Any]:
     return store, store.run("c")
 
 
+ROOT = Path(__file__).resolve().parents[3]
+
+
 async def test_the_report_writes_every_file_and_transcript(tmp_path) -> None:
     store, run = await study(tmp_path)
     result = report(store, run, tmp_path / "out")
@@ -54,6 +58,8 @@ async def test_the_report_writes_every_file_and_transcript(tmp_path) -> None:
     assert (tmp_path / "out" / "accuracy.svg").stat().st_size > 1000
     page = result.files["html"].read_text(encoding="utf-8")
     assert "&lt;script&gt;x&lt;/script&gt;" in page and "<script>" not in page, "replies are escaped"
+    assert "docs/protocols/cogent.md" in page and "README" not in page, "the definitions are in the docs"
+    assert "What the report measures" in (ROOT / "docs" / "protocols" / "cogent.md").read_text(encoding="utf-8")
     assert "used by A x2 (uptake), B x2" in page, "the case study says who took the term up"
     assert page.count("<details><summary>gsm8k") == 2 + 1, "both transcripts, and one case study"
     assert "board shared" in page and "<td>eggleft</td>" in page, "the board as it grew"

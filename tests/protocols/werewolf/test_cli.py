@@ -24,6 +24,7 @@ def test_paired_games_run_resume_and_report(tmp_path) -> None:
     assert sorted(m["seed"] for m in stats["matched"]) == sorted(game_item(0, i)["seed"] for i in range(2)), \
         "each ORIGIN game is paired with its COGENT twin"
     page = (tmp_path / "reports" / "w" / "report.html").read_text()
+    assert "docs/protocols/werewolf.md" in page and "README" not in page, "the definitions are in the docs"
     assert page.count("what they knew</summary>") == 4 * 8 and "[the wolves]" in page and "[moderator only]" in page
     export = [json.loads(x) for x in lexicoord("runs", "export", "w", *db).stdout.splitlines()]
     roles = {}
