@@ -60,3 +60,20 @@ def test_ctrl_c_is_told_once(tmp_path) -> None:
     said = " ".join((out + err).split())
     assert said.count("interrupted") == 1, said
     assert "re-running the same command resumes" in said
+
+
+def test_a_run_written_to_a_log_says_where_it_stands_while_no_episode_ends(tmp_path) -> None:
+    import os
+    import re
+    import subprocess
+    import sys
+
+    result = subprocess.run(
+        [sys.executable, "-m", "lexicoord.cli.app", "coordination", "run", "--model", "scripted/first", "-o",
+         "latency=1.0", "--items", "2", "--bound", "0", "--db", str(tmp_path / "r.db"), "--run", "logged", "--no-cache"],
+        capture_output=True, text=True, timeout=120, env={**os.environ, "LEXICOORD_PROGRESS_SECONDS": "0.5"})
+    assert result.returncode == 0, result.stderr
+    lines = [line for line in result.stderr.splitlines() if re.match(r"logged: \d+/2 done, \d+ failed", line)]
+    # each game takes four one-second calls: the log hears from the run before any episode has ended
+    assert any(line.startswith("logged: 0/2 done") for line in lines), result.stderr
+    assert len(lines) >= 4, result.stderr

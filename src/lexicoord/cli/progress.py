@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import threading
 import time
 from collections.abc import Sequence
 
@@ -23,12 +25,27 @@ from lexicoord.runs.records import EpisodeRecord
 from lexicoord.runs.summary import RunSummary
 
 
+def log_every() -> float:
+    """Seconds between the progress lines written to a log (``LEXICOORD_PROGRESS_SECONDS``, default 30)."""
+    try:
+        return max(0.1, float(os.environ.get("LEXICOORD_PROGRESS_SECONDS", "30")))
+    except ValueError:
+        return 30.0
+
+
 class ProgressBar(RunObserver):
     """Finished (this process's, earlier runs' and other processes' alike) of the total, failed, episodes per
-    minute played here, elapsed time, ETA and tokens; on standard error, so a command's output stays clean."""
+    minute played here, elapsed time, ETA and tokens; on standard error, so a command's output stays clean.
+
+    A terminal keeps its live bar. Written to a file or a pipe (a cluster job's log), the bar would show only
+    at the end, so a plain line says where the run stands every ``log_every()`` seconds, episodes ending or not."""
 
     def __init__(self, console: Console | None = None) -> None:
         self.console = console or Console(stderr=True)
+        self._every = log_every()
+        self._last: RunSummary | None = None
+        self._stop = threading.Event()
+        self._heartbeat: threading.Thread | None = None
         self.bar = Progress(
             TextColumn("[bold]{task.description}"),
             BarColumn(),
@@ -50,6 +67,20 @@ class ProgressBar(RunObserver):
         self._started = time.perf_counter()
         self._task = self.bar.add_task(escape(run_id), total=total, completed=skipped, failed=0, rate="", tokens=0)
         self.bar.start()
+        if not self.console.is_terminal:
+            self._heartbeat = threading.Thread(target=self._log, args=(run_id, total, skipped), daemon=True)
+            self._heartbeat.start()
+
+    def _log(self, run_id: str, total: int, skipped: int) -> None:
+        """Every ``log_every()`` seconds until the run ends, one plain line: where the run stands."""
+        while not self._stop.wait(self._every):
+            s = self._last
+            done = skipped if s is None else s.skipped + s.played + s.by_others
+            failed = 0 if s is None else s.failed
+            tokens = 0 if s is None else s.prompt_tokens + s.completion_tokens
+            self.console.print(f"{run_id}: {done}/{total} done, {failed} failed, {self._rate or '-'}, {tokens} tokens, "
+                               f"{time.perf_counter() - self._started:.0f} s", highlight=False, markup=False,
+                               soft_wrap=True)
 
     def episode_ended(self, record: EpisodeRecord, events: Sequence[Event], summary: RunSummary) -> None:
         elapsed = time.perf_counter() - self._started
@@ -61,6 +92,9 @@ class ProgressBar(RunObserver):
         self._draw(summary)
 
     def ended(self, summary: RunSummary) -> None:
+        self._stop.set()
+        if self._heartbeat is not None:
+            self._heartbeat.join()
         self.bar.stop()
         for line in summary.lines():
             self.console.print(line, highlight=False, markup=False)
@@ -68,5 +102,6 @@ class ProgressBar(RunObserver):
     def _draw(self, summary: RunSummary) -> None:
         if self._task is None:
             return
+        self._last = summary
         self.bar.update(self._task, completed=summary.skipped + summary.played + summary.by_others,
                         failed=summary.failed, rate=self._rate, tokens=summary.prompt_tokens + summary.completion_tokens)
