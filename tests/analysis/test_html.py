@@ -114,6 +114,18 @@ def check_page(page: str, shown: list[str]) -> None:
     assert all(value.startswith("#") for _, _, value in parser.links), "only links inside the page"
     assert parser.tags.count("svg") >= 1, "the figures are inlined"
     assert "@import" not in page and not re.search(r"url\(\s*['\"]?(?!#)", page), "no style from outside"
+    laid_out(page)
+
+
+def laid_out(page: str) -> None:
+    """The page opens with its tables and figures; the configuration (and the published numbers) come last,
+    collapsed; every table scrolls inside the page rather than widening it."""
+    config = page.index('<details class="end"><summary>Configuration</summary>')
+    assert page.index("<table") < config and page.index("<svg") < config, "tables and figures first"
+    assert page.count("<table") == page.count('<div class="scroll"><table'), "every table scrolls in the page"
+    assert page.rfind("<table", 0, config) > -1 and "</details>" in page[config:]
+    if "published numbers beside this run" in page:
+        assert page.index("<details class=\"end\"><summary>The paper") > page.index("<svg")
 
 
 async def test_a_coordination_page_shows_hostile_text_escaped(tmp_path) -> None:
@@ -195,9 +207,9 @@ async def test_a_werewolf_page_shows_hostile_text_escaped(tmp_path) -> None:
 def test_the_shared_pieces_escape_every_value_and_take_only_figures_as_they_are(tmp_path) -> None:
     macros = environment("lexicoord.analysis").get_template("macros.html").module
     table = str(macros.table([mark("head")], [[mark("cell"), 3]]))
-    assert table == ("<table><thead><tr><th>&lt;script&gt;alert(&#39;head&#39; &amp; 1)&lt;/script&gt;</th></tr>"
-                     "</thead><tbody><tr><td>&lt;script&gt;alert(&#39;cell&#39; &amp; 1)&lt;/script&gt;</td>"
-                     "<td>3</td></tr></tbody></table>")
+    assert table == ('<div class="scroll"><table><thead><tr><th>&lt;script&gt;alert(&#39;head&#39; &amp; 1)'
+                     "&lt;/script&gt;</th></tr></thead><tbody><tr><td>&lt;script&gt;alert(&#39;cell&#39; &amp; 1)"
+                     "&lt;/script&gt;</td><td>3</td></tr></tbody></table></div>")
     board = str(macros.board([{"term": mark("term"), "definition": "d", "provenance": {"agent": mark("coiner")}}]))
     assert "<script" not in board and board.count("&lt;script&gt;") == 2 and board.count("<tr>") == 2
     assert str(macros.board([])) == "", "an empty board shows nothing"

@@ -75,7 +75,8 @@ def report(store: Store, run: RunInfo, out_dir: Path) -> Report:
     benchmark = {"evaluation": [], "paper": None, "figure": None, "judged": "", "source": "",
                  **evaluation(store, run, out_dir, result)}
     page = out_dir / "report.html"
-    page.write_text(render("lexicoord.gate", run=run.id, head=head, row=row, checks=checks, **benchmark),
+    page.write_text(render("lexicoord.gate", run=run.id, head=head, row=row, checks=checks,
+                           settings=json.dumps(run.config, ensure_ascii=False, indent=2), **benchmark),
                     encoding="utf-8")
     result.files["html"] = page
     return result

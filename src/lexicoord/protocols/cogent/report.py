@@ -246,7 +246,7 @@ def write_files(run: RunInfo, stats: CogentStats, episodes: list[CogentEpisode],
         sections.append(("Lexical functions (Figures 2-3), from the annotation file", function_rows(found, shares)))
     cases = case_studies(episodes)
     page = render("lexicoord.protocols.cogent", run=run, stats=stats,
-                  settings=json.dumps(run.config, ensure_ascii=False), warnings=warnings(stats),
+                  settings=json.dumps(run.config, ensure_ascii=False, indent=2), warnings=warnings(stats),
                   tables=[(title, head, rows) for title, (head, rows) in sections],
                   figures=[inline_svg(paths[1]) for paths in figs.values()],
                   cases=[(title, len(cases[key]), [case(c, v) for c, v in cases[key][:CASES]])

@@ -169,7 +169,8 @@ def write_report(run: RunInfo, games: Iterable[Game], out_dir: Path,
     png, svg = depth_distribution(stats, out_dir / "depth_distribution")
     (out_dir / "stats.json").write_text(json.dumps(stats.model_dump(mode="json"), indent=2), encoding="utf-8")
     agents = agent_rows(stats)
-    page = render("lexicoord.protocols.coordination", run=run, settings=json.dumps(run.config, ensure_ascii=False),
+    page = render("lexicoord.protocols.coordination", run=run,
+                  settings=json.dumps(run.config, ensure_ascii=False, indent=2),
                   summary=[list(r) for r in summary_rows(stats)], accuracy_head=ACCURACY_HEAD,
                   accuracy=accuracy_cells(stats), figure=inline_svg(svg),
                   failed_rounds=[[str(n), str(v)] for n, v in stats.failed_rounds.items()],

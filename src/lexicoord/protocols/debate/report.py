@@ -199,7 +199,7 @@ def write_report(run: RunInfo, stats: StudyStats, episodes: list[Episode], out_d
     records_csv(out_dir / "episodes.csv", columns, (e.model_dump() for e in episodes))
     shown = episodes[:MAX_TRANSCRIPTS]
     page = render("lexicoord.protocols.debate", run=run, stats=stats,
-                  settings=json.dumps(run.config, ensure_ascii=False),
+                  settings=json.dumps(run.config, ensure_ascii=False, indent=2),
                   tables=[(title, head, rows) for title, (head, rows) in sections(stats)],
                   figures=[inline_svg(paths[1]) for paths in figs.values()],
                   transcripts=[transcript(e) for e in shown], more=len(episodes) - len(shown),

@@ -232,7 +232,7 @@ def report(store: Store, run: RunInfo, out_dir: Path, tokenizer: str = "words", 
                              "Functions of Werewolf terms (% of weight, per pool)"))
     page = out_dir / "report.html"
     page.write_text(render("lexicoord.protocols.werewolf", run=run, stats=stats,
-                           settings=json.dumps(run.config, ensure_ascii=False),
+                           settings=json.dumps(run.config, ensure_ascii=False, indent=2),
                            tables=[(title, head, body) for title, (head, body) in sections],
                            figures=[inline_svg(f[1]) for f in figures],
                            replays=replays, paper=comparison_table(stored(run.config), measures(stats))),
