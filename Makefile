@@ -56,12 +56,13 @@ postgres:
 	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq postgresql >/dev/null; }
 
-# Lint, types and the documentation site (a broken link fails it) first, in seconds; then every test.
+# Lint, types and the documentation site (a broken link fails it) first, in seconds; then every test, with the ten
+# slowest named at the end so that creeping time is seen.
 test: install-test browser postgres
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/mypy
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest --durations=10
 
 bench: $(BIN)/python postgres
 	$(BIN)/pip install -q -e '.[bench]'

@@ -2,7 +2,9 @@
 
 import json
 import sqlite3
+import time
 
+import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import text
@@ -357,3 +359,34 @@ def test_a_game_two_groups_rooms_both_list_keeps_its_key_and_each_room_learns_it
                   for r, s in conn.execute(sa.select(t["rooms"].c.id, t["rooms"].c.state))}
     assert {r: s["managed"]["group"] for r, s in states.items()} == {"r1": "g1", "r2": "g2", "r3": "g3"}
     assert [states[r]["managed"]["games"] for r in ("r1", "r2", "r3")] == [[shared.key], [placed.key], [shared.key]]
+
+
+def test_a_clash_on_a_new_file_is_retried_until_the_wait_has_passed_not_a_fixed_count(tmp_path, monkeypatch) -> None:
+    """On a busy machine the process that makes the tables can keep a new file busy for more than five short
+    tries; the others keep trying until the store's wait has passed, then say so."""
+    from alembic import command
+    from sqlalchemy.exc import OperationalError
+
+    from lexicoord.errors import LexicoordError
+    from lexicoord.runs.store import Store
+
+    real = command.upgrade
+    calls = {"n": 0}
+
+    def busy_then_free(config, revision):  # type: ignore[no-untyped-def]
+        calls["n"] += 1
+        if calls["n"] <= 12:
+            raise OperationalError("CREATE TABLE runs", {}, Exception("table runs already exists"))
+        return real(config, revision)
+
+    monkeypatch.setattr(command, "upgrade", busy_then_free)
+    monkeypatch.setenv("LEXICOORD_DB_WAIT", "30")
+    Store(str(tmp_path / "busy.db"))
+    assert calls["n"] == 13
+
+    calls["n"] = -10**6  # busy for good: given up once the (short) wait has passed, with the store's own error
+    monkeypatch.setenv("LEXICOORD_DB_WAIT", "0.5")
+    started = time.monotonic()
+    with pytest.raises(LexicoordError) as refused:
+        Store(str(tmp_path / "never.db"))
+    assert 0.5 <= time.monotonic() - started < 10 and "never.db" in str(refused.value)

@@ -210,9 +210,10 @@ class Store:
         """Bring the database to the newest schema (a new file gets every migration).
 
         Two processes opening a new file at once both try to create the tables; the
-        one that loses finds them made and, on its second look, nothing left to do.
-        A store another process keeps locked is retried only within the lock wait: each
-        attempt already waited that long, so the person hears of the lock after one wait.
+        one that loses finds them made and, on a later look, nothing left to do. Any such
+        clash is retried until the store's wait (``LEXICOORD_DB_WAIT``) has passed; a store
+        another process keeps locked has already waited that long in its first attempt,
+        so the person hears of the lock after one wait.
         """
         if self._at_head():
             return  # the usual case: Alembic (a fifth of a command's start-up) is not even imported
@@ -222,7 +223,8 @@ class Store:
         config = AlembicConfig()
         config.set_main_option("script_location", str(Path(__file__).parent / "migrations"))
         started = time.monotonic()
-        for attempt in range(5):
+        attempt = 0
+        while True:
             try:
                 with self.engine.begin() as connection:
                     config.attributes["connection"] = connection
@@ -231,10 +233,12 @@ class Store:
             except (OperationalError, IntegrityError, ProgrammingError) as exc:
                 # PostgreSQL says a table the other process just made "already exists" as a ProgrammingError.
                 transient = ("already exists", "UNIQUE", "duplicate key", "database is locked")
-                waited_out = "locked" in str(exc.orig) and time.monotonic() - started >= self.wait
-                if attempt == 4 or waited_out or not any(t in str(exc.orig) for t in transient):
+                # Retried until the store's wait has passed, not a fixed number of times: on a busy machine the
+                # process that made the tables may take longer than a few tries to finish.
+                if time.monotonic() - started >= self.wait or not any(t in str(exc.orig) for t in transient):
                     raise
-                time.sleep(0.05 * (attempt + 1))
+                attempt += 1
+                time.sleep(min(0.05 * attempt, 0.5))
 
     def _at_head(self) -> bool:
         """Whether the database already has the newest schema, read in one query (any doubt: no, and the
