@@ -73,6 +73,19 @@ def _num(x: float) -> str:
     return f"{x:.2f}".rstrip("0").rstrip(".") if x != int(x) else str(int(x))
 
 
+def same_model(published: Published, measure: Measure) -> bool:
+    """A verdict on a published number only where the run used the paper's model: the run's model name (without its
+    provider) is the paper's, or the name before or inside its brackets ("GPT-3.5 (text-davinci-003)"), case and
+    punctuation aside."""
+    def key(name: str) -> str:
+        return "".join(ch for ch in name.rsplit("/", 1)[-1].casefold() if ch.isalnum())
+
+    name = published.paper_model
+    head, _, rest = name.partition("(")
+    names = {key(name), key(head), key(rest.rstrip(")"))} - {""}
+    return key(measure.model) in names
+
+
 def comparison_rows(published: Sequence[Published], measures: Sequence[Measure],
                     same_model: Callable[[Published, Measure], bool] | None = None) -> list[list[str]]:
     """A row per published number and matching run figure; a number the run has no cell for says so. With

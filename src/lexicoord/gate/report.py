@@ -16,7 +16,6 @@ from typing import Any
 from pydantic import BaseModel
 
 from lexicoord.analysis.html import render
-from lexicoord.analysis.paper import Measure, Published
 from lexicoord.analysis.report import Report, ReportTable
 from lexicoord.core.events import Event
 from lexicoord.runs.records import EpisodeRecord, RunInfo
@@ -91,7 +90,7 @@ def evaluation(store: Store, run: RunInfo, out_dir: Path, result: Report) -> dic
     if not scored:
         return {}
     from lexicoord.analysis.html import inline_svg
-    from lexicoord.analysis.paper import comparison_table, stored
+    from lexicoord.analysis.paper import comparison_table, same_model, stored
     from lexicoord.gate.evaluation.metrics import cells
     from lexicoord.gate.evaluation.report import figure, judges_line, tables, write_csv
 
@@ -112,15 +111,3 @@ def evaluation(store: Store, run: RunInfo, out_dir: Path, result: Report) -> dic
               + (f", judge {run.config['judge']}" if run.config.get("judge") else ""))
     return {"evaluation": made, "paper": paper, "figure": inline_svg(svg), "judged": judged, "source": source}
 
-
-def same_model(published: Published, measure: Measure) -> bool:
-    """A verdict on a published number only where the run used the paper's model: the run's model name (without its
-    provider) is the paper's, or the name before or inside its brackets ("GPT-3.5 (text-davinci-003)"), case and
-    punctuation aside."""
-    def key(name: str) -> str:
-        return "".join(ch for ch in name.rsplit("/", 1)[-1].casefold() if ch.isalnum())
-
-    name = published.paper_model
-    head, _, rest = name.partition("(")
-    names = {key(name), key(head), key(rest.rstrip(")"))} - {""}
-    return key(measure.model) in names

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from lexicoord.analysis.paper import Measure, Published, comparison_rows
-from lexicoord.gate.report import same_model
+from lexicoord.analysis.paper import Measure, Published, comparison_rows, same_model
 
 PAPER = Published(source="IntroPlan Table 2", metric="help_rate", cell={"policy": "conformal", "type": "all"},
                   value=74.5, paper_model="GPT-3.5 (text-davinci-003)")

@@ -41,7 +41,7 @@ from lexicoord.experiments.experiment import (
 from lexicoord.gate.evaluation.person import person_spec
 from lexicoord.gate.policies import lineup
 from lexicoord.gate.settings import DEFAULT_MODEL, GateSettings
-from lexicoord.gate.verdict import POLICIES, Policy
+from lexicoord.gate.verdict import Policy
 from lexicoord.runs.grid import grid
 from lexicoord.tasks.asking import Skips, load_asking
 from lexicoord.tasks.base import stratified
@@ -155,4 +155,4 @@ class GatePlan(Plan[Parts]):
 
 PLAN = GatePlan()
 
-__all__ = ["PLAN", "POLICIES", "GatePlan"]
+__all__ = ["PLAN", "GatePlan"]
