@@ -108,3 +108,75 @@ def test_dry_run_counts_calls_tokens_and_cost_per_model_and_runs_nothing(tmp_pat
     prompt, completion = (int(c.replace(",", "")) for c in lines["scripted/first"][1:3])
     assert lines["scripted/first"][3] == f"{(prompt * 1000 + completion * 2000) / 1e6:,.4f}"
     assert lines["scripted/random"][3] == "no price in the file"
+
+
+@pytest.mark.parametrize(("stem", "episodes", "chars"), [("gsm8k", 1500, 240), ("folio", 612, 487), ("mmlu", 1500, 454)])
+def test_a_cogent_dry_run_before_the_data_is_on_disk_estimates_from_the_files_size_and_says_what_is_missing(
+        stem: str, episodes: int, chars: int, tmp_path: Path) -> None:
+    path = Path(__file__).parents[2] / "experiments" / f"cogent-table1-{stem}.toml"
+    empty = tmp_path / "data"
+    empty.mkdir()
+    for env in ({"LEXICOORD_DATA": str(empty)}, {"LEXICOORD_DATA": ""}):
+        out = lexicoord("run", str(path), "--dry-run", "--db", str(tmp_path / "runs.db"), env=env).stdout
+        assert f"{episodes} episodes" in out and "data missing:" in out and f"of {chars} characters" in out, out
+        assert "local/smollm2-135m" in out and not (tmp_path / "runs.db").exists()
+    missing = lexicoord("run", str(path), "--db", str(tmp_path / "runs.db"), env={"LEXICOORD_DATA": str(empty)},
+                        check=False)
+    assert missing.returncode == 2 and "error:" in missing.stderr, "a real run still needs its data"
+
+
+def test_a_dry_run_on_a_data_file_that_is_there_but_bad_shows_the_files_problem(tmp_path: Path) -> None:
+    (tmp_path / "gsm8k").mkdir()
+    (tmp_path / "gsm8k" / "test.jsonl").write_text('{"question": "How many?"\n', encoding="utf-8")
+    path = Path(__file__).parents[2] / "experiments" / "cogent-table1-gsm8k.toml"
+    bad = lexicoord("run", str(path), "--dry-run", env={"LEXICOORD_DATA": str(tmp_path)}, check=False)
+    assert bad.returncode == 2 and "test.jsonl" in bad.stderr and "data missing" not in bad.stdout
+
+
+PAPER_MODELS = """protocol = "debate"
+name = "standing-in"
+[models]
+debaters = ["scripted/first"]
+[paper_models]
+"Llama3-8B" = "scripted/first"
+[data]
+items = 1
+[settings]
+rounds = 1
+[grid]
+conditions = ["single"]
+[[published]]
+source = "Figure 2"
+metric = "success_rate"
+cell = { condition = "single", type = "overall" }
+value = 13.3
+paper_model = "Llama3-8B"
+[[published]]
+source = "Figure 2"
+metric = "success_rate"
+cell = { condition = "single", type = "overall" }
+value = 80.0
+paper_model = "Gemma2-9B"
+"""
+
+
+def test_a_model_the_file_names_as_the_papers_gets_a_verdict_and_the_mapping_may_change_on_resume(
+        tmp_path: Path) -> None:
+    path = tmp_path / "e.toml"
+    path.write_text(PAPER_MODELS)
+    db = str(tmp_path / "runs.db")
+    lexicoord("run", str(path), "--db", db)
+    out = tmp_path / "report"
+    lexicoord("report", "standing-in", "--db", db, "--out", str(out))
+    table = (out / "report.html").read_text().split("published numbers beside this run", 1)[1].split("</table>")[0]
+    rows = [[c.split("</td>")[0] for c in row.split("<td>")[1:]] for row in table.split("<tr>")[1:]]
+    verdicts = {row[3]: row[-1] for row in rows if len(row) > 3}
+    assert verdicts["13.3 (Llama3-8B)"] in {"yes", "no"}, verdicts
+    assert verdicts["80 (Gemma2-9B)"] == "- (another model)", verdicts
+    path.write_text(PAPER_MODELS.replace('"Llama3-8B" = "scripted/first"', '"Gemma2-9B" = "scripted/first"'))
+    again = lexicoord("run", str(path), "--db", db)  # a note on the run, not a change to its episodes
+    assert again.returncode == 0
+    lexicoord("report", "standing-in", "--db", db, "--out", str(out))
+    table = (out / "report.html").read_text().split("published numbers beside this run", 1)[1].split("</table>")[0]
+    rows = [[c.split("</td>")[0] for c in row.split("<td>")[1:]] for row in table.split("<tr>")[1:]]
+    assert {row[3]: row[-1] for row in rows if len(row) > 3}["13.3 (Llama3-8B)"] == "- (another model)"

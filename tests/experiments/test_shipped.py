@@ -61,8 +61,14 @@ def _runs_to_its_report(path: Path, tmp_path: Path, args: list[str], env: dict[s
         return page
     assert "published numbers beside this run" in report.stdout
     assert "published numbers beside this run" in page
-    for p in from_file(path).experiment.published:
+    published = from_file(path).experiment.published
+    for p in published:
         assert p.metric in page
+    if args == [] and any(p.paper_model for p in published):  # the embedded model stands for no paper's model
+        table = page.split("published numbers beside this run", 1)[1].split("</table>", 1)[0]
+        verdicts = {cells[-1].split("</td>")[0] for cells in (row.split("<td>")[1:] for row in table.split("<tr>"))
+                    if cells}
+        assert verdicts <= {"- (another model)", ""} and "- (another model)" in verdicts, verdicts
     return page
 
 
@@ -77,3 +83,25 @@ def test_each_file_runs_to_its_report_on_a_server_on_loopback(path: Path, tmp_pa
     page = _runs_to_its_report(path, tmp_path, [*overrides, "--set", "cache=false"],
                                env={"LLAMACPP_BASE_URL": llama_server})
     assert "llamacpp/smollm2" in page
+
+
+#: Per file, how many published numbers each table or figure of its paper gives it (every numeric cell the report
+#: can name, each number once: a number a later table repeats keeps its first source).
+PUBLISHED_SOURCES = {
+    "werewolf-cogent": {"Section 5 / Table 2": 3, "Section 5": 3, "Table 2": 3, "Table 5": 7, "Table 6": 10,
+                        "Table 7": 10},
+    "debate-study": {"Figure 2": 6, "Figure 3": 2, "Figure 4": 2, "Figure 5": 4, "Figure 6": 2, "Figure 7": 4,
+                     "Table 1": 9, "Table 2": 3},
+    "lexicoord-campaign": {"Section 5": 4, "Figure 1 (text)": 1},
+}
+
+
+@pytest.mark.parametrize("name", sorted(PUBLISHED_SOURCES))
+def test_each_file_carries_every_number_of_its_papers_tables(name: str) -> None:
+    published = from_file(EXPERIMENTS / f"{name}.toml").experiment.published
+    counts: dict[str, int] = {}
+    for p in published:
+        counts[p.source] = counts.get(p.source, 0) + 1
+    assert counts == PUBLISHED_SOURCES[name]
+    cells = [(p.source, p.metric, tuple(sorted(p.cell.items())), p.paper_model) for p in published]
+    assert len(set(cells)) == len(cells), "no table gives one cell twice for one paper model"

@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
 from lexicoord.analysis.term_annotator import annotate_file
 from lexicoord.analysis.term_functions import Codebook, TermLabel
+from lexicoord.cli.console import console_for
 from lexicoord.cli.options import (
     DbOption,
     ModelOptions,
@@ -26,7 +26,7 @@ from lexicoord.models.pool import ModelPool
 from lexicoord.runs.names import report_folder
 from lexicoord.runs.store import Store
 
-console = Console()
+console = console_for()
 ModelArg = Annotated[str, typer.Option("--model", "-m", help="The annotating model.")]
 OutArg = Annotated[Path | None, typer.Option("--out", "-o", callback=out_file_option,
                                              help="The file to write (default: reports/RUN/term_functions.csv).")]

@@ -115,10 +115,11 @@ def _is_store_error(exc: Exception) -> TypeGuard[DBAPIError]:
 
 def _say(sentence: str) -> NoReturn:
     """The one sentence of an error, on stderr, then exit status 1."""
-    from rich.console import Console
     from rich.markup import escape
 
-    Console(stderr=True).print(f"[red]error:[/red] {escape(sentence)}", highlight=False, soft_wrap=True)
+    from lexicoord.cli.console import console_for
+
+    console_for(stderr=True).print(f"[red]error:[/red] {escape(sentence)}", highlight=False, soft_wrap=True)
     sys.exit(1)
 
 

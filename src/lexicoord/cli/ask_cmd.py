@@ -6,9 +6,9 @@ import json
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
+from lexicoord.cli.console import console_for
 from lexicoord.cli.options import (
     ModelOptions,
     NoCacheOption,
@@ -21,7 +21,7 @@ from lexicoord.errors import ConfigError
 from lexicoord.models import ChatMessage, GenerateConfig, get_model
 from lexicoord.models.structured import check_schema
 
-err = Console(stderr=True)
+err = console_for(stderr=True)
 
 
 def ask(

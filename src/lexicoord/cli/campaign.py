@@ -13,20 +13,21 @@ import datetime as dt
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from lexicoord.cli.console import console_for
 from lexicoord.collector import tune_for_long_runs
 from lexicoord.core.registry import get_protocol
 from lexicoord.experiments.estimate import per_model
 from lexicoord.experiments.loading import Loaded, to_toml
+from lexicoord.experiments.source import ExperimentError
 from lexicoord.models.pool import ModelPool
 from lexicoord.runs.runner import Runner
 from lexicoord.runs.store import Store
 from lexicoord.runs.summary import RunSummary
 
-console = Console()
+console = console_for()
 
 PrintFileOption = Annotated[bool, typer.Option(
     "--print-file", help="Print the experiment file these options amount to, and run nothing.")]
@@ -41,10 +42,20 @@ def run_name(loaded: Loaded, default: str | None = None) -> str:
 
 
 def dry_run(loaded: Loaded, name: str) -> None:
-    """The grid and what it would cost, from the protocol's call pattern (see experiments/estimate.py)."""
-    campaign = loaded.campaign()
+    """The grid and what it would cost, from the protocol's call pattern (see experiments/estimate.py); before the
+    data is on disk, from the size the file gives, saying that the data is still missing."""
+    try:
+        campaign = loaded.campaign()
+        missing = ""
+    except ExperimentError:
+        estimate = loaded.plan.without_data(loaded.experiment, loaded.parts)
+        if estimate is None:
+            raise
+        campaign, missing = estimate
     console.print(f"run [bold]{escape(name)}[/bold] ({escape(loaded.experiment.protocol)}): "
                   f"{len(campaign.episodes)} episodes", highlight=False)
+    if missing:
+        console.print(f"  [yellow]data missing:[/yellow] {escape(missing)}", highlight=False, soft_wrap=True)
     for key, value in campaign.config.items():
         if not isinstance(value, dict | list) or key in ("variants", "conditions", "policies", "models", "task"):
             console.print(f"  {key}: {escape(str(value))}", highlight=False)
@@ -85,7 +96,8 @@ def launch(loaded: Loaded, *, db: str | None, print_file: bool = False, dry: boo
 
     tune_for_long_runs()
     config = {**campaign.config, **({"published": [p.model_dump() for p in experiment.published]}
-                                    if experiment.published else {})}
+                                    if experiment.published else {}),
+              **({"paper_models": experiment.paper_models} if experiment.paper_models else {})}
     summary = run_async(runner.run(name, campaign.episodes, config, observer=ProgressBar(), grows=plan.grows))
     plan.after(runner.store, name, lambda text: console.print(text, highlight=False))
     if summary.failed:  # a run with failed episodes is not a success, whatever it did finish

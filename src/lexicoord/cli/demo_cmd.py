@@ -7,13 +7,13 @@ import random
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
+from lexicoord.cli.console import console_for
 from lexicoord.cli.options import DbOption, NoCacheOption, cache_setting, run_async, run_name_option
 from lexicoord.errors import ConfigError
 
-console = Console()
+console = console_for()
 DEFAULT_ITEM = "release-01"
 
 

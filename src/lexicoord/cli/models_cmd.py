@@ -5,14 +5,14 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from lexicoord.cli.console import console_for
 from lexicoord.cli.options import ModelOptions, parse_options, run_async
 
 app = typer.Typer(help="List providers, or check that a model answers.", no_args_is_help=False)
-console = Console()
+console = console_for()
 
 
 @app.callback(invoke_without_command=True)

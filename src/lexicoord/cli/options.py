@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
-from rich.console import Console
 
+from lexicoord.cli.console import console_for
 from lexicoord.errors import ConfigError
 from lexicoord.paths import output_file, output_folder
 from lexicoord.runs.names import RULE, check_run_name
@@ -90,7 +90,7 @@ def run_async(coro: Coroutine[Any, Any, T]) -> T:
     try:
         return asyncio.run(coro)
     except KeyboardInterrupt:
-        Console(stderr=True).print("interrupted; finished episodes are saved, and re-running the same command resumes.")
+        console_for(stderr=True).print("interrupted; finished episodes are saved, and re-running the same command resumes.")
         raise typer.Exit(130) from None
 
 

@@ -19,6 +19,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from lexicoord.cli.console import console_for
 from lexicoord.core.events import Event
 from lexicoord.runs.progress import RunObserver
 from lexicoord.runs.records import EpisodeRecord
@@ -41,7 +42,7 @@ class ProgressBar(RunObserver):
     at the end, so a plain line says where the run stands every ``log_every()`` seconds, episodes ending or not."""
 
     def __init__(self, console: Console | None = None) -> None:
-        self.console = console or Console(stderr=True)
+        self.console = console or console_for(stderr=True)
         self._every = log_every()
         self._last: RunSummary | None = None
         self._stop = threading.Event()

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from lexicoord.cli.console import console_for
 from lexicoord.core.registry import failed_protocols
 from lexicoord.core.registry import protocols as installed
 
-console = Console()
+console = console_for()
 
 
 def protocols() -> None:

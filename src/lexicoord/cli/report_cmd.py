@@ -5,16 +5,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from lexicoord.cli.console import console_for
 from lexicoord.cli.options import DbOption, OutFolderOption
 
 if TYPE_CHECKING:
     from lexicoord.analysis.report import Report
 
-console = Console()
+console = console_for()
 
 
 def print_report(result: Report) -> None:

@@ -12,10 +12,10 @@ import datetime as dt
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from lexicoord.cli.console import console_for
 from lexicoord.cli.options import DbOption
 from lexicoord.errors import LexicoordError
 
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from lexicoord.web.persistence import RoomSummary
 
 app = typer.Typer(help="List and close the live rooms of `lexicoord serve`.", no_args_is_help=True)
-console = Console()
+console = console_for()
 
 
 def _when(ts: float) -> str:

@@ -35,11 +35,14 @@ def run(
     """Run an experiment file: protocol, data, models by role, settings and grid; resumes and grows on re-run."""
     try:
         loaded = from_file(file, set_ or [], smoke=smoke)
-        if not print_file:
-            loaded.campaign()  # the data read now: a missing or bad file is the file's problem, at its [data] line
+        name = loaded.experiment.name or file.stem
+        default_name = f"{name}{SMOKE_SUFFIX}" if smoke else name
+        if print_file or dry_run:  # a dry run estimates from the file's sizes when the data is not on disk yet
+            launch(loaded, db=db, print_file=print_file, dry=dry_run, default_name=default_name)
+            return
+        loaded.campaign()  # the data read now: a missing or bad file is the file's problem, at its [data] line
     except ExperimentError as exc:
         for problem in exc.problems:
             print(f"error: {problem}", file=sys.stderr)
         raise typer.Exit(2) from None
-    name = loaded.experiment.name or file.stem
-    launch(loaded, db=db, print_file=print_file, dry=dry_run, default_name=f"{name}{SMOKE_SUFFIX}" if smoke else name)
+    launch(loaded, db=db, default_name=default_name)

@@ -9,17 +9,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 from rich.markup import escape
+from rich.rule import Rule
 from rich.table import Table
 
+from lexicoord.cli.console import console_for
 from lexicoord.cli.options import DbOption, out_file_option
 
 if TYPE_CHECKING:
     from lexicoord.core.events import Event
 
 app = typer.Typer(help="Inspect and export stored runs.", no_args_is_help=True)
-console = Console()
+console = console_for()
 
 
 def _when(ts: float) -> str:
@@ -104,7 +105,7 @@ def show(
     if transcript:
         for ep in episodes:
             assert ep.id is not None
-            console.rule(f"{escape(ep.item_id)} rep {ep.repetition} ({ep.status})")
+            console.print(Rule(f"{escape(ep.item_id)} rep {ep.repetition} ({ep.status})"), width=min(console.width, 100))
             for e in store.events(ep.id):
                 console.print(_event_line(e))
 
@@ -126,4 +127,4 @@ def export(
         return
     with output.open("w", encoding="utf-8") as fh:
         lines = store.export_jsonl(run_id, fh)
-    Console(stderr=True).print(f"wrote {lines} lines to {output}")
+    console_for(stderr=True).print(f"wrote {lines} lines to {output}")

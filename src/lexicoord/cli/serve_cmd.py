@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
 
+from lexicoord.cli.console import console_for
 from lexicoord.cli.options import (
     AllowedHostOption,
     DbOption,
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from lexicoord.runs.store import Store
     from lexicoord.tasks.ambiguous import AmbiguityItem
 
-console = Console(stderr=True)
+console = console_for(stderr=True)
 #: Minutes a room may stand with no page open (and no game under way) before it closes.
 IDLE_MINUTES = 60.0
 #: The same for a room no game was ever started in.

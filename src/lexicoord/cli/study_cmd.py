@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 
+from lexicoord.cli.console import console_for
 from lexicoord.cli.options import DbOption, ModelOptions, parse_options
 from lexicoord.experiments.source import ExperimentError
 
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from lexicoord.studies.file import StudyFile
 
 app = typer.Typer(help="Serve a study with people, check its file, and export its data.", no_args_is_help=True)
-console = Console(stderr=True)
+console = console_for(stderr=True)
 FileArg = Annotated[Path, typer.Argument(help="The study file (TOML).", dir_okay=False)]
 SetOption = Annotated[list[str] | None, typer.Option(
     "--set", help="Override a key: lobby.timeout=120, group.games=2 (repeatable).")]

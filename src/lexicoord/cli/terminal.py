@@ -19,9 +19,9 @@ from collections.abc import Callable
 from typing import Any
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
+from lexicoord.cli.console import console_for
 from lexicoord.cli.options import run_async
 from lexicoord.core.events import Event
 from lexicoord.core.seat import Request
@@ -30,7 +30,7 @@ from lexicoord.runs.records import EpisodeRecord
 from lexicoord.runs.runner import Runner
 from lexicoord.seats.human import HumanSeat
 
-console = Console()
+console = console_for()
 #: Shows what the person may see before the form (a protocol's view, as data).
 ViewPrinter = Callable[[Request], None]
 

@@ -99,6 +99,9 @@ class Experiment(Strict):
     smoke: dict[str, Any] = Field(default_factory=dict)
     #: The paper's numbers this experiment reproduces, stored with the run and printed beside its own.
     published: list[Published] = Field(default_factory=list)
+    #: Which of the run's models stands for which of the paper's (the paper's name: a run model or a list of them),
+    #: so that a published number gets its verdict beside those models' values and no other's.
+    paper_models: dict[str, str | list[str]] = Field(default_factory=dict)
 
     @field_validator("name")
     @classmethod
@@ -168,6 +171,12 @@ class Plan(ABC, Generic[P]):
     @abstractmethod
     def campaign(self, experiment: Experiment, parts: P) -> Campaign:
         """The run's episodes and config; data are read here (a missing file is a :class:`ConfigError`)."""
+
+    def without_data(self, experiment: Experiment, parts: P) -> tuple[Campaign, str] | None:
+        """A dry run's campaign while the data is not on disk yet (as many episodes as the file says, each item a
+        stand-in of the data's usual size), and the sentence that says what is missing; ``None`` where the episodes
+        cannot be counted without the data, or the data is there (its own problem is then the one to show)."""
+        return None
 
     @abstractmethod
     def calls(self, parts: P, episode: EpisodeSpec) -> list[Call]:

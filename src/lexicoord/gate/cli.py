@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from lexicoord.cli.campaign import DryRunOption, PrintFileOption
+from lexicoord.cli.console import console_for
 from lexicoord.cli.options import (
     AllowedHostOption,
     DbOption,
@@ -24,7 +24,7 @@ from lexicoord.cli.options import (
 #: Mounted as ``lexicoord gate`` through the gate's protocol entry, as any protocol's commands are.
 app = typer.Typer(help="Agreement before action: is an instruction clear, and if not, what to ask.",
                   no_args_is_help=True)
-console = Console(stderr=True)
+console = console_for(stderr=True)
 
 
 @app.command("serve")

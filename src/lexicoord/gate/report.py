@@ -90,7 +90,7 @@ def evaluation(store: Store, run: RunInfo, out_dir: Path, result: Report) -> dic
     if not scored:
         return {}
     from lexicoord.analysis.html import inline_svg
-    from lexicoord.analysis.paper import comparison_table, same_model, stored
+    from lexicoord.analysis.paper import comparison_table, stored
     from lexicoord.gate.evaluation.metrics import cells
     from lexicoord.gate.evaluation.report import figure, judges_line, tables, write_csv
 
@@ -98,7 +98,7 @@ def evaluation(store: Store, run: RunInfo, out_dir: Path, result: Report) -> dic
     made = tables(found)
     models = "+".join(run.config.get("models") or [])
     measures = [m.model_copy(update={"model": models}) for c in found for m in c.measures.values()]
-    paper = comparison_table(stored(run.config), measures, same_model=same_model)
+    paper = comparison_table(stored(run.config), measures)
     result.tables += made + ([paper] if paper else [])
     result.files["csv"] = write_csv(scored, out_dir / "checks.csv")
     png, svg = figure(found, out_dir / "policies")

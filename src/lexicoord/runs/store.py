@@ -146,9 +146,9 @@ def _sqlite_pragmas(wait: float) -> Callable[[Any, Any], None]:
     return on_connect
 
 
-#: Config keys that describe a run rather than make its episodes (the paper's numbers it is compared with): a
-#: resume replaces them and never refuses for them.
-NOTES = ("published",)
+#: Config keys that describe a run rather than make its episodes (the paper's numbers it is compared with, and which
+#: of its models stand for the paper's): a resume replaces them and never refuses for them.
+NOTES = ("published", "paper_models")
 
 
 def _grew(before: Any, after: Any) -> bool:

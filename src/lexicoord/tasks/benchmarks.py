@@ -51,6 +51,9 @@ class Benchmark(Task[Any, Prediction]):
     name: ClassVar[str]
     #: How a reply must end, said in every prompt that asks for an answer.
     answer_format: ClassVar[str] = ""
+    #: The mean length in characters of an item as :meth:`render` words it, measured on the public file, so that a
+    #: dry run can estimate a run's tokens before the data is on disk.
+    mean_chars: ClassVar[int] = 400
 
     def render(self, item: dict[str, Any]) -> str:
         """The item as a prompt shows it (fenced by the caller: it is dataset text)."""
@@ -89,6 +92,7 @@ class GSM8K(Benchmark):
     number, so ``18.00``, ``$18`` and ``18`` are equal and ``0.75`` equals ``3/4``."""
 
     name = "gsm8k"
+    mean_chars = 240  # the 1,319 items of test.jsonl
     item_model = MathItem
     answer_format = "End your reply with the final answer on its own line, as '#### <number>'."
 
@@ -123,6 +127,7 @@ class FOLIO(Benchmark):
 
     name = "folio"
     item_model = LogicItem
+    mean_chars = 487  # the 204 items of folio-validation.jsonl
     answer_format = "End your reply with 'Answer: True', 'Answer: False' or 'Answer: Uncertain'."
 
     def render(self, item: dict[str, Any]) -> str:
@@ -156,6 +161,7 @@ class MMLU(Benchmark):
     (or one such file); a slice is stratified across subjects."""
 
     name = "mmlu"
+    mean_chars = 454  # the 14,079 items of the 57 test CSV files
     item_model = ChoiceItem
     answer_format = "End your reply with 'Answer: <letter>', one of A, B, C or D."
 

@@ -5,14 +5,18 @@ import html
 import random
 from pathlib import Path
 
+import pytest
+
+from lexicoord.analysis.paper import matching, rate
 from lexicoord.core.seat import SeatInfo
 from lexicoord.core.spec import AgentSpec
+from lexicoord.experiments.loading import from_file
 from lexicoord.models import Model
 from lexicoord.models.observe import current_agent
 from lexicoord.models.pool import ModelPool
 from lexicoord.models.providers.scripted import ScriptedProvider
 from lexicoord.protocols.coordination import CoordinationGame
-from lexicoord.protocols.coordination.report import summary_rows, write_report
+from lexicoord.protocols.coordination.report import measures, summary_rows, write_report
 from lexicoord.protocols.coordination.statistics import Game, Tally, compute, games_from
 from lexicoord.runs.grid import grid
 from lexicoord.runs.runner import Runner
@@ -136,6 +140,7 @@ def test_failed_games_keep_their_length_and_first_round_rates_name_their_denomin
     rows = dict(summary_rows(stats))
     assert rows["first-round convergence, of all games"] == "2 of 7 (28.6%)"
     assert rows["first-round convergence, of convergent games"] == "2 of 4 (50.0%)"
+    assert rows["converged after clarification (depth 1 or more), of all games"] == "2 of 7 (28.6%)"
     assert rows["failed games that lasted 4 rounds"] == "1" and rows["failed games that lasted 1 round"] == "1"
 
 
@@ -152,6 +157,20 @@ def test_the_peoples_round_one_agreement_against_the_outcome() -> None:
     assert rows["people disagreed in round 1: failed"] == "2 of 3 (66.7%)"
     # The same games in another order give the same figures.
     assert compute(HAND[::-1], bound=3).alignment == stats.alignment
+
+
+def test_the_papers_numbers_count_convergence_after_clarification_over_all_games() -> None:
+    """The paper's "remaining 29%": games that converged at depth 1 or more, of all games; the failed games are in
+    the denominator, not the count (``share_depth_ge_1`` counts them too)."""
+    got = {m.metric: m for m in measures(compute(HAND, bound=3))}
+    later = got["converged_after_clarification"]
+    assert (later.value, later.n) == (pytest.approx(100 * 2 / 7), 7), "games 2 and 3, of 7"
+    wilson = rate("x", {}, 2, 7)
+    assert wilson is not None and (later.low, later.high) == (wilson.low, wilson.high)
+    assert got["share_depth_ge_1"].value == pytest.approx(100 * 5 / 7)
+    assert got["first_round_convergence"].value + later.value == pytest.approx(got["converged_rate"].value)
+    published = from_file(Path(__file__).resolve().parents[3] / "experiments" / "lexicoord-campaign.toml")
+    assert [p for p in published.experiment.published if not matching(p, list(got.values()))] == []
 
 
 X, Y = ["sense A", "sense B", "sense C"], ["sense P", "sense Q"]

@@ -1,14 +1,20 @@
-"""The debate study's report on its LLM judge: not configured, answered, or failed (and never confused)."""
+"""The debate study's report on its LLM judge: not configured, answered, or failed (and never confused); and the
+paper's numbers measured on hand-built episodes."""
 
 import json
+from pathlib import Path
 
+import pytest
+
+from lexicoord.analysis.paper import matching
 from lexicoord.core.spec import AgentSpec
+from lexicoord.experiments.loading import from_file
 from lexicoord.models import Model, get_model
 from lexicoord.models.pool import ModelPool
 from lexicoord.models.providers.scripted import ScriptedProvider
 from lexicoord.protocols.debate import DebateStudy
-from lexicoord.protocols.debate.report import judge_rows, write_report
-from lexicoord.protocols.debate.statistics import episodes_from, statistics
+from lexicoord.protocols.debate.report import judge_rows, measures, write_report
+from lexicoord.protocols.debate.statistics import Episode, compute, episodes_from, statistics
 from lexicoord.runs.grid import grid
 from lexicoord.runs.runner import Runner
 from lexicoord.runs.store import Store
@@ -84,3 +90,41 @@ async def test_a_run_without_a_judge_says_so(tmp_path) -> None:
     stats, shown, page, saved = report(tmp_path, store, rows)
     assert stats.judge is None and saved["judge"] is None
     assert shown == {"LLM judge": "not used in this run (debate run --judge MODEL)"}
+
+
+def debate(i: int, leader: str, rounds: int | None, detected: bool, type_: str = "numerical") -> Episode:
+    """An ambiguous instruction debated under ``leader``: consensus in ``rounds`` (``None``: none after 5)."""
+    return Episode(episode_id=i, item_id=f"{leader}{i}", pair=None, type=type_, subtype="", ambiguous=True,
+                   instruction="x", condition="debate", config=f"Debate({leader})", model=f"p/{leader}",
+                   termination="consensus" if rounds else "max_rounds", consensus=rounds is not None,
+                   rounds=rounds or 5, verdict="ambiguous" if detected else "clear", question="",
+                   detected=detected, rule=None, judge=None, success=detected, false_alarm=None, wall_time=1.0,
+                   model_time=1.0, calls=3)
+
+
+def test_table_1s_success_and_figure_6s_round_shares_per_leader() -> None:
+    """Table 1's success is detection among the debates that reached consensus; Figure 6's share of a leader's
+    consensus reached in a round is given for every round some debate of the run reached consensus in."""
+    stats = compute([debate(1, "a", 1, True), debate(2, "a", 2, False), debate(3, "a", 2, True),
+                     debate(4, "a", None, True), debate(5, "b", 3, True), debate(6, "b", 1, True)])
+    got = {(m.model, m.metric, tuple(m.cell.values())): m for m in measures(stats)}
+    # a: consensus in 3 of 4 debates, 2 of them detected; rounds 1, 2, 2. b: 2 of 2, both detected; rounds 3, 1.
+    success = got["p/a", "consensus_success_rate", ()]
+    assert (success.value, success.n) == (pytest.approx(200 / 3), 3), "the non-consensus debate is outside it"
+    assert success.low is not None and success.low < success.value < (success.high or 0), "with its Wilson interval"
+    assert got["p/b", "consensus_success_rate", ()].value == 100.0
+    shares = {(model, cell): (m.value, m.n) for (model, metric, cell), m in got.items()
+              if metric == "consensus_round_share"}
+    assert shares == {("p/a", ("1",)): (pytest.approx(100 / 3), 3), ("p/a", ("2",)): (pytest.approx(200 / 3), 3),
+                      ("p/a", ("3",)): (0.0, 3), ("p/b", ("1",)): (50.0, 2), ("p/b", ("2",)): (0.0, 2),
+                      ("p/b", ("3",)): (50.0, 2)}
+
+
+def test_every_published_number_of_the_shipped_file_has_its_cell_in_a_run() -> None:
+    published = from_file(Path(__file__).resolve().parents[3] / "experiments" / "debate-study.toml").experiment.published
+    single = [Episode(**{**debate(10 + i, "a", None, True, t).model_dump(), "condition": "single",
+                         "config": "Single(a)", "termination": "answered", "consensus": None, "rounds": 1})
+              for i, t in enumerate(("attribute", "numerical", "spatial"))]
+    debates = [debate(20 + i, "a", 1 + i, True, t) for i, t in enumerate(("attribute", "numerical", "spatial"))]
+    ours = measures(compute(single + debates))
+    assert [p for p in published if not matching(p, ours)] == []

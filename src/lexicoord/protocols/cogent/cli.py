@@ -6,11 +6,11 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from lexicoord.analysis.term_functions import BENCHMARK_FUNCTIONS, TermLabel
 from lexicoord.cli.annotate import AnnotationsArg, annotate_command
 from lexicoord.cli.campaign import DryRunOption, PrintFileOption, launch
+from lexicoord.cli.console import console_for
 from lexicoord.cli.options import (
     DbOption,
     ModelOptions,
@@ -32,7 +32,7 @@ from lexicoord.tasks.benchmarks import BENCHMARKS
 
 app = typer.Typer(help="COGENT: coined terms over sequential debate, with SINGLE and VANILLA, on GSM8K, FOLIO, MMLU.",
                   no_args_is_help=True)
-console = Console()
+console = console_for()
 VARIANTS = MAIN_VARIANTS + ABLATIONS
 
 

@@ -49,6 +49,8 @@ from lexicoord.tasks.benchmarks import BENCHMARKS, PAPER_SIZES, seeded_slice, st
 DATA_FILES = {"gsm8k": "gsm8k/test.jsonl", "folio": "folio/folio-validation.jsonl", "mmlu": "mmlu/test"}
 #: The folder of public benchmark files a file's ``data.file`` defaults into.
 DATA_VARIABLE = "LEXICOORD_DATA"
+#: The key of a dry run's stand-in item (the data not on disk yet): text as long as the benchmark's mean item.
+STAND_IN = "stand_in_text"
 #: Tokens of a COGENT prompt beyond the question (the instructions, the answer format, a lexicon block).
 PROMPT_OVERHEAD = 250
 
@@ -113,14 +115,35 @@ class CogentPlan(Plan[Parts]):
 
     def campaign(self, experiment: Experiment, parts: Parts) -> Campaign:
         d = parts.data
-        task = d.task
         data = d.path()
-        benchmark = BENCHMARKS[task]
+        benchmark = BENCHMARKS[d.task]
         loaded = benchmark.load(data)
-        size = d.items if d.items is not None else PAPER_SIZES[task]
+        size = d.items if d.items is not None else PAPER_SIZES[d.task]
         seed = experiment.seed if d.slice_seed is None else d.slice_seed
-        chosen = stratified_slice(loaded, size, seed) if task == "mmlu" else seeded_slice(loaded, size, seed)
-        tasks = [benchmark.as_task(i) for i in chosen]
+        chosen = stratified_slice(loaded, size, seed) if d.task == "mmlu" else seeded_slice(loaded, size, seed)
+        return self._episodes(parts, [benchmark.as_task(i) for i in chosen], data)
+
+    def without_data(self, experiment: Experiment, parts: Parts) -> tuple[Campaign, str] | None:
+        """The slice's size from the file (``data.items``, else the paper's), each item as long as the benchmark's
+        items are on average, while the benchmark's file is not on disk."""
+        d = parts.data
+        size = d.items if d.items is not None else PAPER_SIZES[d.task]
+        try:
+            data = d.path()
+        except ConfigError as exc:
+            data, why = f"$LEXICOORD_DATA/{DATA_FILES[d.task]}", str(exc)
+        else:
+            why = f"no file or folder at {data}."
+        if size is None or Path(data).exists():
+            return None
+        benchmark = BENCHMARKS[d.task]
+        items = [{"id": f"(stand-in {i + 1})", STAND_IN: "x" * benchmark.mean_chars} for i in range(size)]
+        return self._episodes(parts, items, data), (
+            f"{why} The estimate counts {size} items of {benchmark.mean_chars} characters, the mean of "
+            f"{d.task}'s public file; put the file there before running.")
+
+    def _episodes(self, parts: Parts, tasks: list[dict[str, Any]], data: str) -> Campaign:
+        task = parts.data.task
         a, b = parts.models.a, parts.models.b or parts.models.a
         seats = lineups(a, b)
         variants: list[str] = list(dict.fromkeys(parts.grid.variants))
@@ -133,7 +156,7 @@ class CogentPlan(Plan[Parts]):
         config = {"task": task, "data": data, "items": len(tasks), "variants": variants,
                   "models": [a] if parts.models.b is None else [a, b],
                   "settings": base.model_dump(exclude={"variant", "task"}),
-                  **({"slice_seed": d.slice_seed} if d.slice_seed is not None else {})}
+                  **({"slice_seed": parts.data.slice_seed} if parts.data.slice_seed is not None else {})}
         return Campaign(episodes=episodes, config=config)
 
     def calls(self, parts: Parts, episode: EpisodeSpec) -> list[Call]:
@@ -141,7 +164,8 @@ class CogentPlan(Plan[Parts]):
         holds the question and, from the first debate round on, the other agent's latest reply."""
         settings = CogentSettings.model_validate(episode.settings)
         n = calls(settings)
-        question = tokens_of(BENCHMARKS[settings.task].render(episode.item))
+        item = episode.item
+        question = tokens_of(item[STAND_IN] if STAND_IN in item else BENCHMARKS[settings.task].render(item))
         seats = [s.model for s in episode.lineup if s.model]
         out = []
         for i, model in enumerate(seats):

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from lexicoord.cli import report_cmd
 from lexicoord.cli.campaign import DryRunOption, PrintFileOption, launch
+from lexicoord.cli.console import console_for
 from lexicoord.cli.options import DbOption, ModelOptions, NoCacheOption, RunNameOption, parse_options
 from lexicoord.errors import LexicoordError
 from lexicoord.experiments.loading import from_values
@@ -17,7 +17,7 @@ from lexicoord.protocols.coordination.lineup import lineup_from, seat_text
 
 app = typer.Typer(help="The LexiCoord coordination game: campaigns, reports, a game in the terminal.", no_args_is_help=True)
 app.command("play")(terminal.play)
-console = Console()
+console = console_for()
 
 AgentOption = Annotated[
     list[str] | None,

@@ -38,6 +38,7 @@ def summary_rows(stats: CoordinationStats) -> list[tuple[str, str]]:
         ("failed (loss)", _of(stats.failed, stats.games)),
         ("first-round convergence, of all games", _of(first, stats.games)),
         ("first-round convergence, of convergent games", _of(first, stats.converged)),
+        ("converged after clarification (depth 1 or more), of all games", _of(stats.converged - first, stats.games)),
         ("mean depth of converged games", "–" if stats.mean_depth is None else f"{stats.mean_depth:.2f}"),
     ]
     rows += accuracy_rows(stats)
@@ -138,11 +139,15 @@ def game_cells(game: Game) -> list[str]:
 
 
 def measures(stats: CoordinationStats) -> list[Measure]:
-    """The figures the LexiCoord paper published, in its units (percent of all games, or of converged games)."""
+    """The figures the LexiCoord paper published, in its units (percent of all games, or of converged games).
+    ``converged_after_clarification`` is the games that converged at depth 1 or more, of all games (the paper's
+    "remaining 29%", read with its 70% and 99% as shares of all games); ``share_depth_ge_1`` counts the failed
+    games too."""
     first = stats.depth_distribution.get(0, 0)
     found = [rate("converged_rate", {}, stats.converged, stats.games), rate("failed_rate", {}, stats.failed, stats.games),
              rate("first_round_convergence", {}, first, stats.games),
              rate("first_round_convergence_of_converged", {}, first, stats.converged),
+             rate("converged_after_clarification", {}, stats.converged - first, stats.games),
              rate("share_depth_ge_1", {}, stats.games - first, stats.games)]
     return [m for m in found if m is not None]
 

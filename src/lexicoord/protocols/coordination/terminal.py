@@ -8,10 +8,10 @@ import random
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from lexicoord.cli.console import console_for
 from lexicoord.cli.options import DbOption, NoCacheOption, cache_setting, run_async
 from lexicoord.cli.terminal import NoMoreInput, ask_line, keyboard, play_at_keyboard
 from lexicoord.core.context import EpisodeContext
@@ -36,7 +36,7 @@ from lexicoord.seats.factory import SeatFactory
 from lexicoord.seats.human import HumanSeat
 from lexicoord.tasks.ambiguous import builtin_items
 
-console = Console()
+console = console_for()
 YOU = "you"
 
 

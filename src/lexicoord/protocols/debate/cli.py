@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
 from lexicoord.cli import report_cmd
 from lexicoord.cli.campaign import DryRunOption, PrintFileOption, launch
+from lexicoord.cli.console import console_for
 from lexicoord.cli.options import (
     DbOption,
     ModelOptions,
@@ -39,7 +39,7 @@ from lexicoord.tasks.tabletop import generate as generate_pairs
 
 app = typer.Typer(help="Ambiguous robot instructions: a single-agent baseline and a leader-follower debate.",
                   no_args_is_help=True)
-console = Console()
+console = console_for()
 YOU = "you"
 
 

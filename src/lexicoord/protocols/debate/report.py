@@ -169,8 +169,12 @@ def transcript(e: Episode) -> Transcript:
 
 def measures(stats: StudyStats) -> list[Measure]:
     """The figures the debate paper published, in its units: success (detection) overall and by type,
-    consensus and non-consensus per leader, mean rounds to consensus and mean debate time."""
+    consensus and non-consensus per leader, mean rounds to consensus, the success of consensus outcomes (Table 1:
+    detection among the debates that reached consensus), the share of a leader's consensus reached in each round
+    (Figure 6: cell ``round``, for every round some debate of the run reached consensus in, so a leader's 0% is
+    shown) and mean debate time."""
     out: list[Measure | None] = []
+    reached = sorted({r for c in stats.configs for r in c.rounds_to_consensus})
     for c in stats.configs:
         model = c.model
         out.append(rate("success_rate", {"condition": c.condition, "type": "overall"}, c.detection.k, c.detection.n,
@@ -184,6 +188,11 @@ def measures(stats: StudyStats) -> list[Measure]:
             if c.mean_rounds_to_consensus is not None and c.consensus is not None:
                 out.append(Measure(metric="avg_rounds_to_consensus", cell={}, model=model,
                                    value=c.mean_rounds_to_consensus, n=c.consensus.k))
+            if c.consensus_detection is not None:
+                out.append(rate("consensus_success_rate", {}, c.consensus_detection.k, c.consensus_detection.n, model))
+            if c.consensus is not None:
+                out += [rate("consensus_round_share", {"round": str(r)}, c.rounds_to_consensus.get(r, 0),
+                             c.consensus.k, model) for r in reached]
             if c.mean_time is not None:
                 out.append(Measure(metric="avg_debate_time", cell={}, model=model, value=c.mean_time, n=c.timed))
     return [m for m in out if m is not None]

@@ -8,12 +8,12 @@ from typing import Annotated, Any
 
 import typer
 from pydantic import ValidationError
-from rich.console import Console
 from rich.markup import escape
 
 from lexicoord.analysis.term_functions import WEREWOLF_FUNCTIONS, TermLabel
 from lexicoord.cli.annotate import AnnotationsArg, annotate_command
 from lexicoord.cli.campaign import DryRunOption, PrintFileOption, launch
+from lexicoord.cli.console import console_for
 from lexicoord.cli.options import (
     DbOption,
     ModelOptions,
@@ -46,7 +46,7 @@ from lexicoord.tasks.jsonl import validation_reason
 
 app = typer.Typer(help="Werewolf: hidden roles and a wolves' channel, without (ORIGIN) and with (COGENT) term pools.",
                   no_args_is_help=True)
-console = Console()
+console = console_for()
 RULES = ", ".join(f"{k}={v.default}" for k, v in WerewolfSettings.model_fields.items()
                   if k not in ("condition", "wolf_model"))
 

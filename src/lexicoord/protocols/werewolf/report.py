@@ -5,7 +5,7 @@ player's own view); terminal tables, a figure (PNG, SVG), one HTML page (templat
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -174,24 +174,64 @@ def _figure(stats: WerewolfStats, out_dir: Path) -> list[Path]:
     return save_figure(fig, out_dir / "wins")
 
 
-def measures(stats: WerewolfStats) -> list[Measure]:
-    """Section 5's and Table 2's figures over the COGENT games: accepted terms and reuses (counts, over the run's
-    games), the uptake rate (reuses per term), the public pool's share of reuse (percent) and its uptake advantage."""
+def measures(stats: WerewolfStats, functions: Sequence[FunctionProfile] = ()) -> list[Measure]:
+    """The figures of Section 5 and Tables 2, 5, 6 and 7, in the paper's units. Over the COGENT games: accepted
+    terms, reuses and the pools' terms and reuses (counts over the run's games), the uptake rate (reuses per
+    term), the public pool's share of reuse and of entries and public checkpoint persistence (percent), its
+    uptake advantage, the terms used in public speech and by at least two public speakers (counts of the accepted
+    terms), the average unique public speakers per term, the final lexicon's tokens, its footprint ratio and the
+    reuse per 100 of its tokens. Over the ORIGIN/COGENT pairs (Table 6's totals): the public and personal logs at
+    the matched checkpoints and the full games' tokens, per condition, and the logs' reductions (percent, Table 2).
+    From the lexical-function file, when the report has one (``functions``): Table 5's count of each function,
+    summed over the pools."""
+    found: list[Measure | None] = []
     lex = stats.lexical
-    if lex is None:
-        return []
-    found = [Measure(metric="accepted_terms", cell={}, value=lex.accepted_terms, n=lex.games),
-             Measure(metric="observed_reuses", cell={}, value=lex.reuses, n=lex.games),
-             Measure(metric="cross_speaker_public_uptake", cell={}, value=lex.terms_with_two_public_speakers,
-                     n=lex.accepted_terms)]
-    if lex.uptake is not None:
-        found.append(Measure(metric="lexical_uptake_rate", cell={}, value=lex.uptake, n=lex.accepted_terms))
-    share = rate("public_reuse_share", {}, lex.public_reuses, lex.reuses)
-    entries = rate("public_share_of_entries", {}, lex.public_terms, lex.accepted_terms)
-    found += [m for m in (share, entries) if m is not None]
-    if lex.public_uptake_advantage is not None:
-        found.append(Measure(metric="public_uptake_advantage", cell={}, value=lex.public_uptake_advantage))
-    return found
+    if lex is not None:
+        found += [Measure(metric="accepted_terms", cell={}, value=lex.accepted_terms, n=lex.games),
+                  Measure(metric="observed_reuses", cell={}, value=lex.reuses, n=lex.games),
+                  Measure(metric="cross_speaker_public_uptake", cell={}, value=lex.terms_with_two_public_speakers,
+                          n=lex.accepted_terms)]
+        if lex.uptake is not None:
+            found.append(Measure(metric="lexical_uptake_rate", cell={}, value=lex.uptake, n=lex.accepted_terms))
+        found += [rate("public_reuse_share", {}, lex.public_reuses, lex.reuses),
+                  rate("public_share_of_entries", {}, lex.public_terms, lex.accepted_terms)]
+        if lex.public_uptake_advantage is not None:
+            found.append(Measure(metric="public_uptake_advantage", cell={}, value=lex.public_uptake_advantage))
+        found += [Measure(metric="lexicon_snapshot_tokens", cell={}, value=lex.lexicon_tokens, n=lex.games),
+                  Measure(metric="public_terms", cell={}, value=lex.public_terms, n=lex.games),
+                  Measure(metric="public_reuses", cell={}, value=lex.public_reuses, n=lex.games),
+                  Measure(metric="wolf_private_terms", cell={}, value=lex.wolf_terms, n=lex.games),
+                  Measure(metric="wolf_private_reuses", cell={}, value=lex.wolf_reuses, n=lex.games),
+                  Measure(metric="terms_used_in_public_speech", cell={}, value=lex.terms_used_in_public,
+                          n=lex.accepted_terms)]
+        if lex.footprint_ratio is not None:
+            found.append(Measure(metric="lexicon_footprint_ratio", cell={}, value=lex.footprint_ratio, n=lex.games))
+        if lex.reuse_per_100_lexicon_tokens is not None:
+            found.append(Measure(metric="reuse_per_100_lexicon_tokens", cell={}, value=lex.reuse_per_100_lexicon_tokens,
+                                 n=lex.games))
+        if lex.mean_public_speakers_per_term is not None:
+            found.append(Measure(metric="avg_public_speakers_per_term", cell={},
+                                 value=lex.mean_public_speakers_per_term, n=lex.accepted_terms))
+        found.append(rate("public_checkpoint_persistence", {}, lex.persistence_used, lex.persistence_pairs))
+    total = stats.matched_total
+    if total is not None:
+        for metric, origin, cogent in (
+                ("common_prefix_public_log_tokens", total.origin_public, total.cogent_public),
+                ("common_prefix_personal_log_tokens", total.origin_personal, total.cogent_personal),
+                ("full_game_total_tokens", total.origin_total_tokens, total.cogent_total_tokens)):
+            found += [Measure(metric=metric, cell={"condition": "origin"}, value=origin, n=total.pairs),
+                      Measure(metric=metric, cell={"condition": "cogent"}, value=cogent, n=total.pairs)]
+        for metric, origin, cogent in (
+                ("common_prefix_public_token_reduction", total.origin_public, total.cogent_public),
+                ("common_prefix_personal_token_reduction", total.origin_personal, total.cogent_personal)):
+            if origin:
+                found.append(Measure(metric=metric, cell={}, value=100 * (1 - cogent / origin), n=total.pairs))
+    if functions:
+        labelled = sum(p.terms for p in functions)
+        for c in WEREWOLF_FUNCTIONS.categories:
+            found.append(Measure(metric="term_function_count", cell={"function": c},
+                                 value=sum(p.counts.get(c, 0.0) for p in functions), n=labelled))
+    return [m for m in found if m is not None]
 
 
 def report(store: Store, run: RunInfo, out_dir: Path, tokenizer: str = "words", annotations: Path | None = None) -> Report:
@@ -235,7 +275,7 @@ def report(store: Store, run: RunInfo, out_dir: Path, tokenizer: str = "words", 
                            settings=json.dumps(run.config, ensure_ascii=False, indent=2),
                            tables=[(title, head, body) for title, (head, body) in sections],
                            figures=[inline_svg(f[1]) for f in figures],
-                           replays=replays, paper=comparison_table(stored(run.config), measures(stats))),
+                           replays=replays, paper=comparison_table(stored(run.config), measures(stats, found))),
                     encoding="utf-8")
     tables = [ReportTable(title=f"{run.id}: games", head=results_rows(stats)[0], rows=results_rows(stats)[1]),
               ReportTable(title="lexical grounding (Table 7)", head=lexical_rows(stats)[0], rows=lexical_rows(stats)[1])]
@@ -245,7 +285,7 @@ def report(store: Store, run: RunInfo, out_dir: Path, tokenizer: str = "words", 
     if found:
         tables.append(ReportTable(title="functions of Werewolf terms (Table 5)", head=function_rows(found)[0],
                                   rows=function_rows(found)[1]))
-    paper = comparison_table(stored(run.config), measures(stats))
+    paper = comparison_table(stored(run.config), measures(stats, found))
     if paper:
         tables.append(paper)
     return Report(tables=tables, files={"html": page, "json": out_dir / "stats.json", "csv": out_dir / "games.csv",

@@ -251,6 +251,9 @@ class Lexical(BaseModel):
     mean_public_speakers_per_term: float | None
     public_checkpoint_persistence: float | None
     rejected: dict[str, int]
+    #: Persistence as counted: (public term, later completed day) pairs, and those on which the term was used in public.
+    persistence_pairs: int = 0
+    persistence_used: int = 0
 
 
 def _div(a: float, b: float) -> float | None:
@@ -285,6 +288,7 @@ def lexical(games: list[Game]) -> Lexical:
         terms_with_two_public_speakers=sum(len(t.public_speakers) >= 2 for t in terms),
         mean_public_speakers_per_term=mean(len(t.public_speakers) for t in terms) if terms else None,
         public_checkpoint_persistence=_div(used, pairs), rejected=dict(rejected.most_common()),
+        persistence_pairs=pairs, persistence_used=used,
     )
 
 
