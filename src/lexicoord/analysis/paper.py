@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
+from lexicoord.analysis.intervals import Interval, mean_ci, total_ci, wilson
 from lexicoord.analysis.report import ReportTable
 
 
@@ -61,6 +62,11 @@ def _same(a: str, b: str) -> bool:
 def matching(published: Published, measures: Iterable[Measure]) -> list[Measure]:
     return [m for m in measures if m.metric == published.metric
             and all(k in m.cell and _same(m.cell[k], v) for k, v in published.cell.items())]
+
+
+def bounds(ci: Interval | None) -> dict[str, float]:
+    """A :class:`Measure`'s ``low`` and ``high`` from an interval the statistics hold (none: no interval)."""
+    return {} if ci is None else {"low": ci.low, "high": ci.high}
 
 
 def _key(name: str) -> str:
@@ -150,7 +156,23 @@ def rate(metric: str, cell: dict[str, str], k: int, n: int, model: str = "") -> 
     """A rate in percent, with its Wilson 95% interval in percent (the papers print percentages)."""
     if not n:
         return None
-    from scipy.stats import binomtest
-
-    ci = binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
+    ci = wilson(k, n)
+    assert ci is not None
     return Measure(metric=metric, cell=cell, model=model, value=100 * k / n, low=100 * ci.low, high=100 * ci.high, n=n)
+
+
+def mean(metric: str, cell: dict[str, str], values: Sequence[float], model: str = "") -> Measure | None:
+    """A mean over items, episodes or games, with its bootstrap 95% interval (:data:`~lexicoord.analysis.intervals.METHOD`)."""
+    ci = mean_ci(values)
+    if ci is None:
+        return None
+    return Measure(metric=metric, cell=cell, model=model, value=sum(values) / len(values), low=ci.low, high=ci.high,
+                   n=len(values))
+
+
+def total(metric: str, cell: dict[str, str], values: Sequence[float], model: str = "") -> Measure | None:
+    """A total over games (one count per game), with its bootstrap 95% interval over the games."""
+    ci = total_ci(values)
+    if ci is None:
+        return None
+    return Measure(metric=metric, cell=cell, model=model, value=sum(values), low=ci.low, high=ci.high, n=len(values))

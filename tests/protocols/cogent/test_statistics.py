@@ -7,8 +7,10 @@ from collections import Counter
 
 import pytest
 
+from lexicoord.analysis.intervals import mean_ci, wilson
 from lexicoord.models.tokenizer import named_tokenizer
-from lexicoord.protocols.cogent.statistics import CogentEpisode, compute, episodes_from, exact_mcnemar, wilson
+from lexicoord.protocols.cogent.report import measures, table1_rows
+from lexicoord.protocols.cogent.statistics import CogentEpisode, compute, episodes_from, exact_mcnemar
 from lexicoord.runs.store import Store
 from tests.protocols.cogent.test_rules import play
 
@@ -60,6 +62,21 @@ def test_accuracy_counts_invalid_answers_as_wrong_with_a_wilson_interval() -> No
     assert cell.acc_ci is not None
     assert cell.acc_ci.low == pytest.approx(0.3006, abs=1e-3) and cell.acc_ci.high == pytest.approx(0.9544, abs=1e-3)
     assert wilson(0, 0) is None
+
+
+def test_compression_and_tokens_have_bootstrap_intervals_in_table_1_and_beside_the_paper() -> None:
+    toks, crs = [120.0, 80.0, 100.0, 60.0], [0.5, 0.9, 0.7, 1.1]
+    eps = [episode(str(i), "cogent", True).model_copy(update={"tok": t, "cr": c}) for i, (t, c) in
+           enumerate(zip(toks, crs))]
+    stats = compute(eps)
+    [cell] = stats.cells
+    assert (cell.tok, cell.cr) == (90.0, pytest.approx(0.8))
+    assert cell.tok_ci == mean_ci(toks) and cell.cr_ci == mean_ci(crs)
+    assert cell.tok_ci is not None and cell.tok_ci.low < 90 < cell.tok_ci.high
+    [row] = table1_rows(stats)[1]
+    assert row[10] == f"90.00 [{cell.tok_ci.low:.2f}, {cell.tok_ci.high:.2f}]"
+    tokens = next(m for m in measures(stats) if m.metric == "tokens")
+    assert (tokens.low, tokens.high, tokens.n) == (cell.tok_ci.low, cell.tok_ci.high, 4)
 
 
 def test_exact_mcnemar_on_the_discordant_items() -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from lexicoord.analysis.intervals import mean_ci
 from lexicoord.analysis.paper import matching, rate
 from lexicoord.core.seat import SeatInfo
 from lexicoord.core.spec import AgentSpec
@@ -142,6 +143,11 @@ def test_failed_games_keep_their_length_and_first_round_rates_name_their_denomin
     assert rows["first-round convergence, of convergent games"] == "2 of 4 (50.0%)"
     assert rows["converged after clarification (depth 1 or more), of all games"] == "2 of 7 (28.6%)"
     assert rows["failed games that lasted 4 rounds"] == "1" and rows["failed games that lasted 1 round"] == "1"
+    # The mean depth of the 4 converged games (0, 0, 1, 2 rounds of clarification) with its bootstrap interval.
+    depths = [d for d, n in stats.depth_distribution.items() for _ in range(n)]
+    ci = mean_ci(depths)
+    assert sorted(depths) == [0, 0, 1, 2] and ci is not None and ci.low < 0.75 < ci.high
+    assert rows["mean depth of converged games [95% CI]"] == f"0.75 [{ci.low:.2f}, {ci.high:.2f}]"
 
 
 def test_the_peoples_round_one_agreement_against_the_outcome() -> None:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from lexicoord.analysis.intervals import mean_ci
 from lexicoord.analysis.paper import matching
 from lexicoord.core.spec import AgentSpec
 from lexicoord.experiments.loading import from_file
@@ -13,7 +14,7 @@ from lexicoord.models import Model, get_model
 from lexicoord.models.pool import ModelPool
 from lexicoord.models.providers.scripted import ScriptedProvider
 from lexicoord.protocols.debate import DebateStudy
-from lexicoord.protocols.debate.report import judge_rows, measures, write_report
+from lexicoord.protocols.debate.report import consensus_rows, judge_rows, measures, write_report
 from lexicoord.protocols.debate.statistics import Episode, compute, episodes_from, statistics
 from lexicoord.runs.grid import grid
 from lexicoord.runs.runner import Runner
@@ -118,6 +119,20 @@ def test_table_1s_success_and_figure_6s_round_shares_per_leader() -> None:
     assert shares == {("p/a", ("1",)): (pytest.approx(100 / 3), 3), ("p/a", ("2",)): (pytest.approx(200 / 3), 3),
                       ("p/a", ("3",)): (0.0, 3), ("p/b", ("1",)): (50.0, 2), ("p/b", ("2",)): (0.0, 2),
                       ("p/b", ("3",)): (50.0, 2)}
+
+
+
+def test_mean_rounds_to_consensus_has_its_bootstrap_interval_in_the_table_and_beside_the_paper() -> None:
+    stats = compute([debate(1, "a", 1, True), debate(2, "a", 2, False), debate(3, "a", 3, True),
+                     debate(4, "a", None, True), debate(5, "b", 3, True)])
+    rounds = {m.model: m for m in measures(stats) if m.metric == "avg_rounds_to_consensus"}
+    a = rounds["p/a"]
+    expected = mean_ci([1, 2, 3])
+    assert (a.value, a.n, a.low, a.high) == (2.0, 3, expected.low, expected.high)  # type: ignore[union-attr]
+    assert a.low is not None and a.high is not None and a.low < 2.0 < a.high
+    assert (rounds["p/b"].low, rounds["p/b"].high) == (3.0, 3.0), "one debate: nothing to resample"
+    row = next(r for r in consensus_rows(stats)[1] if r[0] == "Debate(a)")
+    assert row[4] == f"2.00 [{a.low:.2f}, {a.high:.2f}] (over 3)"
 
 
 def test_every_published_number_of_the_shipped_file_has_its_cell_in_a_run() -> None:

@@ -78,12 +78,14 @@ def test_table_6_ends_with_a_total_over_the_paired_games() -> None:
     games += [game_from(record("cogent", 3, seed=s), cogent_game()) for s in (7, 8)]
     stats = compute([g for g in games if g is not None])
     head, rows = matched_rows(stats)
-    assert [r[0] for r in rows] == ["7", "8", "total (2 pairs)"]
+    assert [r[0] for r in rows] == ["7", "8", "total (2 pairs)", "95% CI of the total (pairs resampled)"]
     # Public logs at day 1: ORIGIN 6 + 4 words, COGENT 7 + 7; personal: x4 players, and Ann's channel (3) twice.
-    total = dict(zip(head, rows[-1]))
+    total = dict(zip(head, rows[-2]))
     assert total["public log ORIGIN / COGENT"] == "10 / 14 (+40.0%)"
     assert total["personal logs ORIGIN / COGENT"] == "40 / 62 (+55.0%)"
     assert stats.matched_total is not None and stats.matched_total.pairs == 2
+    # Two pairs resampled: a total of 2 x 4, 4 + 6 or 2 x 6 for ORIGIN's public log, always 14 for COGENT's.
+    assert dict(zip(head, rows[-1]))["public log ORIGIN / COGENT"] == "[8, 12] / [14, 14]"
 
 
 

@@ -12,9 +12,9 @@ from typing import Any
 
 from lexicoord.analysis.cells import records_csv, write_csv
 from lexicoord.analysis.html import inline_svg, render
-from lexicoord.analysis.numbers import num
+from lexicoord.analysis.numbers import ci, num
 from lexicoord.analysis.numbers import pct as percent
-from lexicoord.analysis.paper import Measure, comparison_table, stored
+from lexicoord.analysis.paper import Measure, bounds, comparison_table, stored
 from lexicoord.analysis.reading import keeping_failed
 from lexicoord.analysis.report import Report, ReportTable
 from lexicoord.analysis.term_functions import (
@@ -49,16 +49,16 @@ def pct(x: float | None) -> str:
 
 def table1_rows(stats: CogentStats) -> tuple[list[str], list[list[str]]]:
     head = ["model", "variant", "task", "n", "Acc % [95% CI]", "invalid answers", "invalid predictions", "ties",
-            "failed", "CR (items)",
-            f"Tok ({stats.tokenizer})", "cut at limit (Tok's outputs; all replies)", "calls/item", "prompt tok/item",
+            "failed", "CR [95% CI] (items)",
+            f"Tok ({stats.tokenizer}) [95% CI]", "cut at limit (Tok's outputs; all replies)", "calls/item", "prompt tok/item",
             "completion tok/item"]
     rows = []
     for c in stats.cells:
-        ci = f" [{pct(c.acc_ci.low)}, {pct(c.acc_ci.high)}]" if c.acc_ci else ""
-        rows.append([c.model, c.variant, c.task, str(c.n), f"{pct(c.acc) if c.n else '–'}{ci}",
+        acc_ci = f" [{pct(c.acc_ci.low)}, {pct(c.acc_ci.high)}]" if c.acc_ci else ""
+        rows.append([c.model, c.variant, c.task, str(c.n), f"{pct(c.acc) if c.n else '–'}{acc_ci}",
                      f"{c.invalid}/{c.n}", f"{c.invalid_predictions}/{c.predictions}", f"{c.ties}/{c.n}", str(c.failed),
-                     "N/A" if c.variant == "single" else f"{num(c.cr)} ({c.cr_n})",
-                     f"{num(c.tok)}" + (f" ({c.tok_n}/{c.n})" if c.tok_n != c.n else ""),
+                     "N/A" if c.variant == "single" else f"{num(c.cr)}{ci(c.cr_ci)} ({c.cr_n})",
+                     f"{num(c.tok)}{ci(c.tok_ci)}" + (f" ({c.tok_n}/{c.n})" if c.tok_n != c.n else ""),
                      f"{c.tok_cut}/{c.tok_outputs}; {c.cut}/{c.replies}",
                      num(c.calls, ".1f"), num(c.prompt_tokens, ".0f"), num(c.completion_tokens, ".0f")])
     return head, rows
@@ -214,9 +214,10 @@ def measures(stats: CogentStats) -> list[Measure]:
         low, high = (100 * c.acc_ci.low, 100 * c.acc_ci.high) if c.acc_ci else (None, None)
         out.append(Measure(metric="accuracy", cell=cell, model=c.model, value=100 * c.acc, low=low, high=high, n=c.n))
         if c.cr is not None:
-            out.append(Measure(metric="compression_rate", cell=cell, model=c.model, value=c.cr, n=c.cr_n))
+            out.append(Measure(metric="compression_rate", cell=cell, model=c.model, value=c.cr, n=c.cr_n,
+                               **bounds(c.cr_ci)))
         if c.tok is not None:
-            out.append(Measure(metric="tokens", cell=cell, model=c.model, value=c.tok, n=c.tok_n))
+            out.append(Measure(metric="tokens", cell=cell, model=c.model, value=c.tok, n=c.tok_n, **bounds(c.tok_ci)))
     return out
 
 

@@ -41,6 +41,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from lexicoord.analysis.compare import Outcome
+from lexicoord.analysis.intervals import Interval, mean_ci, wilson
 from lexicoord.analysis.reading import keeping_failed
 from lexicoord.analysis.term_functions import TermLabel
 from lexicoord.core.events import Event
@@ -203,21 +204,6 @@ def episodes_from(rows: Iterable[tuple[EpisodeRecord, list[Event]]], tok: Tokeni
     return [e for r, events in rows if (e := episode_from(r, events, tok)) is not None]
 
 
-class Interval(BaseModel):
-    low: float
-    high: float
-
-
-def wilson(successes: int, n: int) -> Interval | None:
-    """The 95% Wilson score interval of a proportion (scipy's)."""
-    if n == 0:
-        return None
-    from scipy.stats import binomtest
-
-    ci = binomtest(successes, n).proportion_ci(confidence_level=0.95, method="wilson")
-    return Interval(low=float(ci.low), high=float(ci.high))
-
-
 def exact_mcnemar(first_only: int, second_only: int) -> float:
     """Two-sided exact McNemar p-value: the discordant items as a fair-coin binomial."""
     if first_only + second_only == 0:
@@ -248,8 +234,11 @@ class Cell(BaseModel):
     cr: float | None = None
     #: Items whose CR could be computed (B known and not zero, and F or W known).
     cr_n: int = 0
+    #: The mean CR's and the mean Tok's 95% intervals over items (:data:`lexicoord.analysis.intervals.METHOD`).
+    cr_ci: Interval | None = None
     tok: float | None = None
     tok_n: int = 0
+    tok_ci: Interval | None = None
     #: Tok's outputs cut at the token limit, over ``tok_outputs``; all replies cut, over ``replies``.
     tok_cut: int = 0
     tok_outputs: int = 0
@@ -323,8 +312,8 @@ def cells(episodes: list[CogentEpisode], failed: Counter[tuple[str, str, str]] |
             acc_ci=wilson(right, n), invalid=sum(e.invalid for e in eps), ties=sum(e.rule == "tie" for e in eps),
             invalid_predictions=sum(v is None for e in eps for v in e.predictions.values()),
             predictions=sum(len(e.predictions) for e in eps),
-            failed=(failed or Counter())[key], cr=mean(crs) if crs else None, cr_n=len(crs),
-            tok=mean(toks) if toks else None, tok_n=len(toks),
+            failed=(failed or Counter())[key], cr=mean(crs) if crs else None, cr_n=len(crs), cr_ci=mean_ci(crs),
+            tok=mean(toks) if toks else None, tok_n=len(toks), tok_ci=mean_ci(toks),
             tok_cut=sum(e.tok_cut for e in eps), tok_outputs=sum(e.tok_outputs for e in eps),
             cut=sum(e.cut for e in eps), replies=sum(e.replies for e in eps),
             calls=mean(e.calls for e in eps) if eps else 0.0,

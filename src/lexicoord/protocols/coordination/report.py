@@ -12,6 +12,7 @@ from typing import Any
 from lexicoord.analysis.cells import write_csv
 from lexicoord.analysis.figures import depth_distribution
 from lexicoord.analysis.html import inline_svg, render
+from lexicoord.analysis.numbers import ci, num
 from lexicoord.analysis.paper import Measure, comparison_table, rate, stored
 from lexicoord.analysis.report import Report, ReportTable
 from lexicoord.core.events import ChoiceEvent
@@ -39,7 +40,7 @@ def summary_rows(stats: CoordinationStats) -> list[tuple[str, str]]:
         ("first-round convergence, of all games", _of(first, stats.games)),
         ("first-round convergence, of convergent games", _of(first, stats.converged)),
         ("converged after clarification (depth 1 or more), of all games", _of(stats.converged - first, stats.games)),
-        ("mean depth of converged games", "–" if stats.mean_depth is None else f"{stats.mean_depth:.2f}"),
+        ("mean depth of converged games [95% CI]", num(stats.mean_depth) + ci(stats.mean_depth_ci)),
     ]
     rows += accuracy_rows(stats)
     rows += [(f"failed: {k}", str(v)) for k, v in sorted(stats.failure_reasons.items())]

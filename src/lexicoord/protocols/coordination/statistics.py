@@ -22,6 +22,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from lexicoord.analysis.compare import Outcome
+from lexicoord.analysis.intervals import Interval, mean_ci
 from lexicoord.core.events import ChoiceEvent, Event
 from lexicoord.core.seat import SeatInfo
 from lexicoord.protocols.coordination.rules import CoordinationGame
@@ -145,6 +146,8 @@ class CoordinationStats(BaseModel):
     #: ... and over convergent games (the paper's "70% of convergent cases").
     first_round_of_converged: float | None = None
     mean_depth: float | None
+    #: Its 95% interval over the converged games (:data:`lexicoord.analysis.intervals.METHOD`).
+    mean_depth_ci: Interval | None = None
     failure_causes: dict[str, int]
     #: Converged games whose meaning is the intended one, over converged games with an intended meaning.
     accuracy: float | None
@@ -346,6 +349,7 @@ class Tally:
             first_round_rate=_rate(self.depths.get(0, 0), self.games),
             first_round_of_converged=_rate(self.depths.get(0, 0), converged),
             mean_depth=_rate(sum(d * n for d, n in self.depths.items()), converged),
+            mean_depth_ci=mean_ci([d for d, n in sorted(self.depths.items()) for _ in range(n)]),
             failure_causes=dict(self.causes),
             accuracy=_rate(self.scored_right, self.scored),
             accuracy_games=self.scored,

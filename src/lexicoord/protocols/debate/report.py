@@ -9,8 +9,8 @@ from pathlib import Path
 
 from lexicoord.analysis.cells import records_csv
 from lexicoord.analysis.html import inline_svg, render
-from lexicoord.analysis.numbers import num, pct
-from lexicoord.analysis.paper import Measure, comparison_table, rate, stored
+from lexicoord.analysis.numbers import ci, num, pct
+from lexicoord.analysis.paper import Measure, bounds, comparison_table, rate, stored
 from lexicoord.analysis.reading import keeping_failed
 from lexicoord.analysis.report import Report, ReportTable
 from lexicoord.errors import LexicoordError
@@ -62,7 +62,7 @@ def twin_rows(stats: StudyStats) -> tuple[list[str], list[list[str]]]:
 
 def consensus_rows(stats: StudyStats) -> tuple[list[str], list[list[str]]]:
     """Table 1 and Figures 6 and 7: consensus, non-consensus and error are shares of the same debates."""
-    head = ["leader", "consensus reached", "non-consensus (R rounds)", "ended in error", "avg rounds to consensus",
+    head = ["leader", "consensus reached", "non-consensus (R rounds)", "ended in error", "avg rounds to consensus [95% CI]",
             "detection of consensus outcomes", "right slot of consensus outcomes", "consensus in round 1/2/3/4/5+"]
     rows = []
     for c in stats.configs:
@@ -70,7 +70,7 @@ def consensus_rows(stats: StudyStats) -> tuple[list[str], list[list[str]]]:
             continue
         dist = c.rounds_to_consensus
         spread = "/".join(str(dist.get(r, 0)) for r in range(1, 5)) + f"/{sum(v for k, v in dist.items() if k >= 5)}"
-        rounds = num(c.mean_rounds_to_consensus) + (f" (over {c.consensus.k})" if c.consensus else "")
+        rounds = num(c.mean_rounds_to_consensus) + ci(c.mean_rounds_ci) + (f" (over {c.consensus.k})" if c.consensus else "")
         rows.append([c.config, share(c.consensus), share(c.non_consensus), share(c.debate_errors), rounds,
                      share(c.consensus_detection), share(c.consensus_right_slot), spread])
     return head, rows
@@ -83,7 +83,7 @@ def time_rows(stats: StudyStats) -> tuple[list[str], list[list[str]]]:
     had one, there is no time to report. The sum can exceed the wall time: followers are asked at once,
     and a call waiting for a busy model counts its wait.
     """
-    head = ["configuration", "concurrency", "episodes timed", "mean time per ambiguous instruction (s)",
+    head = ["configuration", "concurrency", "episodes timed", "mean time per ambiguous instruction (s) [95% CI]",
             "model-call latency, summed (s)"]
     concurrency = ", ".join(map(str, stats.concurrency)) or "not recorded"
     if len(stats.concurrency) > 1:
@@ -97,7 +97,7 @@ def time_rows(stats: StudyStats) -> tuple[list[str], list[list[str]]]:
             rows.append([c.config, concurrency, timed, "not measured: every episode used cached replies "
                          "(run with --no-cache to time it)", "–"])
         else:
-            rows.append([c.config, concurrency, timed, num(c.mean_time), num(c.mean_model_time)])
+            rows.append([c.config, concurrency, timed, num(c.mean_time) + ci(c.mean_time_ci), num(c.mean_model_time)])
     return head, rows
 
 
@@ -187,14 +187,15 @@ def measures(stats: StudyStats) -> list[Measure]:
                     out.append(rate(metric, {}, agreed.k, agreed.n, model))
             if c.mean_rounds_to_consensus is not None and c.consensus is not None:
                 out.append(Measure(metric="avg_rounds_to_consensus", cell={}, model=model,
-                                   value=c.mean_rounds_to_consensus, n=c.consensus.k))
+                                   value=c.mean_rounds_to_consensus, n=c.consensus.k, **bounds(c.mean_rounds_ci)))
             if c.consensus_detection is not None:
                 out.append(rate("consensus_success_rate", {}, c.consensus_detection.k, c.consensus_detection.n, model))
             if c.consensus is not None:
                 out += [rate("consensus_round_share", {"round": str(r)}, c.rounds_to_consensus.get(r, 0),
                              c.consensus.k, model) for r in reached]
             if c.mean_time is not None:
-                out.append(Measure(metric="avg_debate_time", cell={}, model=model, value=c.mean_time, n=c.timed))
+                out.append(Measure(metric="avg_debate_time", cell={}, model=model, value=c.mean_time, n=c.timed,
+                                   **bounds(c.mean_time_ci)))
     return [m for m in out if m is not None]
 
 

@@ -41,6 +41,7 @@ from typing import Any
 from pydantic import BaseModel, Field, computed_field
 
 from lexicoord.analysis.compare import Outcome
+from lexicoord.analysis.intervals import Interval, mean_ci
 from lexicoord.analysis.reading import keeping_failed
 from lexicoord.core.events import Event
 from lexicoord.models.observe import ModelCallEvent
@@ -225,11 +226,15 @@ class ConfigStats(BaseModel):
     cached_excluded: int
     mean_time: float | None
     mean_model_time: float | None
+    #: The mean time's 95% interval over the timed episodes (:data:`lexicoord.analysis.intervals.METHOD`).
+    mean_time_ci: Interval | None = None
     # debates only (Table 1, Figures 6 and 7), over the ambiguous instructions debated
     consensus: Share | None = None
     non_consensus: Share | None = None
     debate_errors: Share | None = None
     mean_rounds_to_consensus: float | None = None
+    #: Its 95% interval over the debates that reached consensus (the same bootstrap).
+    mean_rounds_ci: Interval | None = None
     consensus_detection: Share | None = None
     consensus_right_slot: Share | None = None
     rounds_to_consensus: dict[int, int] = Field(default_factory=dict)
@@ -291,6 +296,7 @@ def _debate_stats(stats: ConfigStats, done: list[Episode]) -> None:
     stats.non_consensus = Share(k=sum(1 for e in done if e.termination == "max_rounds"), n=len(done))
     stats.debate_errors = Share(k=sum(1 for e in done if e.ended_in_error), n=len(done))
     stats.mean_rounds_to_consensus = mean(e.rounds for e in reached) if reached else None
+    stats.mean_rounds_ci = mean_ci([e.rounds for e in reached])
     stats.consensus_detection = Share.of(e.detected for e in reached)
     stats.consensus_right_slot = Share.of(e.rule for e in reached)
     stats.rounds_to_consensus = dict(sorted(Counter(e.rounds for e in reached).items()))
@@ -316,6 +322,7 @@ def _config_stats(eps: list[Episode], types: list[str], failed: Counter[tuple[st
         unambiguous_errors=sum(1 for e in clear if e.ended_in_error), failed_unambiguous=failed.get((label, False), 0),
         timed=len(timed), cached_excluded=len(pool) - len(timed),
         mean_time=mean(e.wall_time for e in timed) if timed else None,
+        mean_time_ci=mean_ci([e.wall_time for e in timed]),
         mean_model_time=mean(e.model_time for e in timed) if timed else None,
     )
     if stats.condition == "debate":

@@ -13,8 +13,9 @@ from typing import Any
 from lexicoord.analysis.cells import records_csv, write_csv
 from lexicoord.analysis.figures import _pyplot, save_figure
 from lexicoord.analysis.html import inline_svg, render
-from lexicoord.analysis.numbers import num
-from lexicoord.analysis.paper import Measure, comparison_table, rate, stored
+from lexicoord.analysis.intervals import METHOD
+from lexicoord.analysis.numbers import ci, num
+from lexicoord.analysis.paper import Measure, bounds, comparison_table, rate, stored
 from lexicoord.analysis.reading import Row, keeping_failed
 from lexicoord.analysis.report import Report, ReportTable
 from lexicoord.analysis.term_figures import radar
@@ -39,13 +40,16 @@ def share(a: int, b: int) -> str:
 
 
 def results_rows(stats: WerewolfStats) -> tuple[list[str], list[list[str]]]:
-    head = ["condition", "games", "wins", "mean days", "saves", "guarded attacks", "checks on wolves",
-            "poisons on wolves", "village votes on wolves", "invalid actions", "calls/game", "tokens/game",
+    head = ["condition", "games", "wins", "mean days [95% CI]", "saves", "guarded attacks", "checks on wolves",
+            "poisons on wolves", "village votes on wolves", "invalid actions", "calls/game [95% CI]",
+            "tokens/game [95% CI]",
             "calls/game by phase", "tokens/game by phase"]
-    rows = [[r.condition, str(r.games), ", ".join(f"{k} {v}" for k, v in sorted(r.wins.items())), num(r.mean_days),
+    rows = [[r.condition, str(r.games), ", ".join(f"{k} {v}" for k, v in sorted(r.wins.items())),
+             num(r.mean_days) + ci(r.intervals.get("mean_days")),
              str(r.saves), str(r.guarded_attacks), share(r.checks_on_wolves, r.checks),
              share(r.poisons_on_wolves, r.poisons), share(r.village_votes_on_wolves, r.village_votes),
-             str(r.invalid_actions), num(r.mean_calls, ".1f"), num(r.mean_tokens, ".0f"),
+             str(r.invalid_actions), num(r.mean_calls, ".1f") + ci(r.intervals.get("mean_calls"), ".1f"),
+             num(r.mean_tokens, ".0f") + ci(r.intervals.get("mean_tokens"), ".0f"),
              ", ".join(f"{k} {v:.1f}" for k, v in r.calls_by_phase.items()),
              ", ".join(f"{k} {v:.0f}" for k, v in r.tokens_by_phase.items())] for r in stats.results]
     return head, rows
@@ -55,22 +59,27 @@ def lexical_rows(stats: WerewolfStats) -> tuple[list[str], list[list[str]]]:
     x = stats.lexical
     if x is None:
         return ["metric", "value"], [["COGENT games", "none in this run"]]
+    def count(name: str) -> str:
+        return f"{getattr(x, name)}{ci(x.intervals.get(name), '.0f')}"
+
     rows = [
-        ["accepted terms", str(x.accepted_terms)], ["observed reuses", str(x.reuses)],
-        ["uptake (reuses / terms)", num(x.uptake)], [f"final lexicon snapshot tokens ({stats.tokenizer})", str(x.lexicon_tokens)],
+        ["accepted terms", count("accepted_terms")], ["observed reuses", count("reuses")],
+        ["uptake (reuses / terms)", num(x.uptake)],
+        [f"final lexicon snapshot tokens ({stats.tokenizer})", count("lexicon_tokens")],
         ["lexicon footprint ratio (lexicon / public log)", num(x.footprint_ratio, ".3f")],
         ["reuse per 100 lexicon tokens", num(x.reuse_per_100_lexicon_tokens)],
-        ["public terms / reuses", f"{x.public_terms} / {x.public_reuses}"],
-        ["wolf-private terms / reuses", f"{x.wolf_terms} / {x.wolf_reuses}"],
+        ["public terms / reuses", f"{count('public_terms')} / {count('public_reuses')}"],
+        ["wolf-private terms / reuses", f"{count('wolf_terms')} / {count('wolf_reuses')}"],
         ["public reuse share", num(x.public_reuse_share, ".1%") if x.public_reuse_share is not None else "–"],
         ["public uptake advantage", num(x.public_uptake_advantage) + ("x" if x.public_uptake_advantage else "")],
-        ["terms used in public speech", f"{x.terms_used_in_public} / {x.accepted_terms}"],
-        ["terms used by >= 2 public speakers", f"{x.terms_with_two_public_speakers} / {x.accepted_terms}"],
-        ["avg unique public speakers per term", num(x.mean_public_speakers_per_term, ".3f")],
+        ["terms used in public speech", f"{count('terms_used_in_public')} / {x.accepted_terms}"],
+        ["terms used by >= 2 public speakers", f"{count('terms_with_two_public_speakers')} / {x.accepted_terms}"],
+        ["avg unique public speakers per term",
+         num(x.mean_public_speakers_per_term, ".3f") + ci(x.intervals.get("mean_public_speakers_per_term"), ".3f")],
         ["public checkpoint persistence", num(x.public_checkpoint_persistence, ".3f")],
         ["rejected candidates", ", ".join(f"{k} {v}" for k, v in x.rejected.items()) or "none"],
     ]
-    return ["metric (Table 7)", "value"], rows
+    return ["metric (Table 7)", f"value [95% CI over the {x.games} games; {METHOD}]"], rows
 
 
 def matched_rows(stats: WerewolfStats) -> tuple[list[str], list[list[str]]]:
@@ -89,6 +98,13 @@ def matched_rows(stats: WerewolfStats) -> tuple[list[str], list[list[str]]]:
     if stats.matched_total is not None:  # the paper's figures are these totals
         total = stats.matched_total
         rows.append([f"total ({total.pairs} pair{'s' if total.pairs != 1 else ''})", "each pair's", *sizes(total)])
+        if total.pairs > 1:
+            def interval(field: str) -> str:
+                return ci(total.intervals.get(field), ".0f").strip() or "–"
+
+            rows.append(["95% CI of the total (pairs resampled)", "", *(
+                f"{interval(f'origin_{k}')} / {interval(f'cogent_{k}')}" for k in ("public", "personal", "total_tokens")),
+                "", ""])
     return head, rows
 
 
@@ -187,23 +203,22 @@ def measures(stats: WerewolfStats, functions: Sequence[FunctionProfile] = ()) ->
     found: list[Measure | None] = []
     lex = stats.lexical
     if lex is not None:
-        found += [Measure(metric="accepted_terms", cell={}, value=lex.accepted_terms, n=lex.games),
-                  Measure(metric="observed_reuses", cell={}, value=lex.reuses, n=lex.games),
-                  Measure(metric="cross_speaker_public_uptake", cell={}, value=lex.terms_with_two_public_speakers,
-                          n=lex.accepted_terms)]
+        def counted(metric: str, field: str, n: int) -> Measure:
+            return Measure(metric=metric, cell={}, value=getattr(lex, field), n=n, **bounds(lex.intervals.get(field)))
+
+        found += [counted("accepted_terms", "accepted_terms", lex.games), counted("observed_reuses", "reuses", lex.games),
+                  counted("cross_speaker_public_uptake", "terms_with_two_public_speakers", lex.accepted_terms)]
         if lex.uptake is not None:
             found.append(Measure(metric="lexical_uptake_rate", cell={}, value=lex.uptake, n=lex.accepted_terms))
         found += [rate("public_reuse_share", {}, lex.public_reuses, lex.reuses),
                   rate("public_share_of_entries", {}, lex.public_terms, lex.accepted_terms)]
         if lex.public_uptake_advantage is not None:
             found.append(Measure(metric="public_uptake_advantage", cell={}, value=lex.public_uptake_advantage))
-        found += [Measure(metric="lexicon_snapshot_tokens", cell={}, value=lex.lexicon_tokens, n=lex.games),
-                  Measure(metric="public_terms", cell={}, value=lex.public_terms, n=lex.games),
-                  Measure(metric="public_reuses", cell={}, value=lex.public_reuses, n=lex.games),
-                  Measure(metric="wolf_private_terms", cell={}, value=lex.wolf_terms, n=lex.games),
-                  Measure(metric="wolf_private_reuses", cell={}, value=lex.wolf_reuses, n=lex.games),
-                  Measure(metric="terms_used_in_public_speech", cell={}, value=lex.terms_used_in_public,
-                          n=lex.accepted_terms)]
+        found += [counted("lexicon_snapshot_tokens", "lexicon_tokens", lex.games),
+                  counted("public_terms", "public_terms", lex.games), counted("public_reuses", "public_reuses", lex.games),
+                  counted("wolf_private_terms", "wolf_terms", lex.games),
+                  counted("wolf_private_reuses", "wolf_reuses", lex.games),
+                  counted("terms_used_in_public_speech", "terms_used_in_public", lex.accepted_terms)]
         if lex.footprint_ratio is not None:
             found.append(Measure(metric="lexicon_footprint_ratio", cell={}, value=lex.footprint_ratio, n=lex.games))
         if lex.reuse_per_100_lexicon_tokens is not None:
@@ -211,16 +226,17 @@ def measures(stats: WerewolfStats, functions: Sequence[FunctionProfile] = ()) ->
                                  n=lex.games))
         if lex.mean_public_speakers_per_term is not None:
             found.append(Measure(metric="avg_public_speakers_per_term", cell={},
-                                 value=lex.mean_public_speakers_per_term, n=lex.accepted_terms))
+                                 value=lex.mean_public_speakers_per_term, n=lex.accepted_terms,
+                                 **bounds(lex.intervals.get("mean_public_speakers_per_term"))))
         found.append(rate("public_checkpoint_persistence", {}, lex.persistence_used, lex.persistence_pairs))
     total = stats.matched_total
     if total is not None:
-        for metric, origin, cogent in (
-                ("common_prefix_public_log_tokens", total.origin_public, total.cogent_public),
-                ("common_prefix_personal_log_tokens", total.origin_personal, total.cogent_personal),
-                ("full_game_total_tokens", total.origin_total_tokens, total.cogent_total_tokens)):
-            found += [Measure(metric=metric, cell={"condition": "origin"}, value=origin, n=total.pairs),
-                      Measure(metric=metric, cell={"condition": "cogent"}, value=cogent, n=total.pairs)]
+        for metric, field in (("common_prefix_public_log_tokens", "public"),
+                              ("common_prefix_personal_log_tokens", "personal"),
+                              ("full_game_total_tokens", "total_tokens")):
+            found += [Measure(metric=metric, cell={"condition": side}, value=getattr(total, f"{side}_{field}"),
+                              n=total.pairs, **bounds(total.intervals.get(f"{side}_{field}")))
+                      for side in ("origin", "cogent")]
         for metric, origin, cogent in (
                 ("common_prefix_public_token_reduction", total.origin_public, total.cogent_public),
                 ("common_prefix_personal_token_reduction", total.origin_personal, total.cogent_personal)):

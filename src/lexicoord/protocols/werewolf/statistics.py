@@ -39,6 +39,7 @@ from statistics import mean
 from pydantic import BaseModel, Field
 
 from lexicoord.analysis.compare import Outcome
+from lexicoord.analysis.intervals import Interval, mean_ci, total_ci
 from lexicoord.analysis.reading import keeping_failed
 from lexicoord.analysis.term_functions import TermLabel
 from lexicoord.core.audience import Viewer, can_see
@@ -254,6 +255,23 @@ class Lexical(BaseModel):
     #: Persistence as counted: (public term, later completed day) pairs, and those on which the term was used in public.
     persistence_pairs: int = 0
     persistence_used: int = 0
+    #: 95% intervals of the counts above (totals over the games, by resampling games) and of the mean speakers per
+    #: term (over terms), by field name (:data:`lexicoord.analysis.intervals.METHOD`).
+    intervals: dict[str, Interval] = Field(default_factory=dict)
+
+
+#: Lexical's counts that are totals over games, each from one game's terms.
+GAME_COUNTS: dict[str, Callable[[Game], float]] = {
+    "accepted_terms": lambda g: len(g.terms),
+    "reuses": lambda g: sum(t.reuses for t in g.terms),
+    "lexicon_tokens": lambda g: g.lexicon_tokens,
+    "public_terms": lambda g: sum(t.pool == "public" for t in g.terms),
+    "public_reuses": lambda g: sum(t.reuses for t in g.terms if t.pool == "public"),
+    "wolf_terms": lambda g: sum(t.pool == "wolves" for t in g.terms),
+    "wolf_reuses": lambda g: sum(t.reuses for t in g.terms if t.pool == "wolves"),
+    "terms_used_in_public": lambda g: sum(t.public_reuses > 0 for t in g.terms),
+    "terms_with_two_public_speakers": lambda g: sum(len(t.public_speakers) >= 2 for t in g.terms),
+}
 
 
 def _div(a: float, b: float) -> float | None:
@@ -289,6 +307,9 @@ def lexical(games: list[Game]) -> Lexical:
         mean_public_speakers_per_term=mean(len(t.public_speakers) for t in terms) if terms else None,
         public_checkpoint_persistence=_div(used, pairs), rejected=dict(rejected.most_common()),
         persistence_pairs=pairs, persistence_used=used,
+        intervals={k: ci for k, ci in (*((name, total_ci([count(g) for g in games])) for name, count in GAME_COUNTS.items()),
+                                       ("mean_public_speakers_per_term", mean_ci([len(t.public_speakers) for t in terms])))
+                   if ci is not None},
     )
 
 
@@ -319,12 +340,16 @@ class MatchedTotal(Sizes):
     on the totals (not averaged over pairs)."""
 
     pairs: int
+    #: Each total's 95% interval, by resampling the pairs (:data:`lexicoord.analysis.intervals.METHOD`).
+    intervals: dict[str, Interval] = Field(default_factory=dict)
 
 
 def matched_total(pairs: list[Matched]) -> MatchedTotal | None:
     if not pairs:
         return None
-    return MatchedTotal(pairs=len(pairs), **{f: sum(getattr(m, f) for m in pairs) for f in Sizes.model_fields})
+    intervals = {f: ci for f in Sizes.model_fields if (ci := total_ci([getattr(m, f) for m in pairs])) is not None}
+    return MatchedTotal(pairs=len(pairs), intervals=intervals,
+                        **{f: sum(getattr(m, f) for m in pairs) for f in Sizes.model_fields})
 
 
 def matched(games: list[Game]) -> list[Matched]:
@@ -357,6 +382,8 @@ class Results(RoleEffects):
     invalid_actions: int
     mean_calls: float
     mean_tokens: float
+    #: 95% intervals of the means over games (``mean_days``, ``mean_calls``, ``mean_tokens``).
+    intervals: dict[str, Interval] = Field(default_factory=dict)
     calls_by_phase: dict[str, float]
     tokens_by_phase: dict[str, float]
 
@@ -379,6 +406,9 @@ def results(games: list[Game]) -> list[Results]:
             village_votes_on_wolves=sum(g.village_votes_on_wolves for g in gs),
             invalid_actions=sum(g.invalid_actions for g in gs), mean_calls=mean(g.calls for g in gs),
             mean_tokens=mean(g.prompt_tokens + g.completion_tokens for g in gs),
+            intervals={k: ci for k, values in (("mean_days", [g.days for g in gs]), ("mean_calls", [g.calls for g in gs]),
+                                               ("mean_tokens", [g.prompt_tokens + g.completion_tokens for g in gs]))
+                       if (ci := mean_ci(values)) is not None},
             calls_by_phase={k: v / len(gs) for k, v in sorted(phase_calls.items())},
             tokens_by_phase={k: v / len(gs) for k, v in sorted(phases.items())},
         ))
