@@ -13,10 +13,19 @@ import pytest
 SRC = Path(__file__).parents[1] / "src" / "lexicoord"
 
 
+def _for_types_only(node: ast.AST) -> bool:
+    """``if TYPE_CHECKING:``: imports that name a layer's types for the type checker and never run."""
+    return isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
+
+
 def imports_of(path: Path) -> set[str]:
-    """Every ``lexicoord...`` module a file imports, at any depth (including imports inside functions)."""
+    """Every ``lexicoord...`` module a file imports when it runs, at any depth (including imports inside
+    functions); imports under ``if TYPE_CHECKING:`` name types only and are not counted."""
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for block in [n for n in ast.walk(tree) if _for_types_only(n)]:
+        block.body = []  # type: ignore[attr-defined]
+    for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("lexicoord"):
             found.add(node.module)
         elif isinstance(node, ast.Import):
@@ -175,3 +184,11 @@ def test_a_room_adapter_implements_at_most_six_calls() -> None:
     room = (SRC / "web" / "room.py").read_text(encoding="utf-8") + (SRC / "web" / "app.py").read_text(encoding="utf-8")
     used = set(re.findall(r"\.adapter\.(\w+)\(", room))
     assert used <= calls, f"the room calls more of its adapter than the contract: {sorted(used - calls)}"
+
+
+def test_imports_for_types_only_are_not_counted_but_every_other_is(tmp_path: Path) -> None:
+    source = tmp_path / "m.py"
+    source.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from lexicoord.web.app import x\n"
+                      "def f():\n    from lexicoord.runs.store import Store\n"
+                      "if True:\n    import lexicoord.analysis.report\n")
+    assert imports_of(source) == {"lexicoord.runs.store", "lexicoord.analysis.report"}

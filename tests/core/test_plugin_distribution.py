@@ -75,6 +75,15 @@ def test_the_plugin_gets_its_commands(installed) -> None:
     assert bare.returncode != 0
 
 
+def test_lexicoord_plugins_chooses_the_distributions_that_load(installed) -> None:
+    name = tomllib.loads((DIST / "pyproject.toml").read_text())["project"]["name"]
+    none = lexicoord({**installed, "LEXICOORD_PLUGINS": ""}, "protocols")
+    assert none.returncode == 0 and "│ same-word" not in none.stdout and "coordination" in none.stdout, none.stdout
+    assert f"protocol plugin same-word of {name} not loaded: LEXICOORD_PLUGINS leaves it out" in none.stdout
+    named = lexicoord({**installed, "LEXICOORD_PLUGINS": f"other, {name.upper().replace('-', '_')}"}, "protocols")
+    assert "same-word" in named.stdout and "not loaded" not in named.stdout, named.stdout
+
+
 def test_the_plugin_plays_and_gets_its_report(installed, tmp_path) -> None:
     played = lexicoord(installed, "same-word", "run", "--model", "scripted/first", "--run", "sw", "--items", "2")
     assert played.returncode == 0 and "2 played, 0 failed" in played.stdout, played.stdout + played.stderr

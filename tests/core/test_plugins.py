@@ -39,6 +39,7 @@ def install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
         info = site / f"{prefix}dist-1.0.dist-info"
         info.mkdir(parents=True)
         (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {prefix}dist\nVersion: 1.0\n")
+        (info / "top_level.txt").write_text("".join(f"{prefix}{name}\n" for name in ("state", *modules)))
         group = f"lexicoord.test.{prefix}"
         lines = [f"[{group}]", *(f"{name} = {target.format(p=prefix)}" for name, target in entry_points.items())]
         (info / "entry_points.txt").write_text("\n".join(lines) + "\n")
@@ -62,7 +63,7 @@ GOOD = """
     def register():
         with state.lock:
             state.calls.append("{name}")
-        state.registry.register("{name}", "{name}-item")
+        state.registry.register("{name}", "{name}-item", __name__)
 """
 BROKEN = """
     def register():
@@ -95,7 +96,7 @@ def test_the_plugins_load_once_even_when_many_threads_ask_at_the_same_moment(ins
     slow = good("slow").replace("def register():", "def register():\n        import time\n        time.sleep(0.3)")
     group, state = install({"slow": "{p}slow:register"}, {"slow": slow})
     state.registry = registry = Registry[str]("widget", group)
-    registry.register("built-in", "built-in-item")
+    registry.register("built-in", "built-in-item", "lexicoord.builtin")
     assert state.calls == [], "nothing is loaded before the first lookup"
 
     threads = 8
@@ -119,9 +120,9 @@ def test_the_plugins_load_once_even_when_many_threads_ask_at_the_same_moment(ins
 
 
 def test_a_plugin_that_looks_up_while_it_loads_sees_what_is_registered_so_far(install: Install) -> None:
-    asking = good("asking").replace('state.registry.register("asking", "asking-item")',
+    asking = good("asking").replace('state.registry.register("asking", "asking-item", __name__)',
                                     'state.calls.append(sorted(state.registry.all()))\n'
-                                    '        state.registry.register("asking", "asking-item")')
+                                    '        state.registry.register("asking", "asking-item", __name__)')
     group, state = install({"first": "{p}first:register", "asking": "{p}asking:register"},
                            {"first": good("first"), "asking": asking})
     state.registry = registry = Registry[str]("widget", group)
@@ -134,7 +135,7 @@ def test_an_entry_point_that_names_a_module_registers_by_being_imported(install:
         import {p}state as state
 
         state.calls.append("imported")
-        state.registry.register("typed", "typed-item")
+        state.registry.register("typed", "typed-item", __name__)
     """
     group, state = install({"types": "{p}types"}, {"types": module})
     state.registry = registry = Registry[str]("event type", group, call=False)
@@ -155,15 +156,42 @@ def test_an_unknown_name_is_refused_naming_the_known_ones(install: Install) -> N
         empty.get("x")
 
 
-def test_registering_twice_under_one_name_keeps_the_later(install: Install) -> None:
-    """A later registration replaces the earlier: a package overrides a built-in of the same name (it loads after
-    the code that registered the built-in), and a module imported twice defines its types again without error."""
-    override = good("alpha").replace('"alpha-item"', '"override-item"')
-    group, state = install({"alpha": "{p}alpha:register"}, {"alpha": override})
-    state.registry = registry = Registry[str]("widget", group)
-    registry.register("alpha", "built-in-item")
-    registry.register("beta", "first")
-    registry.register("beta", "second")
-    assert registry.all() == {"alpha": "override-item", "beta": "second"}
-    registry.register("alpha", "again")
+def test_a_name_taken_by_another_package_is_refused_naming_both_distributions(install: Install) -> None:
+    """One name is one thing: a plugin that registers a name a built-in holds fails to load, with a sentence naming
+    both distributions, and the built-in stays; the same module registering again replaces its own entry."""
+    group, state = install({"alpha": "{p}alpha:register", "beta": "{p}beta:register"},
+                           {"alpha": good("alpha"), "beta": good("beta")})
+    prefix = group.rsplit(".", 1)[1]
+    said: list[str] = []
+    state.registry = registry = Registry[str]("widget", group, on_failure=said.append)
+    registry.register("alpha", "built-in-item", "lexicoord.core.plugins")
+    assert registry.all() == {"alpha": "built-in-item", "beta": "beta-item"}, "never a silent replacement"
+    [sentence] = said
+    assert f"The widget plugin 'alpha' ({prefix}alpha:register) failed to load" in sentence
+    assert "'alpha' is already registered by lexicoord (lexicoord.core.plugins)" in sentence
+    assert f"{prefix}dist ({prefix}alpha) registers another under the same name" in sentence
+    with pytest.raises(ConfigError, match=f"already registered by {prefix}dist"):
+        registry.register("beta", "mine", "lexicoord.core.plugins")
+    registry.register("alpha", "again", "lexicoord.core.plugins")  # the same module, imported twice
     assert registry.get("alpha") == "again" and list(registry.all()) == ["alpha", "beta"]
+    unknown = Registry[str]("widget", f"{group}.none")
+    unknown.register("gamma", "one", "some_script")
+    with pytest.raises(ConfigError, match=r"registered by module some_script \(some_script\); module other_script"):
+        unknown.register("gamma", "two", "other_script")
+
+
+@pytest.mark.parametrize(("value", "loads"), [(None, True), ("", False), ("someone-else", False),
+                                              ("{dist}", True), ("other, {DIST}", True)])
+def test_lexicoord_plugins_limits_which_distributions_load(install: Install, monkeypatch: pytest.MonkeyPatch,
+                                                           value: str | None, loads: bool) -> None:
+    group, state = install({"alpha": "{p}alpha:register"}, {"alpha": good("alpha")})
+    dist = group.rsplit(".", 1)[1] + "dist"
+    if value is None:
+        monkeypatch.delenv("LEXICOORD_PLUGINS", raising=False)
+    else:  # a distribution's name as people write it: its own, or cased with - for _
+        monkeypatch.setenv("LEXICOORD_PLUGINS", value.format(dist=dist, DIST=dist.upper().replace("_", "-")))
+    state.registry = registry = Registry[str]("widget", group)
+    registry.register("built-in", "b", "lexicoord.core.plugins")
+    assert set(registry.all()) == ({"built-in", "alpha"} if loads else {"built-in"})
+    assert registry.skipped == ({} if loads else {"alpha": dist.replace("_", "-")})
+    assert state.calls == (["alpha"] if loads else [])

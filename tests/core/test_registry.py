@@ -27,15 +27,15 @@ def test_a_protocol_nobody_installed_is_refused_naming_the_known_ones() -> None:
 
 def test_each_built_in_report_can_be_found() -> None:
     for name in ("coordination", "debate", "cogent", "werewolf"):
-        assert callable(get_protocol(name).load("report")) and callable(get_protocol(name).load("statistics"))
+        assert callable(get_protocol(name).report_writer()) and callable(get_protocol(name).statistics_reader())
     from lexicoord.web.adapters.base import RoomAdapter
 
     for name in ("coordination", "debate", "cogent"):
-        room = get_protocol(name).load("room")
+        room = get_protocol(name).room_adapter()
         assert issubclass(room, RoomAdapter) and room.protocol == name
     bare = get_protocol("debate").model_copy(update={"room": None})
     with pytest.raises(ConfigError, match="'debate' has no room"):
-        bare.load("room")
+        bare.room_adapter()
 
 
 @pytest.fixture
@@ -44,7 +44,7 @@ def echo_removed():
     yield
     from lexicoord.core import registry
 
-    registry._protocols.pop("echo-test", None)
+    registry.unregister_protocol("echo-test")
 
 
 def test_a_registered_protocol_is_listed(echo_removed) -> None:
@@ -75,12 +75,12 @@ async def test_each_protocol_s_statistics_are_computed_from_stored_events(tmp_pa
               AgentSpec(name="p", kind="simulated", options={"policy": "first"})]
     await Runner(store, coord.protocol()).run(
         "c", grid([i.as_task() for i in builtin_items()[:3]], [lineup]))
-    stats = coord.load("statistics")(store.iter_run_events("c"))
+    stats = coord.statistics_reader()(store.iter_run_events("c"))
     assert stats.games == 3 and stats.converged == 3, "two first-option players agree at once"
 
     study = get_protocol("debate")
     solo = [AgentSpec(name="s", model="scripted/first", role="single")]
     await Runner(store, study.protocol()).run(
         "a", grid([i.as_task() for i in generated_instructions(1)[:2]], [solo], settings=[{"condition": "single"}]))
-    stats = study.load("statistics")(store.iter_run_events("a"))
+    stats = study.statistics_reader()(store.iter_run_events("a"))
     assert stats.episodes == 2 and stats.failed == 0 and [c.config for c in stats.configs] == ["Single(first)"]

@@ -37,7 +37,7 @@ def registry_restored():
     yield
     from lexicoord.core import registry
 
-    registry._protocols.pop("same-word", None)
+    registry.unregister_protocol("same-word")
 
 
 async def test_the_example_registers_and_plays_by_its_rules(tmp_path, registry_restored) -> None:

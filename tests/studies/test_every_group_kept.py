@@ -21,7 +21,7 @@ from typing import Any, get_args
 import pytest
 
 from lexicoord.analysis.report import Report, report_run
-from lexicoord.core.registry import _protocols, get_protocol
+from lexicoord.core.registry import get_protocol, unregister_protocol
 from lexicoord.core.spec import EpisodeSpec
 from lexicoord.runs.store import Store
 from tests.studies.autoplay import AutoPage
@@ -70,7 +70,7 @@ def plugin() -> Iterator[None]:
     try:
         yield
     finally:
-        _protocols.pop("same-word", None)
+        unregister_protocol("same-word")
         sys.path.remove(str(PLUGIN))
 
 

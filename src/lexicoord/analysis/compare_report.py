@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from lexicoord.analysis.cells import write_csv
-from lexicoord.analysis.compare import Comparison, Cost, OutcomeReader, compare, compare_independent
+from lexicoord.analysis.compare import Comparison, Cost, compare, compare_independent
 from lexicoord.analysis.figures import _pyplot, save_figure
 from lexicoord.analysis.html import inline_svg, render
 from lexicoord.analysis.report import Report, ReportTable, condition_of, place_of
@@ -96,7 +96,7 @@ def compare_runs(store: Store, a_ref: str, b_ref: str, out_dir: Path) -> Report:
     if sa.name == sb.name:
         raise LexicoordError(f"'{sa.name}' is compared with itself; name two runs, or two conditions of a study.")
     independent = sa.condition is not None or sb.condition is not None
-    reader: OutcomeReader = get_protocol(a.protocol).load("outcomes")
+    reader = get_protocol(a.protocol).outcomes_reader()
     cost: dict[str, Cost] = {}
     outcomes = []
     repeated = 0  # groups that played several of the games compared (independent design)

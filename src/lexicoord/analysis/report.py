@@ -119,7 +119,7 @@ def report_run(store: Store, run_id: str, out_dir: Path | None = None, *, withou
     A study with conditions gets the report of all its games, then one per condition (in ``condition-NAME/``,
     each under that condition's settings), its tables titled with the condition."""
     run = store.run(run_id)
-    writer: ReportWriter = get_protocol(run.protocol).load("report")
+    writer = get_protocol(run.protocol).report_writer()
     folder = out_dir or report_folder(run.id)
     result = _written(writer, store, run, folder, without_takeovers)
     for name in run.config.get("conditions") or {}:

@@ -6,7 +6,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from lexicoord.cli.console import console_for
-from lexicoord.core.registry import failed_protocols
+from lexicoord.core.plugins import PLUGINS_VARIABLE
+from lexicoord.core.registry import failed_protocols, skipped_protocols
 from lexicoord.core.registry import protocols as installed
 
 console = console_for()
@@ -24,3 +25,6 @@ def protocols() -> None:
     console.print(table)
     for name, why in failed_protocols().items():
         console.print(f"[yellow]protocol plugin {escape(name)} failed to load: {escape(why)}[/yellow]")
+    for name, dist in skipped_protocols().items():
+        console.print(f"protocol plugin {escape(name)} of {escape(dist)} not loaded: {PLUGINS_VARIABLE} leaves it out",
+                      highlight=False)

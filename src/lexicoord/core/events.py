@@ -52,7 +52,7 @@ _types: Registry[type[Event]] = Registry("event type", EVENTS_GROUP, call=False)
 
 def event_type(cls: type[E]) -> type[E]:
     """Register an event class under its ``type`` default so the store can read it back."""
-    _types.register(cls.model_fields["type"].default, cls)
+    _types.register(cls.model_fields["type"].default, cls, f"{cls.__module__}.{cls.__qualname__}")
     return cls
 
 

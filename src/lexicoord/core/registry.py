@@ -13,14 +13,26 @@ from another distribution gets all of them with no line of lexicoord changed.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from importlib import import_module
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import BaseModel, ConfigDict
 
 from lexicoord.core.plugins import Registry
 from lexicoord.core.protocol import Protocol
 from lexicoord.errors import ConfigError
+
+if TYPE_CHECKING:  # the layers above, named for types only: the registry imports none of them
+    import typer
+
+    from lexicoord.analysis.compare import OutcomeReader
+    from lexicoord.analysis.report import ReportWriter
+    from lexicoord.experiments.experiment import Plan
+    from lexicoord.web.adapters.base import RoomAdapter
+
+#: A protocol's statistics of a run: its stored episodes and events in, the protocol's own statistics model out.
+StatisticsReader = Callable[[Iterable[tuple[Any, list[Any]]]], BaseModel]
 
 PROTOCOLS_GROUP = "lexicoord.protocols"
 
@@ -53,23 +65,72 @@ class ProtocolEntry(BaseModel):
     #: Other names the command group answers to (hidden from ``--help``), such as a short form.
     aliases: tuple[str, ...] = ()
 
-    def load(self, what: str) -> Any:
-        """The object named by the ``task``, ``statistics``, ``outcomes``, ``report``, ``room``, ``experiment`` or
-        ``cli`` field."""
+    def _load(self, what: str) -> Any:
+        """The object the ``what`` field names, imported now; a field left empty, a module that does not import
+        or a name it does not hold is a :class:`ConfigError` naming the protocol and the field."""
         target = getattr(self, what)
         if not target:
             raise ConfigError(f"Protocol '{self.name}' has no {what}.")
         module, _, attr = target.partition(":")
-        return getattr(import_module(module), attr)
+        try:
+            return getattr(import_module(module), attr)
+        except (ImportError, AttributeError) as exc:
+            raise ConfigError(f"Protocol '{self.name}': its {what} '{target}' cannot be loaded: {exc}.") from exc
+
+    def _callable(self, what: str) -> Any:
+        found = self._load(what)
+        if not callable(found):
+            raise ConfigError(f"Protocol '{self.name}': its {what} '{getattr(self, what)}' is not a function.")
+        return found
+
+    def report_writer(self) -> ReportWriter:
+        """The function that writes a stored run's report (``lexicoord report RUN``)."""
+        return cast("ReportWriter", self._callable("report"))
+
+    def statistics_reader(self) -> StatisticsReader:
+        """The function that computes the protocol's statistics from a run's stored episodes and events."""
+        return cast(StatisticsReader, self._callable("statistics"))
+
+    def outcomes_reader(self) -> OutcomeReader:
+        """The function that gives each finished episode's outcome for ``lexicoord compare``."""
+        return cast("OutcomeReader", self._callable("outcomes"))
+
+    def plan(self) -> Plan[Any]:
+        """The protocol's experiment plan, which reads an experiment file for ``lexicoord run FILE``."""
+        found = self._load("experiment")
+        if not all(callable(getattr(found, m, None)) for m in ("campaign", "calls")):
+            raise ConfigError(f"Protocol '{self.name}': its experiment '{self.experiment}' is not a plan "
+                              "(an object with campaign() and calls()).")
+        return cast("Plan[Any]", found)
+
+    def room_adapter(self) -> type[RoomAdapter]:
+        """The live-room adapter class, for the start page, rooms and studies."""
+        found = self._load("room")
+        if not isinstance(found, type):
+            raise ConfigError(f"Protocol '{self.name}': its room '{self.room}' is not a class.")
+        return cast("type[RoomAdapter]", found)
+
+    def command_group(self) -> typer.Typer:
+        """The protocol's command group, mounted as ``lexicoord NAME``."""
+        return cast("typer.Typer", self._load("cli"))
+
+    def task_object(self) -> Any:
+        """The task the protocol plays (a :class:`~lexicoord.tasks.base.Task`, or a table of them by name)."""
+        return self._load("task")
 
 
 _registry: Registry[ProtocolEntry] = Registry("protocol", PROTOCOLS_GROUP)
-#: The registered protocols themselves (not a copy), as they stand: plugins loaded or not.
-_protocols = _registry.entries
 
 
 def register_protocol(entry: ProtocolEntry) -> None:
-    _registry.register(entry.name, entry)
+    """Make ``entry`` known by its name; refused (a :class:`ConfigError` naming both distributions) when another
+    package's protocol has that name."""
+    _registry.register(entry.name, entry, entry.protocol.__module__)
+
+
+def unregister_protocol(name: str) -> None:
+    """Take a protocol out again, so that its name is free (a test that registered one for a while)."""
+    _registry.remove(name)
 
 
 def load_protocols() -> None:
@@ -79,6 +140,12 @@ def load_protocols() -> None:
 
 def protocols() -> dict[str, ProtocolEntry]:
     return _registry.all()
+
+
+def skipped_protocols() -> dict[str, str]:
+    """The protocol plugins ``LEXICOORD_PLUGINS`` kept from loading: entry-point name -> distribution."""
+    _registry.load()
+    return dict(_registry.skipped)
 
 
 def failed_protocols() -> dict[str, str]:

@@ -50,7 +50,7 @@ def plan_of(protocol: str) -> Plan[Any]:
     entry = get_protocol(protocol)
     if not entry.experiment:
         raise ConfigError(f"Protocol '{protocol}' takes no experiment file.")
-    plan = entry.load("experiment")
+    plan = entry.plan()
     if not isinstance(plan, Plan):
         raise ConfigError(f"Protocol '{protocol}' registers {entry.experiment}, which is not an experiment plan.")
     return plan

@@ -10,16 +10,13 @@ from typing import Annotated
 
 import typer
 
-from lexicoord.cli.campaign import DryRunOption, PrintFileOption
 from lexicoord.cli.console import console_for
 from lexicoord.cli.options import (
     AllowedHostOption,
     DbOption,
     ForwardedAllowIpsOption,
-    ModelOptions,
-    NoCacheOption,
-    RunNameOption,
 )
+from lexicoord.cli.run_options import RunOptions, run_command
 
 #: Mounted as ``lexicoord gate`` through the gate's protocol entry, as any protocol's commands are.
 app = typer.Typer(help="Agreement before action: is an instruction clear, and if not, what to ask.",
@@ -146,7 +143,7 @@ def calibrate(
                   f"{result.mean_set_size:.2f}. Wrote {out}.", highlight=False, markup=False, soft_wrap=True)
 
 
-@app.command("eval")
+@run_command(app, "eval", concurrency=2, concurrency_help="Checks played at once.")
 def evaluate(
     dataset: Annotated[str, typer.Option(help="knowno:PATH (a task file or folder), ambik:PATH (its CSV) or "
                                               "ambik-indirect:PATH.")],
@@ -162,21 +159,12 @@ def evaluate(
     config: Annotated[Path | None, typer.Option("--config", help="Gate settings (TOML), e.g. the file "
                                                 "`gate calibrate` writes with its threshold.")] = None,
     clarifications: Annotated[int, typer.Option(min=1, max=5, help="Questions a check may ask.")] = 1,
-    concurrency: Annotated[int, typer.Option(min=1, max=256, help="Checks played at once.")] = 2,
-    seed: Annotated[int, typer.Option(help="Seed of the run.")] = 0,
-    run_name: RunNameOption = None,
-    db: DbOption = None,
-    no_cache: NoCacheOption = False,
-    option: ModelOptions = None,
-    print_file: PrintFileOption = False,
-    dry_run: DryRunOption = False,
+    *,
+    run: RunOptions,
 ) -> None:
     """Evaluate gate policies on a benchmark with a simulated person who answers from the item's intent; every
     check is stored and resumes on re-run; the report gives the benchmark's metrics (the experiment file these
     options amount to: --print-file)."""
-    from lexicoord.cli.campaign import launch
-    from lexicoord.cli.options import parse_options
-    from lexicoord.experiments.loading import from_values
     from lexicoord.gate.settings import DEFAULT_MODEL, read_settings
 
     base = read_settings(config).model_dump(exclude_none=True) if config is not None else {}
@@ -184,12 +172,6 @@ def evaluate(
     keep = ("timeout", "followers", "rounds", "players", "qhat", "target_success", "calibrated_model",
             "min_letter_mass", "first", "then", "sentences")
     settings = {k: v for k, v in base.items() if k in keep} | {"clarifications": clarifications}
-    values = {
-        "protocol": "gate", "name": run_name, "seed": seed, "concurrency": concurrency, "cache": not no_cache,
-        "models": {"seats": list(seats), "judge": judge},
-        "data": {"dataset": dataset, "items": items, "exclude": exclude},
-        "settings": settings,
-        "grid": {"policies": policy or ["single", "debate"]},
-        "options": parse_options(option),
-    }
-    launch(from_values(values), db=db, print_file=print_file, dry=dry_run)
+    run.launch("gate", models={"seats": list(seats), "judge": judge},
+               data={"dataset": dataset, "items": items, "exclude": exclude}, settings=settings,
+               grid={"policies": policy or ["single", "debate"]})

@@ -56,10 +56,12 @@ def register_provider(
     examples: list[str] | None = None,
     details: dict[str, str] | None = None,
 ) -> None:
-    """Make ``name/...`` specs resolve through ``factory``. A later registration replaces an earlier one."""
+    """Make ``name/...`` specs resolve through ``factory``; refused when another package's provider has the name
+    (the same module registering again replaces its own)."""
     if not name or "/" in name:
         raise ValueError(f"provider name must be non-empty and contain no '/': {name!r}")
-    _providers.register(name, ProviderInfo(name, factory, description, list(examples or []), dict(details or {})))
+    _providers.register(name, ProviderInfo(name, factory, description, list(examples or []), dict(details or {})),
+                        getattr(factory, "__module__", None) or "unknown")
 
 
 def list_providers() -> list[ProviderInfo]:

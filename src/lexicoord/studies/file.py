@@ -373,7 +373,7 @@ def _room_settings(study: StudyFile, condition: str | None = None) -> None:
     entry = get_protocol(study.protocol)
     if not entry.room:
         raise ConfigError(f"protocol '{study.protocol}' has no live room, so no study can play it")
-    adapter = entry.load("room")
+    adapter = entry.room_adapter()
     agents = [(a.name, a.model) for a in study.agents(condition)]
     settings = adapter.settings_model.model_validate(study.room_body(agents, condition))
     # The table every group has at its first game (a short one is filled up to it, or sent home).

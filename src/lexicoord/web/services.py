@@ -55,8 +55,7 @@ class Services:
         entry = get_protocol(protocol)
         if not entry.room:
             raise ConfigError(f"Protocol '{protocol}' cannot be played in a live room.")
-        adapter: type[RoomAdapter] = entry.load("room")
-        return adapter
+        return entry.room_adapter()
 
     def offer(self) -> ServerOffer:
         """The start page's offer: each protocol under a title a newcomer can read, the coordination game

@@ -9,20 +9,15 @@ import typer
 
 from lexicoord.analysis.term_functions import BENCHMARK_FUNCTIONS, TermLabel
 from lexicoord.cli.annotate import AnnotationsArg, annotate_command
-from lexicoord.cli.campaign import DryRunOption, PrintFileOption, launch
 from lexicoord.cli.console import console_for
 from lexicoord.cli.options import (
     DbOption,
-    ModelOptions,
-    NoCacheOption,
     OutFolderOption,
-    RunNameOption,
-    parse_options,
     protocol_run,
 )
 from lexicoord.cli.report_cmd import print_report
+from lexicoord.cli.run_options import RunOptions, run_command
 from lexicoord.errors import ConfigError
-from lexicoord.experiments.loading import from_values
 from lexicoord.protocols.cogent import report as cogent_report
 from lexicoord.protocols.cogent.rules import ABLATIONS, MAIN_VARIANTS
 from lexicoord.protocols.cogent.statistics import episodes_from, term_labels
@@ -36,7 +31,8 @@ console = console_for()
 VARIANTS = MAIN_VARIANTS + ABLATIONS
 
 
-@app.command("run")
+@run_command(app, seed_help="Seed of the run (each seat's sampling seed derives from it and the episode) and, "
+             "unless --slice-seed is given, of the slice.", concurrency_help="Episodes played at once.")
 def run(
     task: Annotated[str, typer.Option(help="gsm8k, folio or mmlu.")],
     data: Annotated[Path, typer.Option(help="The benchmark's file (GSM8K test.jsonl, FOLIO validation JSONL) "
@@ -57,17 +53,10 @@ def run(
              "10-12); off: coining passes only.")] = True,
     temperature: Annotated[float, typer.Option(min=0.0, max=2.0)] = 0.7,
     max_tokens: Annotated[int, typer.Option(min=16, max=8192)] = 512,
-    seed: Annotated[int, typer.Option(help="Seed of the run (each seat's sampling seed derives from it and the "
-                                            "episode) and, unless --slice-seed is given, of the slice.")] = 0,
     slice_seed: Annotated[int | None, typer.Option(help="Seed of the slice only (default: --seed), so that another "
                                                        "--seed draws fresh samples on the same items.")] = None,
-    concurrency: Annotated[int, typer.Option(min=1, max=256)] = 4,
-    run_name: RunNameOption = None,
-    db: DbOption = None,
-    no_cache: NoCacheOption = False,
-    option: ModelOptions = None,
-    print_file: PrintFileOption = False,
-    dry_run: DryRunOption = False,
+    *,
+    run: RunOptions,
 ) -> None:
     """Play every item under each variant; store every reply, term and use; resume on re-run (the experiment
     file these options amount to: --print-file)."""
@@ -80,16 +69,14 @@ def run(
     models = model or ["local/smollm2-135m"]
     if len(models) > 2:
         raise ConfigError("COGENT has two agents: give at most two --model (A's, then B's).")
-    values = {
-        "protocol": "cogent", "name": run_name, "seed": seed, "concurrency": concurrency, "cache": not no_cache,
-        "models": {"a": models[0], "b": models[1] if len(models) > 1 else None},
-        "data": {"task": task, "file": str(data), "items": items, "slice_seed": slice_seed},
-        "settings": {"rounds": rounds, "passes": passes, "coin_rounds": coin_rounds, "tie": tie,
+    run.launch(
+        "cogent",
+        models={"a": models[0], "b": models[1] if len(models) > 1 else None},
+        data={"task": task, "file": str(data), "items": items, "slice_seed": slice_seed},
+        settings={"rounds": rounds, "passes": passes, "coin_rounds": coin_rounds, "tie": tie,
                      "use_coinage": use_coinage, "temperature": temperature, "max_tokens": max_tokens},
-        "grid": {"variants": variants},
-        "options": parse_options(option),
-    }
-    launch(from_values(values), db=db, print_file=print_file, dry=dry_run)
+        grid={"variants": variants},
+    )
 
 
 @app.command("report")

@@ -7,11 +7,9 @@ from typing import Annotated
 import typer
 
 from lexicoord.cli import report_cmd
-from lexicoord.cli.campaign import DryRunOption, PrintFileOption, launch
 from lexicoord.cli.console import console_for
-from lexicoord.cli.options import DbOption, ModelOptions, NoCacheOption, RunNameOption, parse_options
+from lexicoord.cli.run_options import RunOptions, run_command
 from lexicoord.errors import LexicoordError
-from lexicoord.experiments.loading import from_values
 from lexicoord.protocols.coordination import terminal
 from lexicoord.protocols.coordination.lineup import lineup_from, seat_text
 
@@ -27,7 +25,7 @@ ModelOption = Annotated[str, typer.Option(help="Model for every agent when no --
 DatasetOption = Annotated[str, typer.Option(help="builtin, a JSONL file, coarsewsd:FOLDER or wictsv:FOLDER.")]
 
 
-@app.command("run")
+@run_command(app, seed_help="Base seed of the run.", concurrency_help="Games played at once.")
 def run(
     agent: AgentOption = None,
     model: ModelOption = "local/smollm2-135m",
@@ -42,30 +40,22 @@ def run(
     leader_may_end: Annotated[bool, typer.Option(
         "--leader-may-end", help="Offer a model leader the end of the game when it is asked to clarify.")] = False,
     temperature: Annotated[float | None, typer.Option(help="Temperature for every LLM agent.")] = 0.7,
-    concurrency: Annotated[int, typer.Option(min=1, max=256)] = 4,
-    seed: Annotated[int, typer.Option(help="Base seed of the run.")] = 0,
-    run_name: RunNameOption = None,
-    db: DbOption = None,
-    no_cache: NoCacheOption = False,
-    option: ModelOptions = None,
-    print_file: PrintFileOption = False,
-    dry_run: DryRunOption = False,
+    *,
+    run: RunOptions,
 ) -> None:
     """Play every item with the line-up, store every move, resume on re-run (the experiment file these options
     amount to: --print-file)."""
     if leader_may_end and no_clarify:
         raise LexicoordError("--leader-may-end offers the end in the clarification request; drop --no-clarify.")
     lineup = lineup_from(agent, model, agents, None)
-    values = {
-        "protocol": "coordination", "name": run_name, "seed": seed, "concurrency": concurrency, "cache": not no_cache,
-        "models": {s.name: seat_text(s) for s in lineup},
-        "data": {"dataset": dataset, "items": items, "sample": sample, "category": category},
-        "settings": {"clarification_bound": bound, "leader_clarifies": not no_clarify,
+    run.launch(
+        "coordination",
+        models={s.name: seat_text(s) for s in lineup},
+        data={"dataset": dataset, "items": items, "sample": sample, "category": category},
+        settings={"clarification_bound": bound, "leader_clarifies": not no_clarify,
                      **({"leader_may_end": True} if leader_may_end else {}), "temperature": temperature},
-        "grid": {"repetitions": repetitions},
-        "options": parse_options(option),
-    }
-    launch(from_values(values), db=db, print_file=print_file, dry=dry_run)
+        grid={"repetitions": repetitions},
+    )
 
 
 app.command("report", help="Alias of 'lexicoord report RUN' for a coordination run.")(report_cmd.report)

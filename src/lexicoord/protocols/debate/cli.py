@@ -12,21 +12,17 @@ import typer
 from rich.markup import escape
 
 from lexicoord.cli import report_cmd
-from lexicoord.cli.campaign import DryRunOption, PrintFileOption, launch
 from lexicoord.cli.console import console_for
 from lexicoord.cli.options import (
     DbOption,
-    ModelOptions,
     NoCacheOption,
-    RunNameOption,
     cache_setting,
-    parse_options,
 )
+from lexicoord.cli.run_options import RunOptions, run_command
 from lexicoord.cli.terminal import play_at_keyboard
 from lexicoord.core.seat import Request
 from lexicoord.core.spec import AgentSpec
 from lexicoord.errors import ConfigError
-from lexicoord.experiments.loading import from_values
 from lexicoord.models.pool import ModelPool
 from lexicoord.protocols.debate import DebateSettings, DebateStudy
 from lexicoord.protocols.debate.experiment import CONDITIONS, instructions_from, seats_from
@@ -61,12 +57,12 @@ def generate(
                   highlight=False)
 
 
-@app.command("run")
+@run_command(app, seed_help="Seed of the generated instructions and of the run.",
+             concurrency_help="Instructions played at once.")
 def run(
     model: Annotated[list[str] | None, typer.Option("--model", "-m", help="A debater (repeat for several; each leads once).")] = None,
     dataset: Annotated[str | None, typer.Option(help="JSONL of pairs (debate generate) or of single instructions; knowno:PATH, ambik:PATH or hf:NAME.")] = None,
     per_category: Annotated[int, typer.Option("--per-category", "-n", min=1, help="Generated pairs per type when no --dataset (the paper: 20).")] = 20,
-    seed: Annotated[int, typer.Option(help="Seed of the generated instructions and of the run.")] = 0,
     items: Annotated[int | None, typer.Option(min=1, help="Use N instructions, taken in turn from each type.")] = None,
     twins: Annotated[bool, typer.Option("--twins/--no-twins", help="Also run the unambiguous twins (false alarms).")] = True,
     condition: Annotated[list[str] | None, typer.Option("--condition", help="single and/or debate (default both).")] = None,
@@ -76,13 +72,8 @@ def run(
     temperature: Annotated[float, typer.Option(min=0.0, max=2.0)] = 0.5,
     max_tokens: Annotated[int, typer.Option(min=16, max=8192)] = 350,
     judge: Annotated[str | None, typer.Option(help="An LLM judge (provider/model) as a second opinion.")] = None,
-    concurrency: Annotated[int, typer.Option(min=1, max=256, help="Instructions played at once.")] = 4,
-    run_name: RunNameOption = None,
-    db: DbOption = None,
-    no_cache: NoCacheOption = False,
-    option: ModelOptions = None,
-    print_file: PrintFileOption = False,
-    dry_run: DryRunOption = False,
+    *,
+    run: RunOptions,
 ) -> None:
     """Play every instruction under the baseline and the debate; store every move; resume on re-run (the
     experiment file these options amount to: --print-file)."""
@@ -91,16 +82,14 @@ def run(
     if bad:
         raise ConfigError(f"Unknown condition(s) {', '.join(bad)}; use single and/or debate.")
     seats_from(model or ["local/smollm2-135m"])  # a model named twice is a mistake on the command line
-    values = {
-        "protocol": "debate", "name": run_name, "seed": seed, "concurrency": concurrency, "cache": not no_cache,
-        "models": {"debaters": model or ["local/smollm2-135m"], "judge": judge},
-        "data": {"dataset": dataset, "per_category": per_category, "items": items, "twins": twins},
-        "settings": {"rounds": rounds, "followers": followers, "sentences": sentences, "temperature": temperature,
+    run.launch(
+        "debate",
+        models={"debaters": model or ["local/smollm2-135m"], "judge": judge},
+        data={"dataset": dataset, "per_category": per_category, "items": items, "twins": twins},
+        settings={"rounds": rounds, "followers": followers, "sentences": sentences, "temperature": temperature,
                      "max_tokens": max_tokens},
-        "grid": {"conditions": conditions},
-        "options": parse_options(option),
-    }
-    launch(from_values(values), db=db, print_file=print_file, dry=dry_run)
+        grid={"conditions": conditions},
+    )
 
 
 app.command("report", help="Alias of 'lexicoord report RUN' for a debate run.")(report_cmd.report)

@@ -12,24 +12,20 @@ from rich.markup import escape
 
 from lexicoord.analysis.term_functions import WEREWOLF_FUNCTIONS, TermLabel
 from lexicoord.cli.annotate import AnnotationsArg, annotate_command
-from lexicoord.cli.campaign import DryRunOption, PrintFileOption, launch
 from lexicoord.cli.console import console_for
 from lexicoord.cli.options import (
     DbOption,
-    ModelOptions,
     NoCacheOption,
     OutFolderOption,
-    RunNameOption,
     cache_setting,
-    parse_options,
     protocol_run,
 )
 from lexicoord.cli.report_cmd import print_report
+from lexicoord.cli.run_options import RunOptions, run_command
 from lexicoord.cli.terminal import play_at_keyboard
 from lexicoord.core.seat import Request
 from lexicoord.core.spec import AgentSpec
 from lexicoord.errors import ConfigError
-from lexicoord.experiments.loading import from_values
 from lexicoord.experiments.source import parse_override
 from lexicoord.models.pool import ModelPool
 from lexicoord.protocols.werewolf import WerewolfGame, WerewolfSettings
@@ -74,7 +70,7 @@ def settings_from(rules: list[str] | None, **fixed: Any) -> WerewolfSettings:
 RuleOption = Annotated[list[str] | None, typer.Option("--rule", help=f"A rule flag, name=value ({RULES}).")]
 
 
-@app.command("run")
+@run_command(app, concurrency=2, seed_help="Seed of the deals and ties.", concurrency_help="Games played at once.")
 def run(
     model: Annotated[str, typer.Option("--model", "-m", help="Every seat's model (the villagers').")] = "local/smollm2-135m",
     wolves_model: Annotated[str | None, typer.Option(help="The wolves' model (default: the same).")] = None,
@@ -82,14 +78,8 @@ def run(
     condition: Annotated[list[str] | None, typer.Option(help="origin, cogent (default both, paired by seed).")] = None,
     player_count: Annotated[int, typer.Option("--players", min=4, max=20)] = 8,
     rule: RuleOption = None,
-    seed: Annotated[int, typer.Option(help="Seed of the deals and ties.")] = 0,
-    concurrency: Annotated[int, typer.Option(min=1, max=64)] = 2,
-    run_name: RunNameOption = None,
-    db: DbOption = None,
-    no_cache: NoCacheOption = False,
-    option: ModelOptions = None,
-    print_file: PrintFileOption = False,
-    dry_run: DryRunOption = False,
+    *,
+    run: RunOptions,
 ) -> None:
     """Play the games under each condition (the same seeds in both); store every event; resume on re-run (the
     experiment file these options amount to: --print-file)."""
@@ -97,15 +87,13 @@ def run(
     bad = [c for c in conditions if c not in CONDITIONS]
     if bad:
         raise ConfigError(f"Unknown condition(s) {', '.join(bad)}; use origin or cogent.")
-    values = {
-        "protocol": "werewolf", "name": run_name, "seed": seed, "concurrency": concurrency, "cache": not no_cache,
-        "models": {"villagers": model, "wolves": wolves_model},
-        "data": {"games": games, "players": player_count},
-        "settings": rule_values(rule),
-        "grid": {"conditions": conditions},
-        "options": parse_options(option),
-    }
-    launch(from_values(values), db=db, print_file=print_file, dry=dry_run)
+    run.launch(
+        "werewolf",
+        models={"villagers": model, "wolves": wolves_model},
+        data={"games": games, "players": player_count},
+        settings=rule_values(rule),
+        grid={"conditions": conditions},
+    )
 
 
 @app.command("report")
