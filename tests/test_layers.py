@@ -192,3 +192,15 @@ def test_imports_for_types_only_are_not_counted_but_every_other_is(tmp_path: Pat
                       "def f():\n    from lexicoord.runs.store import Store\n"
                       "if True:\n    import lexicoord.analysis.report\n")
     assert imports_of(source) == {"lexicoord.runs.store", "lexicoord.analysis.report"}
+
+
+ITEM_USERS = [*files("web"), *files("studies"), SRC / "cli" / "serve_cmd.py", SRC / "cli" / "study_cmd.py"]
+
+
+@pytest.mark.parametrize("path", ITEM_USERS, ids=lambda p: str(p.relative_to(SRC)))
+def test_where_a_protocols_items_come_from_is_the_protocols_own(path: Path) -> None:
+    """The server, its rooms and studies get every protocol's items through its item source: none of them reads a
+    dataset or a benchmark itself, or branches on a protocol's name."""
+    assert not {m for m in imports_of(path) if m.startswith("lexicoord.tasks")}, path.name
+    text = path.read_text(encoding="utf-8")
+    assert not re.search(r"""(==|!=|\bin)\s*\(?\s*["'](coordination|cogent|werewolf|debate)["']""", text), path.name

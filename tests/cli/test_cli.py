@@ -40,7 +40,11 @@ def test_models_lists_providers_and_presets() -> None:
         (["ask", "scripted/echo", "hi", "--json-schema", "{not json"], "neither a JSON file nor valid JSON"),
         (["runs", "list", "--db", "postgresql+psycopg://alice:s3cret@127.0.0.1:1/x"], "Cannot open the store"),
         (["serve", "--model", "openai/gpt-4o-mini"], "OPENAI_API_KEY is not set"),
-        (["serve", "--dataset", "/no/such/items.jsonl"], "/no/such/items.jsonl"),
+        (["serve", "--items", "coordination=/no/such/items.jsonl"], "/no/such/items.jsonl"),
+        (["serve", "--items", "/no/such/items.jsonl"], "--items takes PROTOCOL=WHERE or PROTOCOL/NAME=WHERE"),
+        (["serve", "--items", "nowhere=builtin"], "--items nowhere=builtin: 'nowhere' is not offered here"),
+        (["serve", "--items", "cogent/plants=x.jsonl"], "COGENT's items are named by their task"),
+        (["serve", "--items", "debate=x.jsonl"], "Protocol 'debate' draws no items from the server"),
         (["serve", "--model", "scripted/echo", "--model", "scripted/echo"], "named twice"),
     ],
 )

@@ -135,7 +135,7 @@ def test_a_person_s_frames_never_carry_a_model_s_private_text(tmp_path) -> None:
 
     pool = ModelPool(cache=False)
     pool.add(Model(ScriptedProvider("whisper", whisper)), "scripted/first")
-    services = Services(store=Store(str(tmp_path / "w.db")), models=pool, datasets={"builtin": builtin_items()[:3]},
+    services = Services(store=Store(str(tmp_path / "w.db")), models=pool, items={"coordination": {"builtin": builtin_items()[:3]}},
                         model_names=["scripted/first"])
     frames: list[str] = []
     with TestClient(create_app(services, http_rate=1000, http_burst=1000)) as client:

@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from lexicoord.cli.serve_cmd import load_benchmarks, load_datasets
 from lexicoord.experiments.source import Source
 from lexicoord.models.model import Model
 from lexicoord.models.pool import ModelPool
@@ -77,8 +76,7 @@ def serving(db: Path, data: dict[str, Any], *, public: bool = True, accept_chang
     file = study_of(data)
     if tune is not None:
         tune(file)  # shorter limits than a file may set, so tests do not wait for minutes
-    services = services_for(file, Store(str(db)), pool(), load_datasets([f"study={file.data}"]),
-                            load_benchmarks([f"{k}={v}" for k, v in file.benchmarks.items()]))
+    services = services_for(file, Store(str(db)), pool())
     part = StudyPart(file, services, KEY, public, enter_rate=1000, enter_burst=1000, accept_changes=accept_changes)
     app = create_app(services, allowed_hosts=["testserver"], parts=[part], viewer=False, idle_close=None,
                      unused_close=None)

@@ -37,7 +37,7 @@ STUDIES: dict[str, dict[str, Any]] = {
     "debate": {"group": {"people": 1, "games": 2, "agents": BOTS[:1]}},
     "werewolf": {"group": {"people": 1, "games": 2, "agents": BOTS}},
     "cogent": {"group": {"people": 1, "games": 2, "agents": BOTS[:1]}, "game": {"seat_timeout": 30, "source": "gsm8k"},
-               "benchmarks": {"gsm8k": str(SMOKE / "gsm8k.jsonl")}},
+               "items": {"gsm8k": str(SMOKE / "gsm8k.jsonl")}},
     "same-word": {"group": {"people": 1, "games": 2, "agents": BOTS[:1]}},
 }
 

@@ -56,7 +56,8 @@ BAD = [
      'redirect = "javascript:alert(1)//{code}"', "completion.redirect", "http"),
     ('timeout = 300', 'timeout = 1', "lobby.timeout", "greater than or equal to 5"),
     ('grace = 60', 'grace = -5', "dropout.grace", "greater than or equal to 5"),
-    ('data = "builtin"', 'data = "missing/items.jsonl"', "data", "no file or folder"),
+    ('items = { builtin = "builtin" }', 'items = { builtin = "missing/items.jsonl" }', "items.builtin",
+     "no file or folder"),
     ('name = "lexicoord-pilot"', 'name = "../etc"', "name", "not allowed"),
     ('per_game = 0.25', 'per_game = -1', "bonus.per_game", "greater than or equal to 0"),
     ('id = "clarify"', 'id = "goal"', "quiz.questions", "used twice"),
@@ -113,15 +114,13 @@ def test_the_check_command_says_what_a_good_file_will_do() -> None:
 def test_the_shipped_study_serves_its_pages_on_the_embedded_model(tmp_path: Path) -> None:
     from fastapi.testclient import TestClient
 
-    from lexicoord.cli.serve_cmd import load_datasets
     from lexicoord.models.pool import ModelPool
     from lexicoord.runs.store import Store
     from lexicoord.studies.serve import StudyPart, services_for
     from lexicoord.web.app import create_app
 
     study = load(EXAMPLE, environ={})
-    services = services_for(study, Store(str(tmp_path / "s.db")), ModelPool(cache=False),
-                            load_datasets([f"study={study.data}"]), {})
+    services = services_for(study, Store(str(tmp_path / "s.db")), ModelPool(cache=False))
     app = create_app(services, allowed_hosts=["testserver"], parts=[StudyPart(study, services, "k", False)],
                      viewer=False)
     with TestClient(app) as client:

@@ -330,7 +330,7 @@ SMOKE = Path(__file__).resolve().parents[2] / "experiments" / "smoke"
     ("debate", {"group": {"people": 1, "agents": BOTS[:1]}}),
     ("werewolf", {"group": {"people": 1, "agents": BOTS}}),
     ("cogent", {"group": {"people": 1, "agents": BOTS[:1]}, "game": {"seat_timeout": 30, "source": "gsm8k"},
-                "benchmarks": {"gsm8k": str(SMOKE / "gsm8k.jsonl")}}),
+                "items": {"gsm8k": str(SMOKE / "gsm8k.jsonl")}}),
 ])
 def test_every_protocol_with_a_room_is_played_in_a_study(db: Path, protocol: str, extra: dict[str, Any]) -> None:
     with serving(db, values(protocol=protocol, bonus={"per_game": 0.0}, **extra)) as (client, part):

@@ -45,7 +45,7 @@ def make_services(db: Path | str, *, slow: float = 5.0) -> Services:
     pool = ModelPool(cache=False)
     pool.add(Model(ScriptedProvider("first", first_option)), "scripted/first")
     pool.add(Model(ScriptedProvider("slow", first_option, latency=slow)), "scripted/slow")
-    return Services(store=Store(str(db)), models=pool, datasets={"builtin": builtin_items()[:6]},
+    return Services(store=Store(str(db)), models=pool, items={"coordination": {"builtin": builtin_items()[:6]}},
                     model_names=["scripted/first", "scripted/slow"])
 
 

@@ -187,7 +187,7 @@ def along(name: str, req: dict[str, Any]) -> dict[str, Any]:
 def test_a_werewolf_game_in_progress_shows_no_role_deal_or_seed(tmp_path: Path) -> None:
     pool = ModelPool(cache=False)
     pool.add(Model(ScriptedProvider("ww", abstain)), "scripted/ww")
-    services = Services(store=Store(str(tmp_path / "ww.db")), models=pool, datasets={"builtin": builtin_items()[:2]},
+    services = Services(store=Store(str(tmp_path / "ww.db")), models=pool, items={"coordination": {"builtin": builtin_items()[:2]}},
                         model_names=["scripted/ww"], protocols=["werewolf"])
     with serve(services) as client:
         body = {"protocol": "werewolf", "agents": [{"name": a, "model": "scripted/ww"} for a in WEREWOLF_AGENTS],

@@ -228,7 +228,7 @@ def test_room_settings_are_validated(client) -> None:
     r = client.post("/api/rooms", json={"agents": [{"name": "x", "model": "openai/gpt-4o"}]})
     assert r.status_code == 400 and "not offered" in r.json()["message"]
     r = client.post("/api/rooms", json={"dataset": "/etc/passwd"})
-    assert r.status_code == 400 and "No dataset" in r.json()["message"]
+    assert r.status_code == 400 and "No coordination items '/etc/passwd' on this server" in r.json()["message"]
     assert client.post("/api/rooms", json={"clarification_bound": 99}).status_code == 422
     assert client.post("/api/rooms", json={"mode": "chaos"}).status_code == 422
 

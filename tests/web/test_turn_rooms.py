@@ -43,9 +43,8 @@ def agent_reply(messages: Any, config: Any) -> Any:
 def turns(tmp_path: Path) -> Iterator[TestClient]:
     pool = ModelPool(cache=False)
     pool.add(Model(ScriptedProvider("agent", agent_reply)), "scripted/agent")
-    services = Services(store=Store(str(tmp_path / "t.db")), models=pool, datasets={"builtin": builtin_items()[:2]},
-                        model_names=["scripted/agent"], protocols=["coordination", "debate", "cogent"],
-                        benchmarks={"gsm8k": GSM})
+    services = Services(store=Store(str(tmp_path / "t.db")), models=pool, items={"coordination": {"builtin": builtin_items()[:2]}, "cogent": {"gsm8k": GSM}},
+                        model_names=["scripted/agent"], protocols=["coordination", "debate", "cogent"])
     with TestClient(create_app(services, http_rate=1000, http_burst=1000, allowed_hosts=["testserver"])) as c:
         c.db = tmp_path / "t.db"  # type: ignore[attr-defined]
         yield c
@@ -167,8 +166,8 @@ def test_a_typed_question_is_played_and_replies_out_of_turn_are_refused(turns) -
 def services_for(db: Path) -> Services:
     pool = ModelPool(cache=False)
     pool.add(Model(ScriptedProvider("agent", agent_reply)), "scripted/agent")
-    return Services(store=Store(str(db)), models=pool, datasets={"builtin": builtin_items()[:2]},
-                    model_names=["scripted/agent"], protocols=["debate", "cogent"], benchmarks={"gsm8k": GSM})
+    return Services(store=Store(str(db)), models=pool, items={"coordination": {"builtin": builtin_items()[:2]}, "cogent": {"gsm8k": GSM}},
+                    model_names=["scripted/agent"], protocols=["debate", "cogent"])
 
 
 def test_a_reconnecting_page_gets_its_seat_and_request_back(turns) -> None:

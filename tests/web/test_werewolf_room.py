@@ -51,7 +51,7 @@ def agent_reply(messages: Any, config: Any) -> Any:
 def make_services(db: Path) -> Services:
     pool = ModelPool(cache=False)
     pool.add(Model(ScriptedProvider("ww", agent_reply)), "scripted/ww")
-    return Services(store=Store(str(db)), models=pool, datasets={"builtin": builtin_items()[:2]},
+    return Services(store=Store(str(db)), models=pool, items={"coordination": {"builtin": builtin_items()[:2]}},
                     model_names=["scripted/ww"], protocols=["coordination", "werewolf"])
 
 

@@ -56,7 +56,7 @@ def quiet_agents() -> Iterator[None]:
 def client(tmp_path: Path) -> Iterator[TestClient]:
     pool = ModelPool(cache=False)
     pool.add(Model(ScriptedProvider("ww", agent_reply)), "scripted/ww")
-    services = Services(store=Store(str(tmp_path / "ww.db")), models=pool, datasets={"builtin": builtin_items()[:2]},
+    services = Services(store=Store(str(tmp_path / "ww.db")), models=pool, items={"coordination": {"builtin": builtin_items()[:2]}},
                         model_names=["scripted/ww"], protocols=["werewolf"])
     app = create_app(services, http_rate=1000, http_burst=1000, allowed_hosts=["testserver"], rooms_per_address=100)
     with TestClient(app, client=("127.0.0.1", 50000)) as c:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -24,7 +23,6 @@ from lexicoord.errors import ConfigError
 if TYPE_CHECKING:
     from lexicoord.gate.http import GatePart
     from lexicoord.runs.store import Store
-    from lexicoord.tasks.ambiguous import AmbiguityItem
 
 console = console_for(stderr=True)
 #: Minutes a room may stand with no page open (and no game under way) before it closes.
@@ -33,34 +31,6 @@ IDLE_MINUTES = 60.0
 UNUSED_MINUTES = 10.0
 #: Open rooms, and open connections, one client may have (the server's defaults, web.registry and web.guard).
 ROOMS_PER_ADDRESS, CONNECTIONS_PER_ADDRESS = 20, 64
-
-
-def load_datasets(sources: list[str]) -> dict[str, Sequence[AmbiguityItem]]:
-    """``builtin``, ``NAME=path.jsonl``, ``path.jsonl``, ``coarsewsd:FOLDER`` or ``wictsv:FOLDER``, each checked
-    now (a file's items are then read from it one game at a time)."""
-    from lexicoord.protocols.coordination.lineup import dataset_from
-
-    out: dict[str, Sequence[AmbiguityItem]] = {}
-    for source in sources:
-        name, sep, where = source.partition("=")
-        if not sep or ":" in name:
-            name, where = source, source
-        out[name.strip()] = dataset_from(where.strip(), None, None, None)
-    return out
-
-
-def load_benchmarks(sources: list[str]) -> dict[str, list[dict[str, Any]]]:
-    """``TASK=PATH`` each, loaded and checked now (a bad file is one clear error before the server starts)."""
-    from lexicoord.tasks.benchmarks import BENCHMARKS
-
-    out: dict[str, list[dict[str, Any]]] = {}
-    for source in sources:
-        task, sep, path = source.partition("=")
-        if not sep or task not in BENCHMARKS:
-            raise ConfigError(f"--benchmark takes TASK=PATH with TASK one of {', '.join(BENCHMARKS)}, not {source!r}.")
-        bench = BENCHMARKS[task]
-        out[task] = [bench.as_task(i) for i in bench.load(path)]
-    return out
 
 
 def roomable_protocols() -> list[str]:
@@ -77,18 +47,17 @@ def serve(
         list[str] | None, typer.Option("--model", "-m", help="A model people may seat agents on (repeatable).")
     ] = None,
     agents: Annotated[int, typer.Option(min=0, max=8, help="Agents the room form proposes by default.")] = 2,
-    dataset: Annotated[
-        list[str] | None, typer.Option(help="builtin, a JSONL file, NAME=file.jsonl, coarsewsd:FOLDER or wictsv:FOLDER (repeatable).")
+    items: Annotated[
+        list[str] | None, typer.Option(
+            "--items", help="A set of items a protocol's rooms may draw from: PROTOCOL=WHERE or PROTOCOL/NAME=WHERE "
+                            "(coordination=builtin, coordination/plants=plants.jsonl, coordination=wictsv:FOLDER, "
+                            "cogent/gsm8k=test.jsonl; repeatable). Without any, each protocol's own default "
+                            "(the coordination game's built-in sentences; COGENT: typed questions only).")
     ] = None,
     protocol: Annotated[
         list[str] | None,
         typer.Option("--protocol", help="A protocol people may open rooms for (repeatable; default: every installed "
                                         "protocol that has a live room)."),
-    ] = None,
-    benchmark: Annotated[
-        list[str] | None,
-        typer.Option("--benchmark", help="TASK=PATH: benchmark items COGENT rooms may draw (gsm8k, folio or mmlu; "
-                                         "repeatable). Without any, COGENT rooms play a question their creator types."),
     ] = None,
     join_rate: Annotated[
         float, typer.Option(min=0.01, help="Room look-ups and joins per second allowed from one address (burst 30).")
@@ -134,9 +103,10 @@ def serve(
     if len(set(models)) != len(models):
         raise ConfigError("A model is named twice with --model.")
     offered = protocol or roomable_protocols()
-    services = Services(store=Store(db), models=pool, datasets=load_datasets(dataset or ["builtin"]),
-                        model_names=models, default_agents=agents, protocols=offered,
-                        benchmarks=load_benchmarks(benchmark or []))
+    from lexicoord.core.items import load_items
+
+    services = Services(store=Store(db), models=pool, model_names=models, default_agents=agents, protocols=offered,
+                        items=load_items(offered, items or []))
     for name in offered:
         services.adapter(name)  # a protocol without a room is one clear error now
     gate, made = gate_part(gate_config, services.store, host, proxied=bool(proxies), public_names=bool(allowed_host))

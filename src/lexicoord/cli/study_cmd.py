@@ -79,7 +79,7 @@ def serve(
 ) -> None:
     """Serve a study: participants' link, lobby, games in managed rooms, survey, codes, and the dashboard."""
     from lexicoord.cli.ports import check_port
-    from lexicoord.cli.serve_cmd import load_benchmarks, load_datasets, run_app
+    from lexicoord.cli.serve_cmd import run_app
     from lexicoord.errors import ConfigError
     from lexicoord.models.pool import ModelPool
     from lexicoord.runs.store import Store
@@ -98,8 +98,7 @@ def serve(
     hosts = served_hosts(host, allowed_host or [])
     proxies = proxy_addresses(forwarded_allow_ips)
     pool = ModelPool(**{**study.options, **parse_options(option)})
-    services = services_for(study, Store(db), pool, load_datasets([f"study={study.data}"]),
-                            load_benchmarks([f"{k}={v}" for k, v in study.benchmarks.items()]))
+    services = services_for(study, Store(db), pool)
     part = StudyPart(study, services, key, public, enter_rate=enter_rate, accept_changes=accept_changes)
     check_port(host, port)
     app = create_app(services, allowed_hosts=hosts, parts=[part], viewer=False, idle_close=None, unused_close=None)

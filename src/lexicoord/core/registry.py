@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # the layers above, named for types only: the registry import
 
     from lexicoord.analysis.compare import OutcomeReader
     from lexicoord.analysis.report import ReportWriter
+    from lexicoord.core.items import ItemSource
     from lexicoord.experiments.experiment import Plan
     from lexicoord.web.adapters.base import RoomAdapter
 
@@ -60,6 +61,9 @@ class ProtocolEntry(BaseModel):
     #: ``module:attribute`` of the protocol's experiment plan (a :class:`~lexicoord.experiments.experiment.Plan`),
     #: which reads an experiment file for ``lexicoord run FILE``.
     experiment: str | None = None
+    #: ``module:attribute`` of the protocol's :class:`~lexicoord.core.items.ItemSource`: where its rooms and
+    #: studies draw their items from, and how a set of them is named and read.
+    items: str | None = None
     #: ``module:attribute`` of the protocol's command group (a ``typer.Typer``), mounted as ``lexicoord NAME``.
     cli: str | None = None
     #: Other names the command group answers to (hidden from ``--help``), such as a short form.
@@ -113,6 +117,15 @@ class ProtocolEntry(BaseModel):
     def command_group(self) -> typer.Typer:
         """The protocol's command group, mounted as ``lexicoord NAME``."""
         return cast("typer.Typer", self._load("cli"))
+
+    def item_source(self) -> ItemSource:
+        """Where the protocol's rooms and studies draw their items from."""
+        from lexicoord.core.items import ItemSource
+
+        found = self._load("items")
+        if not isinstance(found, ItemSource):
+            raise ConfigError(f"Protocol '{self.name}': its items '{self.items}' is not an ItemSource.")
+        return found
 
     def task_object(self) -> Any:
         """The task the protocol plays (a :class:`~lexicoord.tasks.base.Task`, or a table of them by name)."""

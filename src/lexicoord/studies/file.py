@@ -300,10 +300,10 @@ class StudyFile(Strict):
     seed: int = 0
     #: The protocol's room settings (its room form's keys: ``seat_timeout``, ``clarification_bound`` ...).
     game: GameSettings = Field(default_factory=dict)
-    #: The coordination game's items: ``builtin``, a JSONL file, ``coarsewsd:FOLDER`` or ``wictsv:FOLDER``.
-    data: DataPath = "builtin"
-    #: COGENT's benchmark items by task (``gsm8k = "path"``).
-    benchmarks: dict[str, DataPath] = Field(default_factory=dict)
+    #: The sets of items the groups' games draw from, by name (``NAME = "WHERE"``), as the protocol's item source
+    #: reads them (the coordination game: ``builtin``, a JSONL file, ``coarsewsd:FOLDER``, ``wictsv:FOLDER``;
+    #: COGENT: ``gsm8k = "test.jsonl"``). None: the protocol's own default.
+    items: dict[str, DataPath] = Field(default_factory=dict)
     group: Group
     consent: Page
     instructions: Page
@@ -353,15 +353,21 @@ class StudyFile(Strict):
 
     def room_body(self, agents: Sequence[tuple[str, str]], condition: str | None = None) -> dict[str, Any]:
         """A room's creation request for one group (of ``condition``): the game's settings, its agents (name,
-        model)."""
+        model), and the settings that make its games draw from the study's items (the protocol's item source
+        says which)."""
+        from lexicoord.core.items import source_of
+
         c = self.condition(condition)
         game = {**self.game, **(c.game if c is not None else {})}
         body: dict[str, Any] = {**game, "protocol": self.protocol, "seed": self.seed,
                                 "max_people": self.group.people,
                                 "agents": [{"name": n, "model": m} for n, m in agents]}
-        if self.protocol == "coordination":
-            body.setdefault("dataset", "study")
-            body["mode"] = "automatic"
+        source = source_of(self.protocol)
+        if source is not None:  # the study's first set, unless the game's own setting picks another
+            sets = list(self.items or source.defaults)
+            chosen = game.get(source.setting, sets[0] if sets else None)
+            if chosen is not None:
+                body.update(source.study_settings(str(chosen)))
         return body
 
 

@@ -7,7 +7,6 @@ are exported from its dashboard); the study's one run holds every group's games 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from fastapi import FastAPI
@@ -22,14 +21,15 @@ from lexicoord.web.registry import Rooms
 from lexicoord.web.services import Services
 
 
-def services_for(file: StudyFile, store: Store, pool: ModelPool, datasets: dict[str, Sequence[Any]],
-                 benchmarks: dict[str, list[dict[str, Any]]]) -> Services:
-    """The rooms' services for ``file``: its protocol, its models (each checked now), and its items as the
-    command line loaded them (``study`` = the file's ``data``; its ``benchmarks``)."""
+def services_for(file: StudyFile, store: Store, pool: ModelPool) -> Services:
+    """The rooms' services for ``file``: its protocol, its models (each checked now), and its items (the file's
+    ``[items]``, else the protocol's default), each set read and checked now."""
+    from lexicoord.core.items import load_items
+
     for name in file.models():
         pool.get(name)  # a missing key or an unknown provider is one clear error before the server starts
-    services = Services(store=store, models=pool, datasets=datasets, model_names=file.models(),
-                        protocols=[file.protocol], benchmarks=benchmarks)
+    services = Services(store=store, models=pool, model_names=file.models(), protocols=[file.protocol],
+                        items=load_items([file.protocol], named={file.protocol: file.items}))
     services.adapter(file.protocol)
     return services
 

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 #: A study file's keys that make its games (the run's settings): never changed within a study.
-GAME_KEYS = ("protocol", "game", "seed", "data", "benchmarks", "group.people", "group.agents")
+GAME_KEYS = ("protocol", "game", "seed", "items", "group.people", "group.agents")
 #: Characters an experimenter's own key (``LEXICOORD_ADMIN_KEY``) has at least when the dashboard is reachable
 #: from other machines.
 MIN_PUBLIC_KEY = 16

@@ -1,4 +1,4 @@
-"""What every room of a server shares: the store, the models, the datasets on offer."""
+"""What every room of a server shares: the store, the models, each protocol's item sets on offer."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from lexicoord.core.items import ItemSets
 from lexicoord.errors import ConfigError
 from lexicoord.models.pool import ModelPool
 from lexicoord.runs.store import Store
-from lexicoord.tasks.ambiguous import AmbiguityItem
 from lexicoord.web.forms import ProtocolOffer, ServerOffer, protocol_fields
 from lexicoord.web.persistence import RoomStore
 
@@ -21,30 +21,33 @@ if TYPE_CHECKING:
 class Services:
     store: Store
     models: ModelPool
-    #: Datasets people may choose from, by the name the operator gave them; checked once, at start (a file's
-    #: items are read from it when a game needs one).
-    datasets: dict[str, Sequence[AmbiguityItem]]
     #: Models people may seat agents on: only these, so a browser can never point the server elsewhere.
     model_names: list[str]
     default_agents: int = 2
     #: Protocols people may open rooms for (each needs a live-room adapter).
     protocols: list[str] = field(default_factory=lambda: ["coordination"])
-    #: Benchmark items COGENT rooms may draw from, by task (``gsm8k``, ``folio``, ``mmlu``), loaded at start.
-    benchmarks: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    #: Item sets people may choose from, by protocol and by the name the operator gave them (see
+    #: :func:`lexicoord.core.items.load_items`); checked once, at start.
+    items: ItemSets = field(default_factory=dict)
     rooms: RoomStore = field(init=False)
 
     def __post_init__(self) -> None:
         self.rooms = RoomStore(self.store)
         if not self.model_names:
             raise ConfigError("The server needs at least one model for agents (--model).")
-        if not self.datasets:
-            raise ConfigError("The server needs at least one dataset (--dataset).")
 
-    def dataset(self, name: str) -> Sequence[AmbiguityItem]:
+    def item_sets(self, protocol: str) -> list[str]:
+        """The names of the sets ``protocol``'s rooms may draw from, as the room form offers them."""
+        return list(self.items.get(protocol, {}))
+
+    def items_of(self, protocol: str, name: str) -> Sequence[Any]:
+        """The set ``name`` of ``protocol``'s items, or an error naming the ones this server has."""
+        sets = self.items.get(protocol, {})
         try:
-            return self.datasets[name]
+            return sets[name]
         except KeyError:
-            raise ConfigError(f"No dataset '{name}' on this server; choose one of: {', '.join(self.datasets)}.") from None
+            known = ", ".join(sets) or "none (the operator gave none)"
+            raise ConfigError(f"No {protocol} items '{name}' on this server; choose one of: {known}.") from None
 
     def adapter(self, protocol: str) -> type[RoomAdapter]:
         """The live-room adapter of ``protocol``, if the operator offers it and it has one."""

@@ -22,6 +22,7 @@ def register() -> None:
         statistics="lexicoord.protocols.cogent.statistics:statistics",
         outcomes="lexicoord.protocols.cogent.statistics:outcomes",
         report="lexicoord.protocols.cogent.report:report",
+        items="lexicoord.protocols.cogent.items:ITEMS",
         room="lexicoord.protocols.cogent.room:CogentRoom",
         experiment="lexicoord.protocols.cogent.experiment:PLAN",
         cli="lexicoord.protocols.cogent.cli:app",

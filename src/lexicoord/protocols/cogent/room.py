@@ -44,7 +44,7 @@ class CogentRoomSettings(RoomSettings):
 
     @classmethod
     def choices(cls, services: Services) -> dict[str, list[Any]]:
-        return {"source": [*services.benchmarks, TYPED]}
+        return {"source": [*services.item_sets("cogent"), TYPED]}
 
     def check(self, services: Services) -> None:
         super().check(services)
@@ -53,9 +53,9 @@ class CogentRoomSettings(RoomSettings):
                 MathItem(id="typed", question=self.question, answer=self.answer)
             except ValueError:
                 raise ConfigError("A typed item needs a question and its answer as a number.") from None
-        elif self.source not in services.benchmarks:
+        elif self.source not in services.item_sets("cogent"):
             raise ConfigError(f"This server serves no '{self.source}' items; choose one of: "
-                              f"{', '.join([*services.benchmarks, TYPED])}.")
+                              f"{', '.join([*services.item_sets('cogent'), TYPED])}.")
 
     def run_config(self) -> dict[str, Any]:
         return {"task": self.task, "models": sorted({a.model for a in self.agents}), "settings": self.rules()}
@@ -86,9 +86,10 @@ class CogentRoom(TurnsRoom):
         s = self.cogent
         if s.source == TYPED:
             return MathItem(id=f"typed-{self.state.cursor + 1}", question=s.question, answer=s.answer).model_dump()
-        items = self.room.services.benchmarks[s.source]
+        items = self.room.services.items_of("cogent", s.source)
         order = random.Random(s.seed).sample(range(len(items)), len(items))
-        return items[order[self.state.cursor % len(items)]]
+        item: dict[str, Any] = items[order[self.state.cursor % len(items)]]
+        return item
 
     def seats(self, people: list[str], agents: list[AgentSpec]) -> list[AgentSpec]:
         want = {"B": 1, "A": 1, "A and B": 2}[self.cogent.people_sit]

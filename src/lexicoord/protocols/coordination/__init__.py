@@ -23,6 +23,7 @@ def register() -> None:
         statistics="lexicoord.protocols.coordination.statistics:statistics",
         outcomes="lexicoord.protocols.coordination.statistics:outcomes",
         report="lexicoord.protocols.coordination.report:report",
+        items="lexicoord.protocols.coordination.items:ITEMS",
         room="lexicoord.protocols.coordination.room:CoordinationRoom",
         experiment="lexicoord.protocols.coordination.experiment:PLAN",
         cli="lexicoord.protocols.coordination.cli:app",

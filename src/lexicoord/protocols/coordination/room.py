@@ -72,10 +72,10 @@ class CoordinationRoomSettings(RoomSettings):
 
     @classmethod
     def choices(cls, services: Services) -> dict[str, list[Any]]:
-        return {"dataset": list(services.datasets)}
+        return {"dataset": services.item_sets("coordination")}
 
     def check(self, services: Services) -> None:
-        services.dataset(self.dataset)
+        services.items_of("coordination", self.dataset)
         super().check(services)
 
     def run_config(self) -> dict[str, Any]:
@@ -199,7 +199,7 @@ class CoordinationRoom(RoomAdapter):
             self.state.phase = "sentence"
             self.state.manual = None
             return None
-        items = self.room.services.dataset(self.settings.dataset)
+        items = self.room.services.items_of("coordination", self.settings.dataset)
         order = random.Random(self.settings.seed).sample(range(len(items)), len(items))
         item = items[order[self.state.cursor % len(items)]].as_task()
         spec = self._spec(number, lineup, item)
