@@ -62,6 +62,30 @@ def test_ctrl_c_is_told_once(tmp_path) -> None:
     assert "re-running the same command resumes" in said
 
 
+def test_sigterm_stops_a_command_as_a_cluster_stops_a_job(tmp_path) -> None:
+    """SLURM's time limit and Kubernetes send SIGTERM: the command says what was kept, marks the run interrupted
+    and exits 143, as a process ended by SIGTERM would."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    db = str(tmp_path / "r.db")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "lexicoord.cli.app", "coordination", "run", "--model", "scripted/first", "-o",
+         "latency=0.5", "--items", "200", "--bound", "0", "--db", db, "--run", "r", "--no-cache"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    time.sleep(6)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 143, err
+    said = " ".join((out + err).split())
+    assert said.count("stopped by SIGTERM") == 1 and "re-running the same command resumes" in said, said
+    assert "Traceback" not in err
+    listed = lexicoord("runs", "list", "--db", db).stdout
+    assert "interrupted" in next(line for line in listed.splitlines() if " r " in f" {line} " or "│ r " in line)
+
+
 def test_a_run_written_to_a_log_says_where_it_stands_while_no_episode_ends(tmp_path) -> None:
     import os
     import re

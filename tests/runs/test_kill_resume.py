@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -71,11 +72,16 @@ def test_sigkill_then_resume(store_url) -> None:
     assert store.run("killme").status == "finished"
 
 
-def test_ctrl_c_saves_what_ended_and_marks_the_run(store_url) -> None:
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_ctrl_c_or_sigterm_saves_what_ended_and_marks_the_run(store_url, sig: signal.Signals) -> None:
+    """SIGTERM is how SLURM (time limit, preemption) and Kubernetes stop a job: handled as Ctrl-C is."""
     db = store_url
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = start_and_signal(db, env, signal.SIGINT)
+    proc = start_and_signal(db, env, sig)
     assert proc.returncode != 0
+    if sig == signal.SIGTERM:  # handled, not left to kill the process where it stood
+        assert proc.returncode != -signal.SIGTERM
+        assert "Terminated: stopped by SIGTERM" in (proc.stderr.read() if proc.stderr else "")
     store = Store(db)
     run = store.run("killme")
     assert run.status == "interrupted" and 6 <= run.done < N

@@ -15,6 +15,7 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
 from sqlalchemy import create_engine, text
 
 from lexicoord.runs.store import Store
@@ -97,13 +98,16 @@ def test_three_processes_one_killed_every_episode_saved_once(store_url, tmp_path
     assert all(s["failed"] == 0 for s in summaries)
 
 
-def test_a_process_stopped_with_ctrl_c_hands_its_episodes_over_at_once(store_url, tmp_path) -> None:
-    """Claims last 300 s here: the other process finishes in time only because Ctrl-C gave them back."""
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_a_process_stopped_with_ctrl_c_or_sigterm_hands_its_episodes_over_at_once(store_url, tmp_path,
+                                                                                  sig: signal.Signals) -> None:
+    """Claims last 300 s here: the other process finishes in time only because the stopped one gave them back
+    (SIGTERM: a SLURM array task preempted, a Kubernetes pod evicted)."""
     plays = tmp_path / "plays.log"
     env = {**os.environ, "PYTHONPATH": str(ROOT), "LEXICOORD_CLAIM_SECONDS": "300"}
     first, second = start(store_url, plays, 0.4, env), start(store_url, plays, 0.4, env)
     wait_until(store_url, plays, [first, second], done=6)
-    first.send_signal(signal.SIGINT)
+    first.send_signal(sig)
     first.wait(30)
     assert first.returncode != 0
     summary = finish(second)

@@ -86,12 +86,19 @@ if TYPE_CHECKING:
 
 
 def run_async(coro: Coroutine[Any, Any, T]) -> T:
-    """``asyncio.run`` for a command: Ctrl-C says what was kept and exits 130."""
+    """``asyncio.run`` for a command: Ctrl-C (exit 130) and SIGTERM (exit 143, a cluster's time limit or
+    preemption) say what was kept."""
+    from lexicoord.runs.stopping import Terminated
+
+    kept = "finished episodes are saved, and re-running the same command resumes."
     try:
         return asyncio.run(coro)
     except KeyboardInterrupt:
-        console_for(stderr=True).print("interrupted; finished episodes are saved, and re-running the same command resumes.")
+        console_for(stderr=True).print(f"interrupted; {kept}")
         raise typer.Exit(130) from None
+    except Terminated:
+        console_for(stderr=True).print(f"stopped by SIGTERM; {kept}")
+        raise typer.Exit(143) from None
 
 
 def protocol_run(store: Store, run_id: str, protocol: str) -> RunInfo:

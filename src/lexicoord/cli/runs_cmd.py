@@ -128,3 +128,39 @@ def export(
     with output.open("w", encoding="utf-8") as fh:
         lines = store.export_jsonl(run_id, fh)
     console_for(stderr=True).print(f"wrote {lines} lines to {output}")
+
+
+@app.command("wait")
+def wait(
+    run_id: Annotated[str, typer.Argument(help="Run name (or a unique prefix).")],
+    timeout: Annotated[float | None, typer.Option(min=0, help="Seconds to wait at most (default: as long as it "
+                                                              "takes); exit 124 when they pass.")] = None,
+    every: Annotated[float, typer.Option(min=0.1, help="Seconds between looks at the store.")] = 10.0,
+    db: DbOption = None,
+) -> None:
+    """Wait while any process still plays the run; exit 0 once it is finished with no failed episode, 1 when it
+    ended otherwise (interrupted, or finished with failed episodes: re-running resumes it). A job that makes the
+    report waits on it (SLURM: ``--dependency=afterany:ARRAY`` then ``lexicoord runs wait RUN && lexicoord
+    report RUN``), so the report is of a whole run, whichever machines played it."""
+    import time
+
+    from lexicoord.runs.store import Store
+
+    store = Store(db)
+    started = time.monotonic()
+    found = store.run(run_id)  # an unknown run is an error at once
+    while found.status == "running":
+        if timeout is not None and time.monotonic() - started >= timeout:
+            console_for(stderr=True).print(f"run {escape(found.id)} is still running after {timeout:g} s "
+                                           f"({found.done + found.failed} of {found.total_episodes} ended).",
+                                           highlight=False)
+            raise typer.Exit(124)
+        time.sleep(every)
+        found = store.run(found.id)
+    said = (f"run {escape(found.id)}: {found.status}, {found.done} done, {found.failed} failed "
+            f"(of {found.total_episodes})")
+    if found.status == "finished" and not found.failed and found.done >= found.total_episodes:
+        console.print(said, highlight=False)
+        return
+    console_for(stderr=True).print(f"{said}; re-running its command resumes it.", highlight=False)
+    raise typer.Exit(1)

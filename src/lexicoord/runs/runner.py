@@ -31,6 +31,7 @@ from lexicoord.runs.lease import lease_from_env
 from lexicoord.runs.progress import RunObserver
 from lexicoord.runs.records import EpisodeRecord
 from lexicoord.runs.scheduler import Scheduler
+from lexicoord.runs.stopping import Terminated, sigterm_cancels
 from lexicoord.runs.store import Store
 from lexicoord.runs.summary import RunSummary
 from lexicoord.runs.writer import Entry, Writer
@@ -96,32 +97,35 @@ class Runner:
         playing = asyncio.ensure_future(scheduler.play(todo, play, min(self.concurrency, len(todo)) or 1))
         writer.start(on_failure=playing.cancel)  # saving failed for good: stop playing what nobody can keep
         status = "interrupted"
-        try:
-            await playing
-            await writer.close()
-            if await others.count(summary, now=True):
-                watch.others_counted(summary)
-            status = "finished"
-        except BaseException:
-            summary.interrupted = True
-            playing.cancel()
-            await asyncio.gather(playing, return_exceptions=True)
-            await writer.drain()  # episodes that ended before the interrupt are still saved
-            if writer.failure is not None:
-                raise writer.failure from None
-            raise
-        finally:
+        with sigterm_cancels(asyncio.current_task()) as terminated:
             try:
-                summary.wall_time = time.perf_counter() - started
-                await scheduler.release()
-                # While another process still plays the run, an interrupted one leaves it "running", and the
-                # last process to finish marks it.
-                if status == "interrupted" and await scheduler.others_hold():
-                    status = "running"
-                await asyncio.to_thread(self.store.set_run_status, run_id, status)
-                await self.models.aclose()
+                await playing
+                await writer.close()
+                if await others.count(summary, now=True):
+                    watch.others_counted(summary)
+                status = "finished"
+            except BaseException:
+                summary.interrupted = True
+                playing.cancel()
+                await asyncio.gather(playing, return_exceptions=True)
+                await writer.drain()  # episodes that ended before the interrupt are still saved
+                if writer.failure is not None:
+                    raise writer.failure from None
+                if terminated:
+                    raise Terminated("stopped by SIGTERM") from None
+                raise
             finally:
-                watch.ended(summary)
+                try:
+                    summary.wall_time = time.perf_counter() - started
+                    await scheduler.release()
+                    # While another process still plays the run, an interrupted one leaves it "running", and the
+                    # last process to finish marks it.
+                    if status == "interrupted" and await scheduler.others_hold():
+                        status = "running"
+                    await asyncio.to_thread(self.store.set_run_status, run_id, status)
+                    await self.models.aclose()
+                finally:
+                    watch.ended(summary)
         return summary
 
     async def _open(self, run_id: str, episodes: Sequence[EpisodeSpec], config: dict[str, Any] | None,
