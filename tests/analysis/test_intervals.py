@@ -49,3 +49,13 @@ def test_measures_of_a_mean_and_a_total_carry_their_denominator_and_interval() -
     terms = total("accepted_terms", {}, [6.0, 4.0, 9.0, 5.0, 8.0])
     assert terms is not None and terms.value == 32.0 and terms.n == 5
     assert mean("tokens", {}, []) is None and total("accepted_terms", {}, []) is None
+
+
+@pytest.mark.parametrize(("b", "c"), [(0, 0), (0, 1), (1, 0), (3, 3), (5, 0), (0, 12), (7, 2), (2, 7), (10, 11),
+                                      (40, 25), (1, 60)])
+def test_exact_mcnemar_in_closed_form_is_scipys(b: int, c: int) -> None:
+    from lexicoord.analysis.intervals import exact_mcnemar
+
+    theirs = 1.0 if b + c == 0 else binomtest(b, b + c, 0.5).pvalue
+    assert exact_mcnemar(b, c) == pytest.approx(theirs, rel=1e-12, abs=1e-15)
+    assert exact_mcnemar(b, c) == exact_mcnemar(c, b), "the test is symmetric in the two conditions"

@@ -5,6 +5,8 @@ from __future__ import annotations
 import threading
 import time
 
+import pytest
+
 from lexicoord.runs.claims import Claims
 from lexicoord.runs.store import Store
 from tests.runs.test_store import record
@@ -26,7 +28,27 @@ def test_each_episode_goes_to_one_holder_in_grid_order(store_url) -> None:
     assert a.take() == [] and b.take() == []
     left = a.remaining()
     assert (left.free, left.held) == (0, 2), "a sees b's two claims as held by another; its own three are not"
-    assert left.next_expiry > time.time()
+    assert 0 < left.next_expiry_in <= 60, "b's claims run out within their lease, by the database's clock"
+
+
+@pytest.mark.parametrize("skew", [-600.0, 600.0], ids=["ten minutes behind", "ten minutes ahead"])
+def test_machines_whose_clocks_differ_by_minutes_never_take_each_others_live_claims(store_url, skew: float,
+                                                                                    monkeypatch) -> None:
+    """Leases are stamped and compared with the database's clock, in the statement that takes or renews them:
+    a process whose own clock is ten minutes off takes only what is free, and its claims last their lease."""
+    store = opened(store_url)
+    a = Claims(store, "r", lease=5)
+    a.offer([(f"k{i}", i) for i in range(4)])
+    assert a.take(n=2) == ["k0", "k1"]
+    real = time.time
+    monkeypatch.setattr(time, "time", lambda: real() + skew)  # this process's machine: its clock is off
+    b = Claims(store, "r", lease=5)
+    assert b.take(n=4) == ["k2", "k3"], "a's live claims are a's, whatever b's clock says"
+    left = b.remaining()
+    assert (left.free, left.held) == (0, 2) and 0 < left.next_expiry_in <= 5
+    monkeypatch.setattr(time, "time", real)
+    assert a.take(n=4) == [] and a.remaining().held == 2, "and b's, taken by a clock ten minutes off, are b's"
+    assert store.run("r").status == "running", "a run with live claims reads running, whoever's clock reads it"
 
 
 def test_a_claim_that_is_not_renewed_expires_and_another_takes_it(store_url) -> None:

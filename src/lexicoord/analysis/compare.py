@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
+from lexicoord.analysis.intervals import exact_mcnemar
 from lexicoord.core.events import Event
 from lexicoord.errors import LexicoordError
 from lexicoord.runs.records import EpisodeRecord
@@ -107,12 +108,9 @@ def _cell(cell: dict[str, str]) -> str:
 
 def mcnemar(pairs: Sequence[tuple[bool, bool]]) -> tuple[int, int, float]:
     """Discordant pairs (right in A only, right in B only) and the exact two-sided p-value."""
-    from scipy.stats import binomtest
-
     a_only = sum(1 for a, b in pairs if a and not b)
     b_only = sum(1 for a, b in pairs if b and not a)
-    n = a_only + b_only
-    return a_only, b_only, 1.0 if n == 0 else float(binomtest(a_only, n, 0.5).pvalue)
+    return a_only, b_only, exact_mcnemar(a_only, b_only)
 
 
 def paired_numbers(pairs: Sequence[tuple[float, float]]) -> tuple[float, float, float, float | None]:

@@ -1,4 +1,5 @@
-"""95% intervals for what reports print: Wilson's for a rate, a seeded percentile bootstrap for a mean or a total.
+"""95% intervals for what reports print: Wilson's for a rate, a seeded percentile bootstrap for a mean or a total;
+and the exact McNemar test that compares two conditions on the same items.
 
 A rate (k of n) has Wilson's score interval, in closed form (a line of arithmetic needs no SciPy). A mean of
 values that are not all 0 or 1 (tokens, a compression rate, rounds, seconds, AmbiK's partial success) has a
@@ -10,7 +11,7 @@ by the number of games. The method is named wherever it is printed (:data:`METHO
 from __future__ import annotations
 
 from collections.abc import Sequence
-from math import sqrt
+from math import comb, sqrt
 
 from pydantic import BaseModel
 
@@ -67,3 +68,14 @@ def total_ci(values: Sequence[float]) -> Interval | None:
     times the mean's interval."""
     ci = mean_interval(values)
     return None if ci is None else Interval(low=len(values) * ci[0], high=len(values) * ci[1])
+
+
+def exact_mcnemar(first_only: int, second_only: int) -> float:
+    """The two-sided exact McNemar p-value of two paired conditions: the discordant items as a fair coin,
+    2 * P(X <= min(b, c)) for X ~ Binomial(b + c, 1/2), at most 1 (SciPy's ``binomtest(b, b + c).pvalue``, in
+    closed form: a sum of binomial coefficients needs no SciPy)."""
+    n = first_only + second_only
+    if n == 0:
+        return 1.0
+    tail = sum(comb(n, i) for i in range(min(first_only, second_only) + 1))
+    return min(1.0, 2 * tail / float(2**n))

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import socket
-import time
 import uuid
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from dataclasses import dataclass
 from sqlalchemy import ColumnElement, delete, func, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
+from lexicoord.runs.clock import db_now
 from lexicoord.runs.lease import DEFAULT_LEASE
 from lexicoord.runs.schema import ClaimRow, EpisodeRow
 from lexicoord.runs.store import Store
@@ -33,7 +33,7 @@ class Remaining:
 
     free: int  # nobody holds them, or their holder's claim expired
     held: int  # another process holds them now
-    next_expiry: float  # when the first held claim runs out (0 if none)
+    next_expiry_in: float  # seconds until the first held claim runs out, by the database's clock (0 if none)
 
 
 class Claims:
@@ -47,6 +47,10 @@ class Claims:
         #: Statuses of saved episodes that are not played again (``done``; also ``failed`` when failures are kept).
         self.skip = tuple(skip)
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+    def _now(self) -> ColumnElement[float]:
+        """Now, by the database's clock (see runs/clock.py): every machine's leases are stamped and read with it."""
+        return db_now(self.store.engine.dialect.name)
 
     def _unfinished(self) -> ColumnElement[bool]:
         saved = select(EpisodeRow.id).where(EpisodeRow.run_id == ClaimRow.run_id, EpisodeRow.key == ClaimRow.key,
@@ -78,7 +82,7 @@ class Claims:
         ``exclude``: keys this process cannot play (another process's grid offered them). Several at once
         when several of this process's workers are idle: one statement instead of one each.
         """
-        now = time.time()
+        now = self._now()
         pick = (
             select(ClaimRow.key)
             .where(ClaimRow.run_id == self.run_id, ClaimRow.expires_at < now, self._unfinished(),
@@ -109,7 +113,7 @@ class Claims:
             result = s.execute(
                 update(ClaimRow)
                 .where(ClaimRow.run_id == self.run_id, ClaimRow.owner == self.owner, ClaimRow.key.in_(list(keys)))
-                .values(expires_at=time.time() + self.lease)
+                .values(expires_at=self._now() + self.lease)
             )
             return int(result.rowcount or 0)  # type: ignore[attr-defined]
 
@@ -131,7 +135,7 @@ class Claims:
         Rows whose episode was saved meanwhile (a process that offered them just after another saved
         them) are deleted here, so they never keep a process waiting.
         """
-        now = time.time()
+        now = self._now()
         with self.store.writing() as s:
             stale = select(ClaimRow.key).where(ClaimRow.run_id == self.run_id, ~self._unfinished())
             s.execute(delete(ClaimRow).where(ClaimRow.run_id == self.run_id, ClaimRow.key.in_(stale)))
@@ -139,7 +143,7 @@ class Claims:
                 select(
                     func.count().filter(ClaimRow.expires_at < now),
                     func.count().filter(ClaimRow.expires_at >= now, ClaimRow.owner != self.owner),
-                    func.min(ClaimRow.expires_at).filter(ClaimRow.expires_at >= now, ClaimRow.owner != self.owner),
+                    func.min(ClaimRow.expires_at - now).filter(ClaimRow.expires_at >= now, ClaimRow.owner != self.owner),
                 ).where(ClaimRow.run_id == self.run_id, ClaimRow.key.not_in(list(exclude)))
             ).one()
-        return Remaining(free=int(free or 0), held=int(held or 0), next_expiry=float(first or 0.0))
+        return Remaining(free=int(free or 0), held=int(held or 0), next_expiry_in=float(first or 0.0))

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import logging
-import time
 from collections.abc import Awaitable, Callable, Collection, Sequence
 
 from lexicoord.runs.claims import Claims, Remaining
@@ -95,7 +94,7 @@ class Scheduler:
                     return  # every episode is saved or in play here
                 # Another process holds the rest: wait for it to save them, or for its claims to expire. Looked at
                 # four times a second (one small statement), so a process ends soon after the run's last save.
-                await asyncio.sleep(min(max(left.next_expiry - time.time(), 0.05), LOOK_AGAIN))
+                await asyncio.sleep(min(max(left.next_expiry_in, 0.05), LOOK_AGAIN))
                 continue
             if key not in self.mine:
                 self.foreign.add(key)

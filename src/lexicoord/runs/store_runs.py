@@ -17,6 +17,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from lexicoord.errors import ConfigError, LexicoordError
+from lexicoord.runs.clock import db_now
 from lexicoord.runs.lease import lease_from_env
 from lexicoord.runs.names import check_run_name
 from lexicoord.runs.records import RunInfo
@@ -154,7 +155,8 @@ class Runs(Database):
         if not running:
             return set()
         now, lease = time.time(), lease_from_env()
-        held = set(s.scalars(select(ClaimRow.run_id).where(ClaimRow.run_id.in_(running), ClaimRow.expires_at >= now)
+        held = set(s.scalars(select(ClaimRow.run_id).where(ClaimRow.run_id.in_(running),
+                                                           ClaimRow.expires_at >= db_now(self.engine.dialect.name))
                              .distinct()))
         rooms = set(s.scalars(select(RoomRow.run_id).where(RoomRow.run_id.in_(running))))
         recent = {r.id for r in rows if r.status == "running" and now - r.updated_at < lease}

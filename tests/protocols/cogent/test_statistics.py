@@ -7,10 +7,10 @@ from collections import Counter
 
 import pytest
 
-from lexicoord.analysis.intervals import mean_ci, wilson
+from lexicoord.analysis.intervals import exact_mcnemar, mean_ci, wilson
 from lexicoord.models.tokenizer import named_tokenizer
 from lexicoord.protocols.cogent.report import measures, table1_rows
-from lexicoord.protocols.cogent.statistics import CogentEpisode, compute, episodes_from, exact_mcnemar
+from lexicoord.protocols.cogent.statistics import CogentEpisode, compute, episodes_from
 from lexicoord.runs.store import Store
 from tests.protocols.cogent.test_rules import play
 

@@ -41,7 +41,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from lexicoord.analysis.compare import Outcome
-from lexicoord.analysis.intervals import Interval, mean_ci, wilson
+from lexicoord.analysis.intervals import Interval, exact_mcnemar, mean_ci, wilson
 from lexicoord.analysis.reading import keeping_failed
 from lexicoord.analysis.term_functions import TermLabel
 from lexicoord.core.events import Event
@@ -202,15 +202,6 @@ def _move(e: Event) -> dict[str, Any]:
 
 def episodes_from(rows: Iterable[tuple[EpisodeRecord, list[Event]]], tok: Tokenizer = reported) -> list[CogentEpisode]:
     return [e for r, events in rows if (e := episode_from(r, events, tok)) is not None]
-
-
-def exact_mcnemar(first_only: int, second_only: int) -> float:
-    """Two-sided exact McNemar p-value: the discordant items as a fair-coin binomial."""
-    if first_only + second_only == 0:
-        return 1.0
-    from scipy.stats import binomtest
-
-    return float(binomtest(first_only, first_only + second_only, 0.5).pvalue)
 
 
 class Cell(BaseModel):
