@@ -51,9 +51,48 @@ def db_url(path_or_url: str) -> str:
 
 
 def cache_path() -> Path:
-    """The response cache file: ``$LEXICOORD_CACHE_PATH`` or ``cache.db`` in :func:`home`."""
+    """The response cache file: ``$LEXICOORD_CACHE_PATH``, else ``cache.db`` in :func:`home`; in a SLURM job whose
+    home is not set, node-local storage (``$SLURM_TMPDIR``, ``$TMPDIR`` or ``/tmp``), since a cluster's home folder
+    is a network file system, where SQLite's locks are not safe."""
     configured = os.environ.get("LEXICOORD_CACHE_PATH")
-    return Path(configured).expanduser() if configured else home() / "cache.db"
+    if configured:
+        return Path(configured).expanduser()
+    if os.environ.get("SLURM_JOB_ID") and not os.environ.get("LEXICOORD_HOME"):
+        local = os.environ.get("SLURM_TMPDIR") or os.environ.get("TMPDIR") or "/tmp"
+        return Path(local) / f"lexicoord-{os.environ.get('USER', 'cache')}" / "cache.db"
+    return home() / "cache.db"
+
+
+#: File systems shared over a network, where SQLite's file locks are not to be trusted.
+NETWORK_FILE_SYSTEMS = frozenset({"nfs", "nfs4", "lustre", "gpfs", "cifs", "smb3", "smbfs", "beegfs", "cephfs",
+                                  "ceph", "glusterfs", "fuse.glusterfs", "fuse.sshfs", "9p", "afs", "panfs"})
+
+
+def file_system_of(path: Path, mounts: str | None = None) -> str | None:
+    """The type of the file system ``path`` is on (the longest mount point above it in ``/proc/mounts``), or
+    ``None`` where it cannot be told."""
+    if mounts is None:
+        try:
+            mounts = Path("/proc/mounts").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None
+    target = str(path.expanduser().absolute())
+    best, kind = "", None
+    for line in mounts.splitlines():
+        parts = line.split()
+        if len(parts) < 3:
+            continue
+        point = parts[1].replace("\\040", " ")
+        inside = target == point or target.startswith(point.rstrip("/") + "/")
+        if inside and len(point) > len(best):
+            best, kind = point, parts[2]
+    return kind
+
+
+def on_network_file_system(path: Path, mounts: str | None = None) -> str | None:
+    """The network file system's type when ``path`` is on one (NFS, Lustre, GPFS ...), else ``None``."""
+    kind = file_system_of(path, mounts)
+    return kind if kind is not None and kind.lower() in NETWORK_FILE_SYSTEMS else None
 
 
 def output_file(path: Path) -> Path:

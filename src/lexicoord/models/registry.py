@@ -10,6 +10,7 @@ listing providers never loads llama.cpp.
 from __future__ import annotations
 
 import inspect
+import logging
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -140,6 +141,11 @@ def cache_enabled_by_env() -> bool:
 
 @lru_cache(maxsize=8)
 def _open_cache(path: Path) -> ResponseCache:
+    network = paths.on_network_file_system(path)
+    if network is not None:  # never silently: SQLite's locks over a network file system are not safe
+        logging.getLogger("lexicoord.models.cache").warning(
+            "the response cache %s is on a network file system (%s), where SQLite is not safe for processes on "
+            "several machines; set LEXICOORD_CACHE_PATH to node-local storage (a job's $TMPDIR).", path, network)
     return ResponseCache(path)
 
 
