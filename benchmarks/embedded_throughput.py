@@ -9,8 +9,8 @@ beside it. Raw figures come from a fresh process each (see
 ``raw_in_fresh_process``). With the RAM prefix cache (lexicoord's default) a
 few replies differ by a token or so from raw ones, because a restored prefix
 and a prompt evaluated whole round differently; ``--prompt-cache off`` gives
-the raw token counts. The target (issue 16): through the runner, total tokens/s
-at concurrency 4 at least 1.5x concurrency 1. The machine may be shared, so each
+the raw token counts. The target: through the runner, total tokens/s at
+concurrency 4 at least 1.5x the best single stream (raw or ours, on every thread), in the same sittings. The machine may be shared, so each
 figure is the median of ``--repeat`` sittings.
 """
 
@@ -259,16 +259,20 @@ def main() -> None:
     for name, rate in median.items():
         spread = f"{min(rates[name]):.0f}-{max(rates[name]):.0f}"
         print(f"{name:46s} {tokens[name]:4d} tokens {rate:6.1f} tok/s (range {spread:>7s}) {rate / base:5.2f} x raw")
-    one, four = median["lexicoord runner, concurrency 1"], median["lexicoord runner, concurrency 4"]
-    verdict = "PASS" if four >= 1.5 * one else "MISS"
-    each = ", ".join(f"{a / b:.2f}" for a, b in zip(rates["lexicoord runner, concurrency 4"],
-                                                    rates["lexicoord runner, concurrency 1"]))
-    print(f"runner concurrency 4 / concurrency 1: {four / one:.2f}x total tok/s (target >= 1.5x: {verdict}); "
-          f"per sitting {each}")
+    four = median["lexicoord runner, concurrency 4"]
     singles = ("raw llama-cpp-python, one stream", "raw llama-cpp-python, worker thread",
                "lexicoord Model.generate, one stream", "lexicoord runner, concurrency 1")
+    # The verdict is against the best single stream, every one of them on all the machine's threads, in the same
+    # sittings (each sitting plays every configuration in turn): against the runner's own concurrency 1 alone, a
+    # slow single stream would flatter the figure.
     best = max(singles, key=lambda name: median[name])
-    print(f"runner concurrency 4 / the best single stream on every core ({best}): {four / median[best]:.2f}x")
+    verdict = "PASS" if four >= 1.5 * median[best] else "MISS"
+    each = ", ".join(f"{a / max(rates[name][i] for name in singles):.2f}"
+                     for i, a in enumerate(rates["lexicoord runner, concurrency 4"]))
+    print(f"runner concurrency 4 / the best single stream ({best}, every thread): {four / median[best]:.2f}x total "
+          f"tok/s (target >= 1.5x: {verdict}); per sitting, against that sitting's best single stream: {each}")
+    one = median["lexicoord runner, concurrency 1"]
+    print(f"runner concurrency 4 / runner concurrency 1: {four / one:.2f}x")
     ours = median["lexicoord Model.generate, one stream"]
     print(f"lexicoord one stream / raw one stream: {ours / base:.2f} (target: not slower, >= 1.00 within noise)")
     for count in sorted({1, contexts}):
