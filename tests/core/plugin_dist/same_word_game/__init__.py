@@ -6,6 +6,7 @@ __all__ = ["SameWord", "SameWordOutcome", "SameWordSettings", "register"]
 
 
 def register() -> None:
+    """The entry point (``pyproject.toml``): every field a protocol entry has."""
     from lexicoord.core.registry import ProtocolEntry, register_protocol
 
     register_protocol(ProtocolEntry(
@@ -13,8 +14,13 @@ def register() -> None:
         title="Same word: name a thing alike",
         summary="Same word: every seat names a thing in one word, unseen; all alike wins",
         protocol=SameWord,
+        task="same_word_game.things:TASK",
         statistics="same_word_game.report:statistics",
+        outcomes="same_word_game.report:outcomes",
         report="same_word_game.report:report",
         room="same_word_game.room:SameWordRoom",
+        experiment="same_word_game.experiment:PLAN",
+        items="same_word_game.things:ITEMS",
         cli="same_word_game.cli:app",
+        aliases=("sw",),
     ))
