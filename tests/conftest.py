@@ -58,6 +58,23 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def wait_until_answering(proc: subprocess.Popen, url: str, log: Path, what: str, timeout: float = 60.0,
+                         pause: float = 0.2) -> None:
+    """Wait for a server started as ``proc`` to answer ``url`` with 200; fail with its log's tail if it exits
+    first or does not answer within ``timeout`` seconds (then it is killed)."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"{what} exited: {log.read_text()[-2000:]}")
+        try:
+            if httpx.get(url, timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            time.sleep(pause)
+    proc.kill()
+    pytest.fail(f"{what} did not answer within {timeout:g} s")
+
+
 @pytest.fixture(scope="session")
 def gguf_path() -> Path:
     from lexicoord.models.providers.local import resolve_path
@@ -78,18 +95,7 @@ def _llama_server(gguf_path: Path, tmp_path_factory: pytest.TempPathFactory, *ex
             stdout=fh, stderr=subprocess.STDOUT, env={**os.environ},
         )
     base = f"http://127.0.0.1:{port}/v1"
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"llama_cpp.server exited: {log.read_text()[-2000:]}")
-        try:
-            if httpx.get(f"{base}/models", timeout=1).status_code == 200:
-                break
-        except httpx.HTTPError:
-            time.sleep(0.3)
-    else:
-        proc.kill()
-        pytest.fail("llama_cpp.server did not start within 120 s")
+    wait_until_answering(proc, f"{base}/models", log, "llama_cpp.server", timeout=120, pause=0.3)
     yield base
     proc.terminate()
     try:

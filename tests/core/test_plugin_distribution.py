@@ -17,7 +17,6 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,7 +26,7 @@ import pytest
 
 from lexicoord.core.registry import ProtocolEntry
 from lexicoord.web.adapters.turns import TURNS_SCRIPT
-from tests.conftest import free_port
+from tests.conftest import free_port, wait_until_answering
 from tests.docs_pages import page as docs_page
 
 DIST = Path(__file__).with_name("plugin_dist")
@@ -165,17 +164,7 @@ def server(installed, tmp_path_factory) -> Iterator[tuple[str, Path]]:
                              "--model", "scripted/first", "--protocol", "coordination", "--protocol", "same-word"],
                             env=installed, stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"lexicoord serve exited: {(home / 'server.log').read_text()[-2000:]}")
-        try:
-            if httpx.get(f"{base}/api/offer", timeout=1).status_code == 200:
-                break
-        except httpx.HTTPError:
-            time.sleep(0.2)
-    else:
-        pytest.fail("lexicoord serve did not answer within 60 s")
+    wait_until_answering(proc, f"{base}/api/offer", home / "server.log", "lexicoord serve")
     yield base, home / "live.db"
     proc.terminate()
     proc.wait(15)

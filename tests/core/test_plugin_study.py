@@ -12,7 +12,6 @@ import json
 import os
 import subprocess
 import threading
-import time
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,7 +22,7 @@ import pytest
 from websockets.sync.client import connect
 
 from lexicoord.runs.store import Store
-from tests.conftest import free_port
+from tests.conftest import free_port, wait_until_answering
 from tests.core.test_plugin_distribution import (  # noqa: F401 (fixture)
     DIST,
     LEXICOORD,
@@ -47,17 +46,8 @@ def served(installed, tmp_path: Path) -> Iterator[tuple[str, dict[str, str]]]:  
     proc = subprocess.Popen([str(LEXICOORD), "study", "serve", str(STUDY), "--port", str(port)], env=env,
                             stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"lexicoord study serve exited: {(tmp_path / 'server.log').read_text()[-2000:]}")
-        try:
-            if httpx.get(f"{base}/api/studies/{FILE['name']}/pages", timeout=1).status_code == 200:
-                break
-        except httpx.HTTPError:
-            time.sleep(0.2)
-    else:
-        pytest.fail("lexicoord study serve did not answer within 60 s")
+    wait_until_answering(proc, f"{base}/api/studies/{FILE['name']}/pages", tmp_path / "server.log",
+                         "lexicoord study serve")
     try:
         yield base, env
     finally:
