@@ -61,11 +61,13 @@ def test_a_live_game_is_kept_as_a_spectator_sees_it_and_its_end_replaces_it_in_p
     # Played again from its start (a restart): the row is made anew, nothing twice.
     store.keep_live([LiveWrite(game, events[:1], start=True), LiveWrite(game, events[1:4])])
     assert [e.seq for e in store.events(live.id)] == [0, 3]
+    assert store.event_span(live.id) == (2, 0, 3), "a game in play holds its public events only: counted, not spanned"
     [again] = store.episode_page("room-x", limit=10)
     assert again.id == live.id
     # The end: the same row, every event, the record as the game gave it.
     saved = store.save_episode(ended(events), events)
     assert saved == live.id
+    assert store.event_span(saved) == (5, 0, 4), "an ended episode has every event, numbered without a gap"
     [(record, stored)] = list(store.iter_run_events("room-x"))
     assert record.id == live.id and record.status == "done" and record.attempt == 1 and record.seed == 42
     assert record.spec == SPEC.model_dump(mode="json") and record.model_calls == 1

@@ -61,7 +61,8 @@ class EpisodeRow(Base):
 
 class EventRow(Base):
     __tablename__ = "events"
-    __table_args__ = (Index("ix_events_episode_seq", "episode_id", "seq"),)
+    __table_args__ = (Index("ix_events_episode_seq", "episode_id", "seq"),
+                      Index("ix_events_episode_type_seq", "episode_id", "type", "seq"))
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     episode_id: Mapped[int] = mapped_column(ForeignKey("episodes.id", ondelete="CASCADE"))
     seq: Mapped[int] = mapped_column(Integer)

@@ -15,7 +15,7 @@ from lexicoord.core.events import Event, event_from_dict
 from lexicoord.runs.records import EpisodeRecord
 from lexicoord.runs.schema import EpisodeRow, EventRow
 from lexicoord.runs.store_engine import Database
-from lexicoord.runs.store_rows import record_of
+from lexicoord.runs.store_rows import PLAYING, record_of
 
 #: A value an episode filter compares with (a JSON scalar).
 Scalar = str | int | float | bool | None
@@ -62,11 +62,14 @@ class Pages(Database):
             return [(o if isinstance(o, dict) else {}, st if isinstance(st, dict) else {}) for o, st in s.execute(query)]
 
     def event_page(self, episode_id: int, *, limit: int, after: int | None = None, before: int | None = None,
-                   types: Sequence[str] | None = None) -> list[Event]:
-        """Up to ``limit`` events of an episode in order, after (or before) a ``seq``: one index range read."""
+                   types: Sequence[str] | None = None, upto: int | None = None) -> list[Event]:
+        """Up to ``limit`` events of an episode in order, after (or before) a ``seq`` and up to ``upto``: one index
+        range read (with ``types``, on the episode's events of those types alone)."""
         query = select(EventRow.data).where(EventRow.episode_id == episode_id)
         if types:
             query = query.where(EventRow.type.in_(types))
+        if upto is not None:
+            query = query.where(EventRow.seq <= upto)
         if before is not None:
             query = query.where(EventRow.seq < before).order_by(EventRow.seq.desc())
         else:
@@ -78,11 +81,23 @@ class Pages(Database):
         return events[::-1] if before is not None else events
 
     def event_span(self, episode_id: int) -> tuple[int, int, int]:
-        """An episode's event count and its first and last ``seq`` (0, -1, -1 with none)."""
-        query = select(func.count(), func.min(EventRow.seq), func.max(EventRow.seq)).where(EventRow.episode_id == episode_id)
-        with self.session() as s:
-            n, first, last = s.execute(query).one()
-        return int(n), -1 if first is None else int(first), -1 if last is None else int(last)
+        """An episode's event count and its first and last ``seq`` (0, -1, -1 with none).
+
+        An ended episode is saved with every event, numbered from 0 without a gap, so its count is its last
+        ``seq`` + 1, read from the index's two ends whatever the episode's size; only a game still in play (its
+        public events alone, so with gaps) is counted row by row, and it is as long as a game so far."""
+        mine = EventRow.episode_id == episode_id
+        with self.session() as s:  # each end alone: one min() or max() per statement is an index lookup
+            first = s.scalar(select(func.min(EventRow.seq)).where(mine))
+            last = s.scalar(select(func.max(EventRow.seq)).where(mine))
+            if first is None or last is None:
+                return 0, -1, -1
+            status = s.scalar(select(EpisodeRow.status).where(EpisodeRow.id == episode_id))
+            if status == PLAYING:
+                n = s.scalar(select(func.count()).where(mine)) or 0
+            else:
+                n = int(last) - int(first) + 1
+        return int(n), int(first), int(last)
 
 
 def _json_equals(value: Any, wanted: Scalar, dialect: str) -> ColumnElement[bool]:

@@ -167,8 +167,9 @@ def viewer_routes(store: Store, *, local_only: bool = True) -> APIRouter:
         record = episode_of(run, episode)
         assert record.id is not None
         last = asked(seq_cursor, upto, "upto")
-        lexicon = reader.event_page(record.id, limit=BOARD_MAX + 1, types=LEXICON_TYPES)
-        shown = [e for e in lexicon[:BOARD_MAX] if last is None or e.seq <= last]
-        return {**board(shown), "upto": last, "cut": len(lexicon) > BOARD_MAX}
+        # The lexicon events up to the point asked, read through the episode's (type, seq) index: as cheap in an
+        # episode of 100,000 events as in one of 100.
+        lexicon = reader.event_page(record.id, limit=BOARD_MAX + 1, types=LEXICON_TYPES, upto=last)
+        return {**board(lexicon[:BOARD_MAX]), "upto": last, "cut": len(lexicon) > BOARD_MAX}
 
     return router
