@@ -4,7 +4,7 @@ A coordination run is played once through the real runner by three scripted agen
 (so games converge, fail and take every depth), then copied under new keys until it holds each size's
 events (``--events``, 63,000 and 1,000,000 by default; the copies are real stored episodes). For each size
 the command a user types is timed and its peak memory read (the child's own high-water resident set). Targets:
-at most 5 s for 63,000 events, at most 150 MB whatever the size. The report's numbers are the tests' to
+at most 5 s for 63,000 events, at most 120 MB whatever the size. The report's numbers are the tests' to
 check; this script prints what they cost.
 """
 
@@ -106,7 +106,7 @@ def main() -> None:
             wall, mb = measured(db, name, str(Path(home) / "reports" / name))
             target = "  (target: <= 5 s)" if size <= 63_000 else ""
             print(f"{episodes:7d} episodes, {events:9d} events: report {wall:6.1f} s{target}, peak memory {mb} MB "
-                  f"(target <= 150 MB); store {os.path.getsize(db) >> 20} MB")
+                  f"(target <= 120 MB); store {os.path.getsize(db) >> 20} MB")
 
 
 if __name__ == "__main__":

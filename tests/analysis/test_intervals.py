@@ -59,3 +59,15 @@ def test_exact_mcnemar_in_closed_form_is_scipys(b: int, c: int) -> None:
     theirs = 1.0 if b + c == 0 else binomtest(b, b + c, 0.5).pvalue
     assert exact_mcnemar(b, c) == pytest.approx(theirs, rel=1e-12, abs=1e-15)
     assert exact_mcnemar(b, c) == exact_mcnemar(c, b), "the test is symmetric in the two conditions"
+
+
+def test_a_large_means_interval_is_drawn_in_blocks_with_the_same_draws(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Memory stays bounded whatever the number of values (a block of rows at a time), and the interval is the one
+    a single draw of every index gives."""
+    from lexicoord.analysis import intervals
+
+    rng = random.Random(7)
+    values = [rng.random() for _ in range(5000)]
+    whole = mean_interval(values)
+    monkeypatch.setattr(intervals, "CELLS", 7_919)  # blocks of one row, then an uneven last block
+    assert mean_interval(values) == whole
