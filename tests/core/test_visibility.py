@@ -130,7 +130,7 @@ def test_a_person_s_frames_never_carry_a_model_s_private_text(tmp_path) -> None:
         return f"«secret of {current_agent.get()}» " + json.dumps(answer)
 
     async def inject(room: Any) -> None:
-        room.on_event(ChoiceEvent(agent="ghost", round=1, choice=room.adapter.table.item["options"][0],
+        room.game.on_event(ChoiceEvent(agent="ghost", round=1, choice=room.adapter.table.item["options"][0],
                                   justification="«secret of a private channel»", audience=Audience.only("ghost")))
 
     pool = ModelPool(cache=False)

@@ -344,7 +344,7 @@ def test_every_protocol_with_a_room_is_played_in_a_study(db: Path, protocol: str
         while not room.busy:
             assert time.monotonic() < deadline, "the group's game never began"
             time.sleep(0.02)
-        assert room.managed.games == [room.adapter.state.current.spec.key]
+        assert room.managed.games == [room.current.spec.key]
     assert Store(str(db)).run("study-pilot").protocol == protocol
 
 

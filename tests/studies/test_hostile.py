@@ -126,7 +126,7 @@ def test_a_group_sees_only_its_own_games_also_after_a_restart(db: Path) -> None:
             assert time.monotonic() < deadline
             time.sleep(0.02)
         g2 = rooms.get(part.study.state.groups["g2"].room)
-        assert g2.stats["games"] == 0  # though the run has the first group's game
+        assert g2.broadcast.stats["games"] == 0  # though the run has the first group's game
         assert len(client.app.state.services.store.episodes(part.study.file.run_id)) == 1
         browser = second.play()
         assert browser.stats is None or browser.stats["games"] == 0
@@ -134,13 +134,13 @@ def test_a_group_sees_only_its_own_games_also_after_a_restart(db: Path) -> None:
     with serving(db, solo) as (client, part):
         rooms = client.app.state.rooms
         g1, g2 = (rooms.get(part.study.state.groups[g].room) for g in ("g1", "g2"))
-        assert g1 is None and g2.stats["games"] == 0
+        assert g1 is None and g2.broadcast.stats["games"] == 0
         second = Participant(client, "second")
         second.token = token
         browser = second.play()
         play_out(browser)
         browser.until(lambda s: browser.stats is not None and browser.stats["games"] == 1)
-        assert g2.stats["games"] == 1  # its one game, never the other group's
+        assert g2.broadcast.stats["games"] == 1  # its one game, never the other group's
 
 
 def test_a_game_page_never_shows_another_participants_id(db: Path) -> None:

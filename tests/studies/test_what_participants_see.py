@@ -37,9 +37,9 @@ def test_the_others_see_a_dropped_participants_seat_as_played_by_an_agent(db: Pa
         # Before a replayed game reaches the takeover again (a seat that had moved first), the room knows only
         # that the study marked the person absent: at the table being replayed, that is the model's seat too.
         room = client.app.state.rooms.get(part.study.state.groups["g1"].room)
-        taken, room.taken = room.taken, {}
-        seat = next(p for p in room.public().people if p.name == "Person 2")
-        room.taken = taken
+        taken, room.game.taken = room.game.taken, {}
+        seat = next(p for p in room.broadcast.public().people if p.name == "Person 2")
+        room.game.taken = taken
         assert seat.played_by == "scripted/first"
         browser.vote(0)  # the announcement, then round 1's choice: everyone picks the first meaning
         browser.vote(0)

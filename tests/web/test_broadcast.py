@@ -91,7 +91,7 @@ async def room() -> Any:
             conn = Connection(Socket())  # type: ignore[arg-type]
             person.connections.add(conn)
             connections.append(conn)
-    made.leader_name = "Ann"
+    made.people.leader_name = "Ann"
     yield made
     for conn in connections:
         await conn.aclose()
@@ -105,13 +105,13 @@ def socket_of(room: Room, name: str) -> Socket:
 def counting(room: Room) -> list[int]:
     """Count the room's broadcasts from now on."""
     calls: list[int] = []
-    run = room._broadcast
+    run = room.broadcast.send
 
     def broadcast() -> None:
         calls.append(1)
         run()
 
-    room._broadcast = broadcast  # type: ignore[method-assign]
+    room.broadcast.send = broadcast  # type: ignore[method-assign]
     return calls
 
 
@@ -173,9 +173,10 @@ async def test_a_frame_is_the_text_of_the_whole_state_as_one_model(room: Room) -
     model of the whole state would give (the layout, the keys and their order)."""
     room.notice = "Ünïcode <b>as written</b>"
     for person in room.people.values():
-        whole = f'{{"type": "state", "room": {dumps(room.public())}, "you": {dumps(room.you(person))}}}'
-        assert room.state_for(person) == whole
-    assert list(json.loads(room.public_text())) == [*RoomSeen.model_fields, "phase", "moves"]
+        shown = room.broadcast
+        whole = f'{{"type": "state", "room": {dumps(shown.public())}, "you": {dumps(shown.you(person))}}}'
+        assert shown.state_for(person) == whole
+    assert list(json.loads(room.broadcast.public_text())) == [*RoomSeen.model_fields, "phase", "moves"]
 
 
 def test_an_adapter_part_that_repeats_a_room_key_is_refused() -> None:

@@ -188,7 +188,7 @@ def test_the_lead_is_handed_over_or_taken_when_the_leader_is_away(client) -> Non
         # Ann leads but has no page open; the lead can be taken only after she has been away long enough.
         bob.send(type="take_lead")
         assert bob.error()["code"] == "leader_present"
-        room.lead_after = 0.0
+        room.people.lead_after = 0.0
         bob.send(type="take_lead")
         s = bob.until(lambda s: s["room"]["leader"] == "Bob")
         assert s["you"]["leader"] and "Bob took the lead from Ann" in s["room"]["notice"]

@@ -97,7 +97,7 @@ def test_a_room_game_is_in_the_viewer_while_played_and_stored_whole_when_it_ends
         # Bob has not moved: the game is under way, and the viewer shows it so far.
         live = until(lambda: viewed(viewer, run),
                      lambda v: any(e["type"] == "choice" for e in v["events"]), "the announcement never showed")
-        recorder = room.ctx.recorder
+        recorder = room.game.ctx.recorder
         assert live["row"]["status"] == "playing" and live["head"]["status"] == "playing"
         assert ok(viewer, f"/api/runs/{run}/episodes", status="playing")["count"] == 1
         assert ok(viewer, f"/api/runs/{run}/episodes", status="done")["count"] == 0
@@ -105,7 +105,7 @@ def test_a_room_game_is_in_the_viewer_while_played_and_stored_whole_when_it_ends
         assert any(e["line"] and "announced in the open" in e["line"] for e in live["events"])
         assert {e["audience"]["kind"] for e in live["events"]} == {"everyone"}, "a seat's model calls are its own"
         assert any(not e.audience.public for e in recorder.events), "the game had private events to leave out"
-        current = room.adapter.state.current
+        current = room.current
         assert live["head"]["item"] == {} and live["head"]["seed"] is None and live["head"]["key"] is None
         assert str(current.seed) not in live["text"]
         # The journal: the moves so far, under the run and the key the game will be stored under.
@@ -118,7 +118,7 @@ def test_a_room_game_is_in_the_viewer_while_played_and_stored_whole_when_it_ends
                  "the game's end was not stored")
     assert done["row"]["id"] == live["row"]["id"], "the game in progress became the stored episode"
     [(record, events)] = list(store.iter_run_events(run))
-    assert dumps(events) == dumps(room.ctx.recorder.events), "every event of the game, once, as it was played"
+    assert dumps(events) == dumps(room.game.ctx.recorder.events), "every event of the game, once, as it was played"
     assert (record.status, record.attempt, record.key, record.seed) == ("done", 1, current.spec.key, current.seed)
     assert record.spec == current.spec.model_dump(mode="json") and record.position == current.number
     assert record.model_calls == sum(1 for e in events if e.type == "model_call") > 0
@@ -144,7 +144,7 @@ def test_a_restarted_game_is_shown_again_from_its_start_without_repeats(tmp_path
             bob = Browser(wb).hello(bob_token)
             assert bob.request() == {"kind": "choose", "round": 1}
             again = until(lambda: viewed(second, room.run_id),
-                          lambda v: [(e["seq"], e["type"]) for e in v["events"]] == public(room.ctx.recorder.events),
+                          lambda v: [(e["seq"], e["type"]) for e in v["events"]] == public(room.game.ctx.recorder.events),
                           "the replayed game was not shown as played")
             assert again["row"]["id"] == before["row"]["id"] and again["row"]["status"] == "playing"
             assert [e["seq"] for e in again["events"]] == [e["seq"] for e in before["events"]], "each event once"
@@ -201,14 +201,14 @@ def test_a_werewolf_game_in_progress_shows_no_role_deal_or_seed(tmp_path: Path) 
             bob = Page(ws, token)
             bob.send(type="start")
             bob.wait(lambda s: s["you"]["request"] is not None)
-            recorder = room.ctx.recorder
+            recorder = room.game.ctx.recorder
             # Bob plays along until the table has heard something and the game waits on him again.
             play_out({"Bob": bob}, along, lambda: bool(public(recorder.events)) and bob.state is not None
                      and bob.state["you"]["request"] is not None)
             live = until(lambda: viewed(client, room.run_id),
                          lambda v: [(e["seq"], e["type"]) for e in v["events"]] == public(recorder.events),
                          "the game so far was not shown")
-            secret = str(room.adapter.state.current.spec.item["seed"])
+            secret = str(room.current.spec.item["seed"])
             assert live["row"]["status"] == "playing" and live["events"], "the game so far is there"
             assert any(e.type == "ww_role" for e in recorder.events), "roles were dealt"
             assert not any(e["type"] == "ww_role" for e in live["events"]) and '"roles"' not in live["text"]

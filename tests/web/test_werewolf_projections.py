@@ -50,7 +50,7 @@ def views(client: TestClient, code: str, monkeypatch: pytest.MonkeyPatch, *, cha
 
     async def look() -> dict[str, Any]:
         if change:  # as the end of any move does: what was built before is stale
-            room.watcher.move_done("", "speak", None, None)
+            room.game.watcher.move_done("", "speak", None, None)
         with monkeypatch.context() as mp:
             mp.setattr(WerewolfView, "project", project)
             return {name: room.adapter.view(person) for name, person in room.people.items()}

@@ -276,7 +276,7 @@ def test_the_check_above_fails_when_the_projection_sends_everything(client: Test
     from lexicoord.web.room import Room
 
     monkeypatch.setattr("lexicoord.protocols.werewolf.room.SPECTATOR", EVERYTHING)
-    monkeypatch.setattr(Room, "visible_to", lambda self, person: list(self.ctx.recorder.events))
+    monkeypatch.setattr(Room, "events_for", lambda self, viewer: list(self.game.ctx.recorder.events))
     with pytest.raises(AssertionError, match="leak to Bob"):
         test_each_browser_receives_only_what_its_seat_may_see(client)
 

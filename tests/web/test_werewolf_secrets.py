@@ -102,7 +102,7 @@ def test_a_game_in_progress_is_served_to_nobody_with_its_deal_or_seed(client: Te
     seen: dict[str, str] = {}
 
     def peek(bob: Page) -> None:
-        secret = room.adapter.state.current.spec.item["seed"]
+        secret = room.current.spec.item["seed"]
         seen["seed"] = str(secret)
         seen["export"] = client.get(f"/api/rooms/{code}/export.json").text
         seen["csv"] = client.get(f"/api/rooms/{code}/export.csv").text

@@ -15,7 +15,7 @@ import ipaddress
 import statistics
 from typing import Any
 
-from fastapi import APIRouter, FastAPI, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, JSONResponse, Response
 
 from lexicoord.runs.store import Store
@@ -54,13 +54,13 @@ def snapshot(study: Study) -> dict[str, Any]:
             person = room.people.get(p.seat or "") if room else None
             seats.append({"seat": p.seat, "kind": "person", "participant": pid, "stage": p.stage,
                           "outcome": p.outcome, "connected": bool(person and person.connections),
-                          "taken_over": p.dropped is not None or bool(room and p.seat in room.taken)})
+                          "taken_over": p.dropped is not None or bool(room and p.seat in room.game.taken)})
         # From the file, not the room: a finished group's room is closed, and its seats are still shown.
         seats += [{"seat": a.name, "kind": "agent", "model": a.model} for a in study.file.agents(g.condition)]
         seats += [{"seat": name, "kind": "stand-in", "model": study.file.stand_in(g.condition)} for name in g.filled]
         groups.append({"id": g.id, "room": g.room, "status": g.status, "error": g.error, "formed_at": g.formed_at,
                        "condition": g.condition, "seats": seats,
-                       "games": study.file.group.games, "played": room.adapter.state.games if room else len(g.games),
+                       "games": study.file.group.games, "played": room.games if room else len(g.games),
                        "playing": bool(room and room.busy)})
     lobby = [{"participant": p.pid, "arrival": p.arrival, "waited": round(now - p.entered["lobby"], 1)}
              for p in study.waiting()]
@@ -89,69 +89,74 @@ def conditions(study: Study) -> list[dict[str, Any]]:
     return out
 
 
-def mount(app: FastAPI, study: Study, store: Store, key: str, public: bool) -> None:
-    router = APIRouter()
-    name = study.file.name
-    base = f"/api/studies/{name}/admin"
+class Dashboard:
+    """The experimenter's calls on one study, each refused without the study's key (and from elsewhere than this
+    machine, unless the server listens publicly)."""
 
-    def allowed(request: Request) -> None:
+    def __init__(self, study: Study, store: Store, key: str, public: bool) -> None:
+        self.study, self.store, self.key, self.public = study, store, key, public
+
+    def allowed(self, request: Request) -> None:
         host = request.client.host if request.client else ""
-        if not public and not _loopback(host):
+        if not self.public and not _loopback(host):
             raise StageError("not_here", "The dashboard answers only on the machine that serves the study; serve "
                                          "it with --host 0.0.0.0 to reach it elsewhere with its key.", 403)
         given = request.headers.get("x-admin-key", "")
-        if not hmac.compare_digest(given.encode(), key.encode()):
+        if not hmac.compare_digest(given.encode(), self.key.encode()):
             raise StageError("no_key", "The dashboard needs the study's key (printed when the server started).", 401)
 
-    @router.get(f"/studies/{name}/admin", include_in_schema=False)
-    async def page() -> FileResponse:
+    async def page(self) -> FileResponse:
         return FileResponse(STATIC / "admin.html")
 
-    @router.get(f"{base}/state")
-    async def state(request: Request, since: int | None = None) -> JSONResponse:
+    async def state(self, request: Request, since: int | None = None) -> JSONResponse:
         try:
-            allowed(request)
+            self.allowed(request)
         except StageError as exc:
             return refusal(exc)
-        if since is not None and since >= study.version:
-            await study.wait(None, POLL)
-        return JSONResponse(snapshot(study))
+        if since is not None and since >= self.study.version:
+            await self.study.wait(None, POLL)
+        return JSONResponse(snapshot(self.study))
 
-    @router.post(f"{base}/action")
-    async def action(request: Request) -> JSONResponse:
+    async def action(self, request: Request) -> JSONResponse:
         try:
-            allowed(request)
+            self.allowed(request)
             body = await request.json()
             if not isinstance(body, dict):
                 raise StageError("bad_request", "The request is a JSON object.", 400)
-            said = await study.control(str(body.get("action", ""))[:40], body.get("group"), body.get("participant"),
-                                       body.get("condition"))
+            said = await self.study.control(str(body.get("action", ""))[:40], body.get("group"),
+                                            body.get("participant"), body.get("condition"))
         except StageError as exc:
             return refusal(exc)
         except ValueError:
             return refusal(StageError("bad_request", "The request is not JSON.", 400))
         return JSONResponse({"message": said})
 
-    def csv_response(write: Any, filename: str) -> Response:
+    async def participants(self, request: Request) -> Response:
+        return self._csv(request, write_participants, "participants")
+
+    async def bonus(self, request: Request) -> Response:
+        return self._csv(request, write_bonus, "bonus")
+
+    def _csv(self, request: Request, write: Any, what: str) -> Response:
+        try:
+            self.allowed(request)
+        except StageError as exc:
+            return refusal(exc)
         out = io.StringIO()
-        write(study, store, out)
+        write(self.study, self.store, out)
         return Response(out.getvalue(), media_type="text/csv; charset=utf-8",
-                        headers={"Content-Disposition": f'attachment; filename="{filename}"'})
+                        headers={"Content-Disposition": f'attachment; filename="{self.study.file.name}-{what}.csv"'})
 
-    @router.get(f"{base}/participants.csv")
-    async def participants(request: Request) -> Response:
-        try:
-            allowed(request)
-        except StageError as exc:
-            return refusal(exc)
-        return csv_response(write_participants, f"{name}-participants.csv")
 
-    @router.get(f"{base}/bonus.csv")
-    async def bonus(request: Request) -> Response:
-        try:
-            allowed(request)
-        except StageError as exc:
-            return refusal(exc)
-        return csv_response(write_bonus, f"{name}-bonus.csv")
-
-    app.include_router(router)
+def dashboard_routes(study: Study, store: Store, key: str, public: bool) -> APIRouter:
+    """The dashboard's page and JSON for ``study``."""
+    dashboard = Dashboard(study, store, key, public)
+    name = study.file.name
+    base = f"/api/studies/{name}/admin"
+    router = APIRouter()
+    router.add_api_route(f"/studies/{name}/admin", dashboard.page, methods=["GET"], include_in_schema=False)
+    router.add_api_route(f"{base}/state", dashboard.state, methods=["GET"])
+    router.add_api_route(f"{base}/action", dashboard.action, methods=["POST"])
+    router.add_api_route(f"{base}/participants.csv", dashboard.participants, methods=["GET"])
+    router.add_api_route(f"{base}/bonus.csv", dashboard.bonus, methods=["GET"])
+    return router

@@ -10,13 +10,15 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import FastAPI
+from fastapi.staticfiles import StaticFiles
 
 from lexicoord.models.pool import ModelPool
 from lexicoord.runs.store import Store
-from lexicoord.studies import dashboard, web
+from lexicoord.studies.dashboard import dashboard_routes
 from lexicoord.studies.file import StudyFile
 from lexicoord.studies.persistence import StudyStore
 from lexicoord.studies.study import Study
+from lexicoord.studies.web import STATIC, participant_routes
 from lexicoord.web.registry import Rooms
 from lexicoord.web.services import Services
 
@@ -68,8 +70,11 @@ class StudyPart:
 
     def mount(self, app: FastAPI, rooms: Rooms) -> None:
         self.rooms = rooms
-        web.mount(app, self.study, self.enter_rate, self.enter_burst)
-        dashboard.mount(app, self.study, self.services.store, self.key, self.public)
+        # /studies/{name}/ and /api/studies/{name}/...: the participant's page and calls
+        app.include_router(participant_routes(self.study, self.enter_rate, self.enter_burst))
+        # /studies/{name}/admin and /api/studies/{name}/admin/...: the experimenter's
+        app.include_router(dashboard_routes(self.study, self.services.store, self.key, self.public))
+        app.mount("/study-static", StaticFiles(directory=STATIC), name="study-static")  # the two pages' files
 
     async def start(self) -> None:
         assert self.rooms is not None

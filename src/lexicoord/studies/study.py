@@ -33,7 +33,8 @@ from lexicoord.studies.file import Outcome, StudyFile
 from lexicoord.studies.participant import Dropped, Participant, StageError, answer, finish, following
 from lexicoord.studies.persistence import StudyStore
 from lexicoord.web.errors import RoomError
-from lexicoord.web.room import Managed, Room
+from lexicoord.web.room import Room
+from lexicoord.web.room_state import Managed
 from lexicoord.web.tokens import hash_token, new_token, token_matches
 
 if TYPE_CHECKING:
@@ -427,7 +428,7 @@ class Study:
                 return
             await self._games_of(group, room)
             await self._dropouts(group, room)
-            if not room.busy and room.adapter.state.phase in ("lobby", "over"):
+            if not room.busy and room.phase in ("lobby", "over"):
                 await self._next_game(group, room)
         finally:
             self._busy.discard(group.id)
@@ -449,7 +450,7 @@ class Study:
                 await room.take_over(person.name, "disconnected")
                 taken = room.taken.get(person.name)
             if taken is not None:
-                p.dropped = Dropped(at=now, reason=taken.reason, game=room.adapter.state.games)
+                p.dropped = Dropped(at=now, reason=taken.reason, game=room.games)
                 person.absent = True  # the group's later games are played without this seat
                 finish(self.file, p, "dropped", now)
                 changed.append(p)
@@ -459,7 +460,7 @@ class Study:
 
     async def _next_game(self, group: GroupRecord, room: Room) -> None:
         """The group's next game, or, with its games played (or no participant left), the survey."""
-        played = room.adapter.state.games
+        played = room.games
         left = [pid for pid in group.members if self.participants[pid].outcome is None]
         if played >= self.file.group.games or not left or self.state.status == "ended":
             await self._finish_group(group)

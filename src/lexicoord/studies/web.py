@@ -26,9 +26,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from fastapi import APIRouter, FastAPI, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, JSONResponse
-from fastapi.staticfiles import StaticFiles
 from markdown_it import MarkdownIt
 
 from lexicoord.studies.file import StudyFile, pages_of
@@ -79,7 +78,7 @@ def view(study: Study, p: Participant) -> dict[str, Any]:
         room = study.rooms.get(group.room) if study.rooms and group and group.room else None
         condition = file.condition(group.condition if group else None)
         out.update(ready=room is not None, seat=p.seat, games=file.group.games,
-                   game=room.adapter.state.games if room else 0,
+                   game=room.games if room else 0,
                    brief=_html(condition.brief.markdown()) if condition is not None and condition.brief else None)
     elif p.stage == "done" and p.outcome is not None:
         redirect = file.completion.redirect
@@ -88,63 +87,64 @@ def view(study: Study, p: Participant) -> dict[str, Any]:
     return out
 
 
-def mount(app: FastAPI, study: Study, enter_rate: float, enter_burst: float) -> None:
-    file = study.file
-    limiter = AddressLimiter(enter_rate, enter_burst)
-    router = APIRouter()
-    base = f"/api/studies/{file.name}"
+async def body_of(request: Request) -> dict[str, Any]:
+    """The request's JSON object, at most :data:`MAX_BODY` bytes."""
+    size = request.headers.get("content-length")
+    if size is not None and size.isdigit() and int(size) > MAX_BODY:
+        raise StageError("too_large", f"A request may have at most {MAX_BODY // 1024} KB.", 413)
+    raw = await request.body()
+    if len(raw) > MAX_BODY:
+        raise StageError("too_large", f"A request may have at most {MAX_BODY // 1024} KB.", 413)
+    try:
+        body = json.loads(raw or b"{}")
+    except ValueError:
+        raise StageError("bad_request", "The request is not JSON.", 400) from None
+    if not isinstance(body, dict):
+        raise StageError("bad_request", "The request is a JSON object.", 400)
+    return body
 
-    warned: list[bool] = []
 
-    def client(request: Request) -> str:
+def token(request: Request) -> str | None:
+    scheme, _, value = request.headers.get("authorization", "").partition(" ")
+    return value.strip() or None if scheme.lower() == "bearer" else None
+
+
+class ParticipantApi:
+    """The participant's calls on one study; ``limiter`` holds each address to its rate of new sessions."""
+
+    def __init__(self, study: Study, limiter: AddressLimiter) -> None:
+        self.study = study
+        self.limiter = limiter
+        self.warned = False
+
+    def client(self, request: Request) -> str:
         host = request.client.host if request.client else "unknown"
         forwarded = [a.strip() for a in request.headers.get("x-forwarded-for", "").split(",") if a.strip()]
-        if not warned and forwarded and host not in forwarded:  # a trusted proxy's would have named the client
+        if not self.warned and forwarded and host not in forwarded:  # a trusted proxy's would have named the client
             # A proxy this server does not trust (no --forwarded-allow-ips): every participant looks like the
             # proxy, one address sharing one budget of new sessions.
-            warned.append(True)
+            self.warned = True
             log.warning("requests come through a proxy (X-Forwarded-For from %s) that is not trusted: every "
                         "participant counts as that one address; serve with --forwarded-allow-ips %s", host, host)
         return host
 
-    async def body_of(request: Request) -> dict[str, Any]:
-        size = request.headers.get("content-length")
-        if size is not None and size.isdigit() and int(size) > MAX_BODY:
-            raise StageError("too_large", f"A request may have at most {MAX_BODY // 1024} KB.", 413)
-        raw = await request.body()
-        if len(raw) > MAX_BODY:
-            raise StageError("too_large", f"A request may have at most {MAX_BODY // 1024} KB.", 413)
-        try:
-            body = json.loads(raw or b"{}")
-        except ValueError:
-            raise StageError("bad_request", "The request is not JSON.", 400) from None
-        if not isinstance(body, dict):
-            raise StageError("bad_request", "The request is a JSON object.", 400)
-        return body
-
-    def token(request: Request) -> str | None:
-        scheme, _, value = request.headers.get("authorization", "").partition(" ")
-        return value.strip() or None if scheme.lower() == "bearer" else None
-
-    def me(request: Request) -> Participant:
+    def me(self, request: Request) -> Participant:
         given = token(request)
         if given is None:
             raise StageError("unknown", "This page's session is unknown here; open the study from your link.", 401)
-        return study.participant(clean_pid(request.headers.get("x-participant")), given)
+        return self.study.participant(clean_pid(request.headers.get("x-participant")), given)
 
-    @router.get(f"/studies/{file.name}/", include_in_schema=False)
-    async def page() -> FileResponse:
+    async def page(self) -> FileResponse:
         return FileResponse(STATIC / "study.html")
 
-    @router.get(f"{base}/pages")
-    async def pages() -> dict[str, Any]:
-        texts = pages_of(file)
+    async def pages(self) -> dict[str, Any]:
+        texts = pages_of(self.study.file)
         return {**texts.model_dump(), "consent": _html(texts.consent), "instructions": _html(texts.instructions)}
 
-    @router.post(f"{base}/enter")
-    async def enter(request: Request) -> JSONResponse:
+    async def enter(self, request: Request) -> JSONResponse:
+        study = self.study
         try:
-            if not limiter.allow(client(request)):
+            if not self.limiter.allow(self.client(request)):
                 raise StageError("rate_limited", "Too many requests; wait a little.", 429)
             body = await body_of(request)
             pid = clean_pid(body.get("pid"))
@@ -155,10 +155,10 @@ def mount(app: FastAPI, study: Study, enter_rate: float, enter_burst: float) -> 
             return refusal(exc)
         return JSONResponse({"token": new, "view": view(study, p)}, status_code=201 if new else 200)
 
-    @router.get(f"{base}/me")
-    async def where(request: Request, stage: str | None = None, ready: int | None = None) -> JSONResponse:
+    async def where(self, request: Request, stage: str | None = None, ready: int | None = None) -> JSONResponse:
+        study = self.study
         try:
-            p = me(request)
+            p = self.me(request)
             seen = stage is not None and stage == p.stage and stage in ("lobby", "game")
             if seen and not (stage == "game" and ready == 0 and view(study, p)["ready"]):
                 await study.wait(p.pid, POLL)
@@ -167,26 +167,36 @@ def mount(app: FastAPI, study: Study, enter_rate: float, enter_burst: float) -> 
             return refusal(exc)
         return JSONResponse(view(study, p))
 
-    @router.post(f"{base}/answer")
-    async def answer(request: Request) -> JSONResponse:
+    async def answer(self, request: Request) -> JSONResponse:
         try:
-            p = me(request)
+            p = self.me(request)
             body = await body_of(request)
-            told = await study.submit(p, str(body.get("stage", ""))[:20], body)
+            told = await self.study.submit(p, str(body.get("stage", ""))[:20], body)
         except StageError as exc:
             return refusal(exc)
-        return JSONResponse({**told, "view": view(study, p)})
+        return JSONResponse({**told, "view": view(self.study, p)})
 
-    @router.post(f"{base}/play")
-    async def play(request: Request) -> JSONResponse:
+    async def play(self, request: Request) -> JSONResponse:
         try:
-            code, seat_token = await study.seat_token(me(request))
+            code, seat_token = await self.study.seat_token(self.me(request))
         except StageError as exc:
             return refusal(exc)
         return JSONResponse({"room": code, "token": seat_token, "path": f"/r/{code}"})
 
-    app.include_router(router)
-    app.mount("/study-static", StaticFiles(directory=STATIC), name="study-static")
+
+def participant_routes(study: Study, enter_rate: float, enter_burst: float) -> APIRouter:
+    """The participant's page and JSON for ``study`` (its static files are mounted at ``/study-static``)."""
+    api = ParticipantApi(study, AddressLimiter(enter_rate, enter_burst))
+    name = study.file.name
+    base = f"/api/studies/{name}"
+    router = APIRouter()
+    router.add_api_route(f"/studies/{name}/", api.page, methods=["GET"], include_in_schema=False)
+    router.add_api_route(f"{base}/pages", api.pages, methods=["GET"])
+    router.add_api_route(f"{base}/enter", api.enter, methods=["POST"])
+    router.add_api_route(f"{base}/me", api.where, methods=["GET"])
+    router.add_api_route(f"{base}/answer", api.answer, methods=["POST"])
+    router.add_api_route(f"{base}/play", api.play, methods=["POST"])
+    return router
 
 
 def study_link(base: str, file: StudyFile) -> str:

@@ -1,10 +1,14 @@
-"""The web application: pages, a small JSON API, and the WebSocket each browser plays through.
+"""The web application: its routes assembled from the modules that serve them, its middleware, and its life.
 
-HTTP: ``/`` (create or join a room), ``/r/{code}`` (the room), ``/api/offer``,
-``POST /api/rooms``, ``GET /api/rooms/{code}``, ``POST /api/rooms/{code}/join``,
-``/api/rooms/{code}/export.json`` and ``.csv``; ``/runs`` and ``/api/runs...`` (the read-only run
-viewer, :mod:`lexicoord.web.viewer`). WebSocket: ``/ws/{code}``
-(:mod:`lexicoord.web.socket`), whose messages are defined in :mod:`lexicoord.web.messages`.
+The app's map (``create_app`` assembles it; each module lists its routes in one function at its end):
+
+- :mod:`lexicoord.web.pages`: ``/`` (create or join a room), ``/r/{code}`` (the room), ``/adapters/{protocol}.js``
+  (a protocol's page part); ``/static`` beside them;
+- :mod:`lexicoord.web.room_api`: ``/api/offer``, ``POST /api/rooms``, ``GET /api/rooms/{code}``,
+  ``POST /api/rooms/{code}/join``, ``/api/rooms/{code}/export.json`` and ``.csv``, and the WebSocket
+  ``/ws/{code}`` (:mod:`lexicoord.web.socket`), whose messages are defined in :mod:`lexicoord.web.messages`;
+- :mod:`lexicoord.web.viewer`: ``/runs`` and ``/api/runs...`` (the read-only run viewer);
+- each part (:class:`AppPart`): a study's pages and API (:mod:`lexicoord.studies.serve`), the gate's.
 """
 
 from __future__ import annotations
@@ -14,27 +18,23 @@ import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator, Sequence
-from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
-from fastapi import FastAPI, Request, WebSocket
-from fastapi.responses import FileResponse, JSONResponse, Response
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
-from pydantic import BaseModel, Field, ValidationError
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from lexicoord.errors import LexicoordError
-from lexicoord.web.errors import RoomError
+from lexicoord.web.errors import Refused
+from lexicoord.web.pages import STATIC, page_routes
 from lexicoord.web.ratelimit import AddressLimiter
 from lexicoord.web.registry import ROOMS_PER_ADDRESS, Rooms
-from lexicoord.web.room import Room
+from lexicoord.web.room_api import room_routes
 from lexicoord.web.services import Services
-from lexicoord.web.socket import play
 from lexicoord.web.viewer import viewer_routes
 
 log = logging.getLogger(__name__)
-STATIC = Path(__file__).parent / "static"
 
 #: Seconds a room may stand with no page open (and no game under way) before it closes; 0 or None: never.
 IDLE_CLOSE = 3600.0
@@ -103,20 +103,9 @@ class AppPart(Protocol):
     async def stop(self) -> None: ...
 
 
-class JoinRequest(BaseModel):
-    name: str = Field(min_length=1, max_length=60)
-
-
-def _error(status: int, code: str, message: str) -> JSONResponse:
-    return JSONResponse({"code": code, "message": message}, status_code=status)
-
-
-class Refused(Exception):
-    """An HTTP request turned down with a status, a code and a sentence (answered as JSON)."""
-
-    def __init__(self, status: int, code: str, message: str) -> None:
-        super().__init__(message)
-        self.status, self.code, self.message = status, code, message
+async def _refused(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, Refused)
+    return JSONResponse({"code": exc.code, "message": exc.message}, status_code=exc.status)
 
 
 async def _sweep_forever(rooms: Rooms, idle_close: float | None, unused_close: float | None, every: float) -> None:
@@ -127,6 +116,33 @@ async def _sweep_forever(rooms: Rooms, idle_close: float | None, unused_close: f
             await rooms.sweep(idle_close, unused_close)
         except Exception:  # the store is busy or gone: try again next time, keep serving
             log.exception("closing idle rooms failed")
+
+
+@contextlib.asynccontextmanager
+async def _serving(rooms: Rooms, services: Services, parts: Sequence[AppPart], idle_close: float | None,
+                   unused_close: float | None, sweep_every: float) -> AsyncIterator[None]:
+    """The server's life: the open rooms reopened, the sweeper and the parts started; then everything let go, the
+    journal's queued moves written before the store closes."""
+    count = await rooms.restore()
+    if count:
+        log.info("reopened %d rooms", count)
+    sweeper = asyncio.create_task(_sweep_forever(rooms, idle_close, unused_close, sweep_every))
+    for part in parts:
+        await part.start()
+    try:
+        yield
+    finally:
+        for part in parts:
+            await part.stop()
+        sweeper.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await sweeper
+        await rooms.aclose()
+        # Moves already accepted and queued for the journal are written before the store closes, so the
+        # next start replays them rather than asking again (their games' tasks are cancelled by now).
+        await services.rooms.flushed()
+        await services.models.aclose()
+        services.rooms.close()
 
 
 def create_app(services: Services, *, http_rate: float = 2.0, http_burst: float = 30.0,
@@ -145,146 +161,25 @@ def create_app(services: Services, *, http_rate: float = 2.0, http_burst: float 
     """
     rooms = Rooms(services, per_address=rooms_per_address)
     limiter = AddressLimiter(http_rate, http_burst)
-
-    @contextlib.asynccontextmanager
-    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        count = await rooms.restore()
-        if count:
-            log.info("reopened %d rooms", count)
-        sweeper = asyncio.create_task(_sweep_forever(rooms, idle_close, unused_close, sweep_every))
-        for part in parts:
-            await part.start()
-        try:
-            yield
-        finally:
-            for part in parts:
-                await part.stop()
-            sweeper.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await sweeper
-            await rooms.aclose()
-            # Moves already accepted and queued for the journal are written before the store closes, so the
-            # next start replays them rather than asking again (their games' tasks are cancelled by now).
-            await services.rooms.flushed()
-            await services.models.aclose()
-            services.rooms.close()
-
-    app = FastAPI(title="lexicoord live", lifespan=lifespan, docs_url=None, redoc_url=None)
+    app = FastAPI(title="lexicoord live", docs_url=None, redoc_url=None,
+                  lifespan=lambda _: _serving(rooms, services, parts, idle_close, unused_close, sweep_every))
     app.state.rooms = rooms
     #: Told as soon as the server begins to stop (:func:`lexicoord.cli.serve_cmd.run_app`).
     app.state.stopping = [part.stopping for part in parts]
     app.state.services = services
+
+    # The app's map: each concern's routes, from the module that serves them.
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    app.include_router(page_routes(services))  # /, /favicon.ico, /r/{code}, /adapters/{protocol}.js
+    app.include_router(room_routes(rooms, services, limiter))  # /api/offer, /api/rooms..., /ws/{code}
     if viewer:
-        app.include_router(viewer_routes(services.store))  # stored runs, read-only (lexicoord.web.viewer)
+        app.include_router(viewer_routes(services.store))  # /runs..., /api/runs... (stored runs, read-only)
+    for part in parts:
+        part.mount(app, rooms)  # a study's /studies/{name}/..., the gate's ...
+
+    app.add_exception_handler(Refused, _refused)
     if allowed_hosts is not None:
         # Before any route, HTTP and WebSocket alike: a refused WebSocket gets an HTTP 400 handshake reply.
         app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts), www_redirect=False)
     app.add_middleware(SecurityHeaders)  # outermost: a refused host's answer carries the headers too
-
-    @app.exception_handler(Refused)
-    async def refused(_: Request, exc: Refused) -> JSONResponse:
-        return _error(exc.status, exc.code, exc.message)
-
-
-    def client(request: Request) -> str:
-        return request.client.host if request.client else "unknown"
-
-    def find(request: Request, code: str) -> Room:
-        """The room with ``code``, for a client within its request rate; :class:`Refused` otherwise."""
-        if not limiter.allow(client(request)):
-            raise Refused(429, "rate_limited", "Too many requests; wait a little.")
-        room = rooms.get(code)
-        if room is None:
-            raise Refused(404, "no_room", "No room has this code; check it with whoever invited you.")
-        return room
-
-    def exportable(request: Request, code: str) -> Room:
-        """A room whose games anyone with its code may download: a study's are its experimenter's alone."""
-        room = find(request, code)
-        if room.managed is not None:
-            raise Refused(403, "managed", "A study's games are exported from its dashboard.")
-        return room
-
-    @app.get("/", include_in_schema=False)
-    async def index() -> FileResponse:
-        return FileResponse(STATIC / "index.html")
-
-    @app.get("/favicon.ico", include_in_schema=False)
-    async def favicon() -> Response:
-        return Response(status_code=204)
-
-    @app.get("/r/{code}", include_in_schema=False)
-    async def room_page(code: str) -> FileResponse:
-        return FileResponse(STATIC / "room.html")
-
-    @app.get("/adapters/{protocol}.js", include_in_schema=False)
-    async def adapter_script(protocol: str) -> FileResponse:
-        """The page's part for a protocol this server offers (never a path: only a registered adapter's file)."""
-        try:
-            script = services.adapter(protocol).script
-        except LexicoordError:
-            script = None
-        if script is None:
-            raise Refused(404, "no_adapter", f"No page for '{protocol}' rooms on this server.")
-        return FileResponse(script, media_type="text/javascript")
-
-    @app.get("/api/offer")
-    async def offer() -> dict[str, Any]:
-        return services.offer().model_dump()
-
-    @app.post("/api/rooms")
-    async def create(body: dict[str, Any], request: Request) -> JSONResponse:
-        """A room for any offered protocol; its settings are checked against that protocol's own model."""
-        if not limiter.allow(client(request)):
-            return _error(429, "rate_limited", "Too many requests; wait a little.")
-        try:
-            room = await rooms.create(body, creator=client(request))
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first.get("loc", ())) or "settings"
-            return JSONResponse({"code": "bad_settings", "message": f"{where}: {first.get('msg', 'invalid')}",
-                                 "detail": exc.errors(include_url=False, include_context=False, include_input=False)},
-                                status_code=422)
-        except RoomError as exc:
-            return _error(429 if exc.code == "too_many_rooms" else 503, exc.code, str(exc))
-        except LexicoordError as exc:
-            return _error(400, "bad_settings", str(exc))
-        return JSONResponse({"code": room.code, "path": f"/r/{room.code}", "run": room.run_id}, status_code=201)
-
-    @app.get("/api/rooms/{code}")
-    async def describe(code: str, request: Request) -> Any:
-        room = find(request, code)
-        public = room.public().model_dump(mode="json")
-        return {k: public.get(k) for k in ("code", "protocol", "mode", "phase", "leader", "people", "agents", "games")}
-
-    @app.post("/api/rooms/{code}/join")
-    async def join(code: str, body: JoinRequest, request: Request) -> Any:
-        room = find(request, code)
-        if room.managed is not None:
-            return _error(403, "managed", "A study's room is joined through the study's own link.")
-        try:
-            person, token = await room.join(body.name)
-        except RoomError as exc:
-            return _error(409 if exc.code != "bad_name" else 400, exc.code, str(exc))
-        return {"token": token, "name": person.name, "leader": person is room.leader, "code": room.code}
-
-    @app.get("/api/rooms/{code}/export.json")
-    async def export_json(code: str, request: Request) -> Any:
-        room = exportable(request, code)
-        body = await room.adapter.export("json")
-        return JSONResponse(body, headers={"Content-Disposition": f'attachment; filename="{room.run_id}.json"'})
-
-    @app.get("/api/rooms/{code}/export.csv")
-    async def export_csv(code: str, request: Request) -> Any:
-        room = exportable(request, code)
-        return Response(await room.adapter.export("csv"), media_type="text/csv; charset=utf-8",
-                        headers={"Content-Disposition": f'attachment; filename="{room.run_id}.csv"'})
-
-    @app.websocket("/ws/{code}")
-    async def websocket(websocket: WebSocket, code: str) -> None:
-        await play(websocket, lambda: rooms.get(code), limiter)
-
-    for part in parts:
-        part.mount(app, rooms)
     return app

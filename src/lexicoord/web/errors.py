@@ -1,4 +1,4 @@
-"""What a room refuses, said once for the room and its adapters (a leaf: both import it, neither the other)."""
+"""What a room refuses, said once for the room, its adapters and its HTTP routes (a leaf: it imports none)."""
 
 from __future__ import annotations
 
@@ -13,3 +13,11 @@ class RoomError(Exception):
 
 class AdapterError(RoomError):
     """A move a protocol's adapter refuses (the room passes it on as its own refusal)."""
+
+
+class Refused(Exception):
+    """An HTTP request turned down with a status, a code and a sentence (the app answers it as JSON)."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message = status, code, message

@@ -54,7 +54,7 @@ class HandOver(Inbound):
 
 
 class TakeLead(Inbound):
-    """Anyone may take the lead when the leader has left or been away long enough (see ``Room.lead_after``)."""
+    """Anyone may take the lead when the leader has left or been away long enough (see ``People.lead_after``)."""
 
     type: Literal["take_lead"]
 

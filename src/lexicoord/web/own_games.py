@@ -4,7 +4,7 @@ Every group of a study plays in its own room, and all of them store their games 
 (so one report covers the study). A room's statistics and history are read from its run, so without this
 a group would see other groups' sentences, choices and the justifications their participants wrote. A
 managed room therefore reads the run through :class:`OwnGames`: the episodes whose keys its own games had
-(:attr:`lexicoord.web.room.Managed.games`), nothing else. The rooms' adapters are unchanged: they read the
+(:attr:`lexicoord.web.room_state.Managed.games`), nothing else. The rooms' adapters are unchanged: they read the
 store as always.
 """
 

@@ -26,11 +26,11 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, Field, ValidationError
 from sqlalchemy import select, update
 
-from lexicoord.core.spec import EpisodeSpec
 from lexicoord.runs.group_commit import GroupCommit
 from lexicoord.runs.schema import RoomRow, RunRow
 from lexicoord.runs.store import LiveWrite, Move, Store
-from lexicoord.web.room import RoomState
+from lexicoord.web.adapters.base import CurrentGame
+from lexicoord.web.room_state import RoomState
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -79,18 +79,17 @@ def game_key(state: dict[str, Any], game: int) -> str:
     written) are kept under ``room-game-<number>``, which no spec's key (24 hex digits) can be.
     """
     current = _current(state)
-    if current is not None and current["number"] == game:
-        return EpisodeSpec.model_validate(current["spec"]).key
+    if current is not None and current.number == game:
+        return current.spec.key
     return f"room-game-{game}"
 
 
-def _current(state: dict[str, Any]) -> dict[str, Any] | None:
+def _current(state: dict[str, Any]) -> CurrentGame | None:
     """The game a room's saved state names current (number, spec, seed), if any."""
     try:
-        current = RoomState.model_validate(state).game.get("current")
+        return RoomState.model_validate(state).played.current
     except ValidationError:
         return None
-    return current if isinstance(current, dict) and isinstance(current.get("number"), int) else None
 
 
 @dataclass
@@ -281,7 +280,7 @@ class RoomStore:
             own: list[str] | None = None
             if (row.state or {}).get("managed"):
                 current = _current(row.state)
-                own = [EpisodeSpec.model_validate(current["spec"]).key] if current else []
+                own = [current.spec.key] if current else []
             # Again when a server lets go of a room closed from the command line: a game it ended on the
             # way out has just marked the run open.
             run = s.get(RunRow, row.run_id)
@@ -325,6 +324,6 @@ class RoomStore:
             # The journal of the game in play, whatever the protocol: the one its saved state names current.
             current = _current(r.state or {})
             if current is not None:
-                saved.moves = self.store.episode_moves(r.run_id, game_key(r.state or {}, current["number"]))
+                saved.moves = self.store.episode_moves(r.run_id, game_key(r.state or {}, current.number))
             out.append(saved)
         return out

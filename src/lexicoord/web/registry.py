@@ -21,7 +21,8 @@ from pydantic import ValidationError
 from lexicoord.web.adapters.base import RoomAdapter
 from lexicoord.web.errors import RoomError
 from lexicoord.web.ratelimit import address_key
-from lexicoord.web.room import Managed, Room
+from lexicoord.web.room import Room
+from lexicoord.web.room_state import Managed
 from lexicoord.web.services import Services
 from lexicoord.web.settings import RoomSettings
 from lexicoord.web.socket import ROOM_CLOSED
@@ -81,7 +82,7 @@ class Rooms:
         room.manage(managed)
         await self.services.rooms.create(room_id, code, run_id, config, room.saved_state())
         self.by_code[code] = room
-        room.stats = await room.adapter.summary()
+        await room.refresh_stats()
         return room
 
     async def restore(self) -> int:
@@ -106,7 +107,7 @@ class Rooms:
         if self.by_code.get(room.code) is not room:
             return
         del self.by_code[room.code]
-        task = room.task
+        task = room.game.task
         if task is not None and not task.done():
             if not room.interrupt_game(reason):
                 task.cancel()  # not a game (manual mode's proposals): nothing to store
@@ -115,7 +116,7 @@ class Rooms:
                 task.cancel()
         await self.services.rooms.call(self.services.rooms.close_room, room.id)
         code, message = ROOM_CLOSED
-        await room.close_connections(code, message)
+        await room.people.close_pages(code, message)
         log.info("room %s closed: %s", room.code, reason)
 
     async def sweep(self, idle_after: float | None, unused_after: float | None = None) -> list[str]:
@@ -128,10 +129,10 @@ class Rooms:
         now = time.monotonic()
         gone = []
         for room in rooms:
-            limits = [t for t in (idle_after, None if room.played else unused_after) if t]
+            limits = [t for t in (idle_after, None if room.games else unused_after) if t]
             if room.id in closed:
                 await self.close(room, "closed by the operator")
-            elif limits and room.idle_for(now) >= min(limits) and not room.busy:
+            elif limits and room.people.idle_for(now) >= min(limits) and not room.busy:
                 await self.close(room, f"no one in it for {min(limits):g} s")
             else:
                 continue
@@ -139,12 +140,12 @@ class Rooms:
         return gone
 
     async def aclose(self) -> None:
-        for room in self.by_code.values():
-            if room.task is not None and not room.task.done():
-                room.task.cancel()
-        for room in self.by_code.values():
-            if room.task is not None:
-                try:
-                    await room.task
-                except BaseException:  # noqa: BLE001 - shutting down: the journal keeps the game
-                    pass
+        tasks = [room.game.task for room in self.by_code.values() if room.game.task is not None]
+        for task in tasks:
+            if not task.done():
+                task.cancel()
+        for task in tasks:
+            try:
+                await task
+            except BaseException:  # noqa: BLE001 - shutting down: the journal keeps the game
+                pass

@@ -121,7 +121,7 @@ async def serve_connection(websocket: WebSocket, find: Callable[[], Room | None]
                 continue
             if isinstance(msg, m.Hello):
                 found_room = find()
-                found = found_room.person_for(msg.token) if found_room is not None else None
+                found = found_room.people.person_for(msg.token) if found_room is not None else None
                 if found is None or found_room is None:
                     # Only a refused hello costs the address: a seat's token cannot be guessed, and a lab's
                     # people behind one router must all get back in after a restart, at once.
@@ -137,9 +137,9 @@ async def serve_connection(websocket: WebSocket, find: Callable[[], Room | None]
                 room, person = found_room, found
                 room.connect(person, conn)
                 conn.send(Welcome(name=person.name, leader=person is room.leader).text())
-                if room.stats is not None:
-                    conn.send(stats_of(room.stats).text())
-                conn.send_state(room.state_for(person))
+                if room.broadcast.stats is not None:
+                    conn.send(stats_of(room.broadcast.stats).text())
+                conn.send_state(room.broadcast.state_for(person))
                 continue
             if room is None or person is None:
                 conn.send(error_text("not_authenticated", "Say hello with your token first."))

@@ -56,42 +56,36 @@ def is_local(host: str | None) -> bool:
         return False
 
 
-def viewer_routes(store: Store, *, local_only: bool = True) -> APIRouter:
-    """The viewer's pages and JSON on a read-only handle of ``store``'s database."""
-    reader = store.read_only()
-    load_event_types()  # once now, not on a reader's first page
+class RunViewer:
+    """The viewer's calls on a read-only handle of the store; ``local_only``: answered to this machine alone."""
 
-    def only_here(request: Request) -> None:
-        if local_only and not is_local(request.client.host if request.client else None):
+    def __init__(self, reader: Store, local_only: bool) -> None:
+        self.reader = reader
+        self.local_only = local_only
+
+    def only_here(self, request: Request) -> None:
+        if self.local_only and not is_local(request.client.host if request.client else None):
             raise HTTPException(403, "The run viewer shows every seat's private prompts: open it on the server's "
                                      "machine (or through an SSH tunnel).")
 
-    router = APIRouter(dependencies=[Depends(only_here)])
-
-    def run_of(run: str) -> RunInfo:
+    def run_of(self, run: str) -> RunInfo:
         try:
-            return reader.run(run)
+            return self.reader.run(run)
         except LexicoordError as exc:
             raise HTTPException(404, str(exc)) from None
 
-    def episode_of(run: str, episode: int) -> EpisodeRecord:
-        record = reader.episode(episode)
-        if record is None or record.run_id != run_of(run).id:
+    def episode_of(self, run: str, episode: int) -> EpisodeRecord:
+        record = self.reader.episode(episode)
+        if record is None or record.run_id != self.run_of(run).id:
             raise HTTPException(404, f"No episode {episode} in run '{run}'.")
         return record
 
-    def asked(fn: Any, *args: Any) -> Any:
-        try:
-            return fn(*args)
-        except BadQuery as exc:
-            raise HTTPException(400, str(exc)) from None
+    def page(self) -> FileResponse:
+        return FileResponse(PAGE)
 
-    for path in ("/runs", "/runs/{run}", "/runs/{run}/episodes/{episode}"):
-        router.add_api_route(path, lambda: FileResponse(PAGE), methods=["GET"], include_in_schema=False)
-
-    @router.get("/api/runs")
-    def runs(limit: str | None = None, after: str | None = None) -> dict[str, Any]:
+    def runs(self, limit: str | None = None, after: str | None = None) -> dict[str, Any]:
         """Runs newest first; ``after`` is the cursor of the last run shown (the next page is older)."""
+        reader = self.reader
         n = asked(page_size, limit, RUNS_PAGE, RUNS_MAX)
         rows = reader.run_page(n + 1, asked(run_cursor, after))
         page = rows[:n]
@@ -99,19 +93,18 @@ def viewer_routes(store: Store, *, local_only: bool = True) -> APIRouter:
         return {"runs": [run_json(r, room=r.id in rooms) for r in page],
                 "next": run_json(page[-1], room=False)["cursor"] if len(rows) > n else None}
 
-    @router.get("/api/runs/{run}")
-    def run_head(run: str) -> dict[str, Any]:
-        info = run_of(run)
-        room = bool(reader.room_run_ids([info.id]))
+    def run_head(self, run: str) -> dict[str, Any]:
+        info = self.run_of(run)
+        room = bool(self.reader.room_run_ids([info.id]))
         return {**run_json(info, room=room), "config": info.config,
-                "facets": facets(reader.episode_shapes(info.id, FACET_SAMPLE)),
-                "report": f"lexicoord report {info.id} --db {reader.url}"}
+                "facets": facets(self.reader.episode_shapes(info.id, FACET_SAMPLE)),
+                "report": f"lexicoord report {info.id} --db {self.reader.url}"}
 
-    @router.get("/api/runs/{run}/episodes")
-    def episodes(run: str, status: str | None = None, outcome: Annotated[list[str] | None, Query()] = None,
+    def episodes(self, run: str, status: str | None = None, outcome: Annotated[list[str] | None, Query()] = None,
                  setting: Annotated[list[str] | None, Query()] = None, after: str | None = None,
                  before: str | None = None, limit: str | None = None) -> dict[str, Any]:
-        info = run_of(run)
+        reader = self.reader
+        info = self.run_of(run)
         where = asked(EpisodeFilter.read, status, outcome or [], setting or [])
         n = asked(page_size, limit, EPISODES_PAGE, EPISODES_MAX)
         after_key, before_key = asked(episode_cursor, after, "after"), asked(episode_cursor, before, "before")
@@ -130,16 +123,15 @@ def viewer_routes(store: Store, *, local_only: bool = True) -> APIRouter:
                 "prev": shown[0]["cursor"] if shown and older else None,
                 "next": shown[-1]["cursor"] if shown and newer else None}
 
-    @router.get("/api/runs/{run}/episodes/{episode}")
-    def episode_head(run: str, episode: int) -> dict[str, Any]:
-        record = episode_of(run, episode)
+    def episode_head(self, run: str, episode: int) -> dict[str, Any]:
+        record = self.episode_of(run, episode)
         assert record.id is not None
-        return episode_json(record, reader.event_span(record.id))
+        return episode_json(record, self.reader.event_span(record.id))
 
-    @router.get("/api/runs/{run}/episodes/{episode}/events")
-    def events(run: str, episode: int, after: str | None = None, before: str | None = None,
+    def events(self, run: str, episode: int, after: str | None = None, before: str | None = None,
                limit: str | None = None) -> dict[str, Any]:
-        record = episode_of(run, episode)
+        reader = self.reader
+        record = self.episode_of(run, episode)
         assert record.id is not None
         n = asked(page_size, limit, EVENTS_PAGE, EVENTS_MAX)
         after_seq, before_seq = asked(seq_cursor, after, "after"), asked(seq_cursor, before, "before")
@@ -153,23 +145,44 @@ def viewer_routes(store: Store, *, local_only: bool = True) -> APIRouter:
         return {"events": [event_row(e) for e in page],
                 "prev": page[0].seq if page and older else None, "next": page[-1].seq if page and newer else None}
 
-    @router.get("/api/runs/{run}/episodes/{episode}/events/{seq}")
-    def one_event(run: str, episode: int, seq: int) -> dict[str, Any]:
-        record = episode_of(run, episode)
+    def one_event(self, run: str, episode: int, seq: int) -> dict[str, Any]:
+        record = self.episode_of(run, episode)
         assert record.id is not None
-        found = reader.event_page(record.id, limit=1, after=seq - 1)
+        found = self.reader.event_page(record.id, limit=1, after=seq - 1)
         if not found or found[0].seq != seq:
             raise HTTPException(404, f"No event {seq} in episode {episode}.")
         return event_detail(found[0])
 
-    @router.get("/api/runs/{run}/episodes/{episode}/board")
-    def term_board(run: str, episode: int, upto: str | None = None) -> dict[str, Any]:
-        record = episode_of(run, episode)
+    def term_board(self, run: str, episode: int, upto: str | None = None) -> dict[str, Any]:
+        record = self.episode_of(run, episode)
         assert record.id is not None
         last = asked(seq_cursor, upto, "upto")
         # The lexicon events up to the point asked, read through the episode's (type, seq) index: as cheap in an
         # episode of 100,000 events as in one of 100.
-        lexicon = reader.event_page(record.id, limit=BOARD_MAX + 1, types=LEXICON_TYPES, upto=last)
+        lexicon = self.reader.event_page(record.id, limit=BOARD_MAX + 1, types=LEXICON_TYPES, upto=last)
         return {**board(lexicon[:BOARD_MAX]), "upto": last, "cut": len(lexicon) > BOARD_MAX}
 
+
+def asked(fn: Any, *args: Any) -> Any:
+    """``fn(*args)``, a query the viewer cannot read answered 400."""
+    try:
+        return fn(*args)
+    except BadQuery as exc:
+        raise HTTPException(400, str(exc)) from None
+
+
+def viewer_routes(store: Store, *, local_only: bool = True) -> APIRouter:
+    """The viewer's pages and JSON on a read-only handle of ``store``'s database."""
+    load_event_types()  # once now, not on a reader's first page
+    viewer = RunViewer(store.read_only(), local_only)
+    router = APIRouter(dependencies=[Depends(viewer.only_here)])
+    for path in ("/runs", "/runs/{run}", "/runs/{run}/episodes/{episode}"):
+        router.add_api_route(path, viewer.page, methods=["GET"], include_in_schema=False)
+    router.add_api_route("/api/runs", viewer.runs, methods=["GET"])
+    router.add_api_route("/api/runs/{run}", viewer.run_head, methods=["GET"])
+    router.add_api_route("/api/runs/{run}/episodes", viewer.episodes, methods=["GET"])
+    router.add_api_route("/api/runs/{run}/episodes/{episode}", viewer.episode_head, methods=["GET"])
+    router.add_api_route("/api/runs/{run}/episodes/{episode}/events", viewer.events, methods=["GET"])
+    router.add_api_route("/api/runs/{run}/episodes/{episode}/events/{seq}", viewer.one_event, methods=["GET"])
+    router.add_api_route("/api/runs/{run}/episodes/{episode}/board", viewer.term_board, methods=["GET"])
     return router

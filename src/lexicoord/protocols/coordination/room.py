@@ -4,7 +4,8 @@ Phases: ``lobby`` (people join; the leader starts), in manual mode ``sentence``
 (the leader writes a sentence and picks the word), ``proposing`` (every player,
 people and agents, proposes a meaning; nobody sees another's until all are in)
 and ``confirm`` (the leader edits the merged option set), then
-``playing``, then ``over`` (the outcome; the leader starts the next game).
+``playing``, then ``over`` (the outcome; the leader starts the next game). ``lobby``, ``playing`` and
+``over`` are the room's own (``RoomView.phase``); manual mode's three are this adapter's, saved in its state.
 Each game is stored as an episode of the room's run, so it appears in
 ``lexicoord report`` like any campaign.
 """
@@ -83,7 +84,9 @@ class CoordinationRoomSettings(RoomSettings):
                 "settings": self.game_settings()}
 
 
-#: A room's phases: manual mode's three come before play.
+#: Manual mode's phases, the protocol's own: they come before play.
+ManualPhase = Literal["sentence", "proposing", "confirm"]
+#: A room's phases as the page shows them: manual mode's three come before play.
 Phase = Literal["lobby", "sentence", "proposing", "confirm", "playing", "over"]
 
 
@@ -165,7 +168,8 @@ class CoordinationYou(Part):
 
 
 class CoordinationState(GameState):
-    phase: Phase = "lobby"
+    #: Manual mode's phase while the room is in a phase of the protocol's own (the room keeps its other phases).
+    phase: ManualPhase | None = None
     cursor: int = 0
     manual: ManualState | None = None
 
@@ -193,6 +197,14 @@ class CoordinationRoom(RoomAdapter):
         assert isinstance(self.room.settings, CoordinationRoomSettings)
         return self.room.settings
 
+    @property
+    def phase(self) -> Phase:
+        """Manual mode's phase while the room is in a phase of the protocol's own, else the room's."""
+        room = self.room.phase
+        if room == "own":
+            return self.state.phase or "sentence"
+        return room
+
     # ------------------------------------------------------------------------------ the six calls
     async def start(self, number: int, lineup: list[AgentSpec]) -> EpisodeSpec | None:
         if self.settings.mode == "manual":
@@ -209,7 +221,7 @@ class CoordinationRoom(RoomAdapter):
     async def move(self, person: Person | None, msg: Inbound) -> EpisodeSpec | None:
         if isinstance(msg, Restarted):
             manual = self.state.manual
-            if self.state.phase == "proposing" and manual is not None and manual.agents is None:
+            if self.phase == "proposing" and manual is not None and manual.agents is None:
                 # People's proposals were saved as they came; the agents' answers were lost with the server.
                 self.room.run_task(self._agents_propose(manual.sentence, manual.word))
             return None
@@ -227,10 +239,9 @@ class CoordinationRoom(RoomAdapter):
             await self._manual_sentence(msg.sentence, msg.word)
         elif isinstance(msg, ManualConfirm):
             return self._manual_confirm(msg.options)
-        elif isinstance(msg, EndGame):  # the leader ends manual mode's phases before play
-            self.state.phase = "over" if self.state.games else "lobby"
+        elif isinstance(msg, EndGame):  # the leader ends manual mode's phases before play (the room saves it)
+            self.state.phase = None
             self.state.manual = None
-            await self.room.save()
         return None
 
     def watch(self, current: CurrentGame) -> Watch:
@@ -280,7 +291,7 @@ class CoordinationRoom(RoomAdapter):
 
     # ---------------------------------------------------------------------------------- manual mode
     async def _manual_sentence(self, sentence: str, word: str) -> None:
-        if self.state.phase != "sentence":
+        if self.phase != "sentence":
             raise AdapterError("wrong_phase", "Start a game in manual mode first.")
         try:
             sentence, word = validate_manual(sentence, word)
@@ -293,7 +304,7 @@ class CoordinationRoom(RoomAdapter):
         self.room.run_task(self._agents_propose(sentence, word))
 
     async def _agents_propose(self, sentence: str, word: str) -> None:
-        ctx = EpisodeContext(spec=EpisodeSpec(item_id="manual"), seed=self.settings.seed + self.state.games,
+        ctx = EpisodeContext(spec=EpisodeSpec(item_id="manual"), seed=self.settings.seed + self.room.games,
                              make_seat=SeatFactory(self.room.services.models))
         seats = [ctx.seat(AgentSpec(name=a.name, model=a.model)) for a in self.settings.agents]
         try:
@@ -302,7 +313,7 @@ class CoordinationRoom(RoomAdapter):
             proposals = []
         async with self.room.lock:
             manual = self.state.manual
-            if self.state.phase != "proposing" or manual is None or manual.sentence != sentence:
+            if self.phase != "proposing" or manual is None or manual.sentence != sentence:
                 return
             manual.agents = proposals
             manual.agents_silent = sorted({s.name for s in seats} - {p.agent for p in proposals})
@@ -312,7 +323,7 @@ class CoordinationRoom(RoomAdapter):
     async def _person_proposes(self, person: Person, msg: Propose) -> None:
         async with self.room.lock:
             manual = self.state.manual
-            if self.state.phase != "proposing" or manual is None or person.name not in manual.awaiting:
+            if self.phase != "proposing" or manual is None or person.name not in manual.awaiting:
                 raise AdapterError("not_your_turn", "There is no meaning to propose now.")
             value = {"meaning": " ".join(msg.meaning.split()), "justification": " ".join(msg.justification.split())}
             problem = propose_request(manual.sentence, manual.word).check(value)
@@ -325,7 +336,7 @@ class CoordinationRoom(RoomAdapter):
 
     async def _close_proposals(self) -> None:
         manual = self.state.manual
-        if self.state.phase != "proposing" or manual is None:
+        if self.phase != "proposing" or manual is None:
             raise AdapterError("wrong_phase", "No proposals are being collected.")
         if manual.agents is None:
             raise AdapterError("agents_proposing", "The agents are still proposing; close once they are done.")
@@ -352,22 +363,22 @@ class CoordinationRoom(RoomAdapter):
 
     def _manual_confirm(self, options: list[str]) -> EpisodeSpec:
         manual = self.state.manual
-        if self.state.phase != "confirm" or manual is None:
+        if self.phase != "confirm" or manual is None:
             raise AdapterError("wrong_phase", "There is no option set to confirm.")
         try:
-            item = manual_item(manual.sentence, manual.word, options, item_id=f"manual-{self.state.games + 1}")
+            item = manual_item(manual.sentence, manual.word, options, item_id=f"manual-{self.room.games + 1}")
         except LexicoordError as exc:
             raise AdapterError("bad_options", str(exc)) from None
-        return self._spec(self.state.games + 1, self.room.lineup(), with_proposals(item.as_task(), manual.proposals))
+        return self._spec(self.room.games + 1, self.room.lineup(), with_proposals(item.as_task(), manual.proposals))
 
     # --------------------------------------------------------------------------------- views
     def view(self, person: Person | None) -> CoordinationPublic | CoordinationYou:
         return self._public() if person is None else self._you(person)
 
     def _public(self) -> CoordinationPublic:
-        phase = self.state.phase
+        phase = self.phase
         return CoordinationPublic(
-            phase=phase, games=self.state.games, mode=self.settings.mode, settings=self._rules,
+            phase=phase, games=self.room.games, mode=self.settings.mode, settings=self._rules,
             manual=self.state.manual.public(phase) if self.state.manual and phase in ("sentence", "proposing",
                                                                                        "confirm") else None,
             game=self.table.public() if self.table is not None else None,
@@ -377,7 +388,7 @@ class CoordinationRoom(RoomAdapter):
         found = self.room.seat_request(person)
         request = Asked(kind=found[1].kind, round=found[1].round) if found is not None else None
         manual = self.state.manual
-        if self.state.phase == "proposing" and manual is not None and person.name in manual.awaiting:
+        if self.phase == "proposing" and manual is not None and person.name in manual.awaiting:
             request = Asked(kind="propose", round=None)
         return CoordinationYou(request=request)
 

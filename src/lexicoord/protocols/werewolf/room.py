@@ -8,7 +8,7 @@ played unchanged with the people's seats bound to their browsers and stored as a
 Who sees what. Everyone gets the room's public part (the table, the announced deaths, the stage). The game's
 log goes in each person's own part, projected for that person alone (:mod:`werewolf_view`):
 
-- a person with a living seat sees the events their seat may see (``room.visible_to``: their role, the
+- a person with a living seat sees the events their seat may see (``room.events_for(room.seat_viewer(person))``: their role, the
   wolves' channel if they are a wolf, their own night actions and results, everything public) and the term
   pools as shared with those audiences;
 - a person who has died, or who joined after the game began, or was let go, is a spectator: public events
@@ -38,7 +38,7 @@ from lexicoord.protocols.werewolf.room_view import EVERYTHING, SPECTATOR, Projec
 from lexicoord.protocols.werewolf.rules import check_table
 from lexicoord.protocols.werewolf.state import DEALS, game_item
 from lexicoord.runs.records import EpisodeRecord
-from lexicoord.web.adapters.base import AdapterError, CurrentGame, GameState, RoomAdapter, Watch
+from lexicoord.web.adapters.base import AdapterError, CurrentGame, RoomAdapter, RoomPhase, Watch
 from lexicoord.web.frames import Part, SeatSeen
 from lexicoord.web.messages import Inbound
 from lexicoord.web.people import Person
@@ -96,10 +96,6 @@ def room_game_item(seed: int | None, number: int) -> dict[str, Any]:
     return {"id": f"game-{number}", "seed": secrets.randbelow(2**62)}
 
 
-class WerewolfState(GameState):
-    phase: Literal["lobby", "playing", "over"] = "lobby"
-
-
 class RulesShown(WerewolfSettings):
     """The rules the room's games are played by, as the page states them, and the time each move may take."""
 
@@ -111,7 +107,7 @@ class RulesShown(WerewolfSettings):
 class WerewolfPublic(Part):
     """What everyone in a Werewolf room sees; ``revealed`` once the game's end is announced."""
 
-    phase: Literal["lobby", "playing", "over"]
+    phase: RoomPhase
     games: int
     settings: RulesShown
     revealed: bool
@@ -137,10 +133,8 @@ class WerewolfYou(Part):
 
 
 class WerewolfRoom(RoomAdapter):
-    state: WerewolfState
     protocol = "werewolf"
     settings_model = WerewolfRoomSettings
-    state_model = WerewolfState
     messages = MESSAGES
     script = Path(__file__).with_name("room.js")
 
@@ -165,7 +159,7 @@ class WerewolfRoom(RoomAdapter):
     @property
     def revealed(self) -> bool:
         """The game's end is announced (or it is over): from then on everyone sees everything."""
-        return self.state.phase == "over" or (self.table is not None and self.table.winner is not None)
+        return self.room.phase == "over" or (self.table is not None and self.table.winner is not None)
 
     # ------------------------------------------------------------------------------ the six calls
     async def start(self, number: int, lineup: list[AgentSpec]) -> EpisodeSpec | None:
@@ -219,7 +213,7 @@ class WerewolfRoom(RoomAdapter):
         if person is not None:
             return self._you(person)
         stage, day = self.room.clock if self._in_play() else (None, None)
-        return WerewolfPublic(phase=self.state.phase, games=self.state.games, settings=self._rules,
+        return WerewolfPublic(phase=self.room.phase, games=self.room.games, settings=self._rules,
                               revealed=self.revealed,
                               game=self.table.public(stage, day) if self.table is not None else None)
 

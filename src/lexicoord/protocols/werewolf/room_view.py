@@ -1,8 +1,8 @@
 """What one person sees of a Werewolf game in a room: a projection of the game's events, built per viewer.
 
 Visibility is never decided here: the adapter hands in the events a viewer may see, taken from the game's
-record through :func:`lexicoord.core.audience.visible` (a living seat's through ``room.visible_to``, the
-seat's own audience; anyone else's as a spectator's, public events only; everyone's after the game ends).
+record through :func:`lexicoord.core.audience.visible` (a living seat's through
+``room.events_for(room.seat_viewer(...))``, the seat's own audience; anyone else's as a spectator's, public events only; everyone's after the game ends).
 This module only turns those events into entries a page can show, and keeps the one thing the record does
 not hold: who is being asked right now. A move in progress is shown to the audience its event will have
 (the wolves' talk and kill votes to the wolves, a night role's action or a bid to its player alone, the

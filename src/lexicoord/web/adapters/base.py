@@ -1,9 +1,10 @@
 """What a protocol's live room provides: six calls, and the room does the rest.
 
-The generic room (:mod:`lexicoord.web.room`) owns people, presence, tokens and the lead, the game's life
-(numbering games, saving the game under way, playing it with people in their seats, replaying it from its
-journal after a restart, ending it, storing it) and broadcasting. An adapter decides only what its protocol
-makes different, through six calls:
+The generic room (:mod:`lexicoord.web.room`) owns people, presence, tokens and the lead
+(:mod:`lexicoord.web.people`), the game's life (:mod:`lexicoord.web.room_game`: numbering games, saving the
+game under way, playing it with people in their seats, replaying it from its journal after a restart, ending
+it, storing it), saving (:mod:`lexicoord.web.room_state`) and broadcasting (:mod:`lexicoord.web.broadcast`).
+An adapter decides only what its protocol makes different, through six calls:
 
 1. :meth:`RoomAdapter.start`: the leader's ``start``: the next game's spec, or ``None`` when the protocol first
    opens a phase of its own (the coordination game's manual mode asks the leader for a sentence);
@@ -17,8 +18,13 @@ makes different, through six calls:
 
 Settings from the start page's form are the settings model's (:class:`RoomSettings`: its fields, the
 operator's ``choices``, ``check`` and ``run_config``), and what the adapter saves is its ``state`` (a
-:class:`GameState` model the room saves and restores). An adapter never sees another person's token, and
-what it shows a person is built only from what that person's seat may see.
+:class:`GameState` model of its own fields, which the room saves and restores whole and never reads). The
+room's own record of its games (its phase, how many games were begun, the game under way) is the room's:
+an adapter reads it through :class:`RoomView` (``phase``, ``games``, ``current``) and never writes it. A phase
+of the protocol's own (the coordination game's manual mode) is opened by :meth:`RoomAdapter.start` returning
+``None`` (the room's phase is then ``own``) and ends when a :meth:`RoomAdapter.move` returns the game's spec,
+or when the leader's ``end_game`` reaches :meth:`RoomAdapter.move` without a refusal. An adapter never sees
+another person's token, and what it shows a person is built only from what that person's seat may see.
 """
 
 from __future__ import annotations
@@ -57,14 +63,15 @@ class CurrentGame(BaseModel):
     seed: int
 
 
+#: Where a room is: no game yet, a phase of the protocol's own (before a game), a game under way, a game over.
+RoomPhase = Literal["lobby", "own", "playing", "over"]
+
+
 class GameState(BaseModel):
-    """What every room saves of its games (the room keeps these); an adapter's state model extends it with its
-    own phases and fields."""
+    """What an adapter saves of its own (the room saves and restores it whole, and never reads it); an adapter's
+    state model extends it with its own fields (a phase of its own, where its items are)."""
 
     version: int = 1
-    phase: str = "lobby"
-    games: int = 0
-    current: CurrentGame | None = None
 
 
 class GameWatcher(Protocol):
@@ -101,6 +108,12 @@ class RoomView(Protocol):
     def game_spec(self) -> EpisodeSpec | None: ...
     @property
     def clock(self) -> tuple[str | None, int | None]: ...
+    @property
+    def phase(self) -> RoomPhase: ...
+    @property
+    def games(self) -> int: ...
+    @property
+    def current(self) -> CurrentGame | None: ...
     async def save(self) -> None: ...
     def changed(self) -> None: ...
     def run_task(self, coro: Coroutine[Any, Any, None]) -> None: ...
@@ -137,9 +150,10 @@ class RoomAdapter(ABC):
 
     async def move(self, person: Person | None, msg: Inbound) -> EpisodeSpec | None:
         """One of :attr:`messages` from ``person``: an answer to the request their seat waits on, or a move of
-        the protocol's own phases, which may begin game ``self.state.games + 1`` (return its spec); the leader's
-        ``end_game`` outside a game reaches here too, and (with no person) the room's ``restarted`` when it came
-        back in a phase of the adapter's own. Raise :class:`AdapterError` to refuse it."""
+        the protocol's own phases, which may begin game ``self.room.games + 1`` (return its spec); the leader's
+        ``end_game`` in a phase of the adapter's own reaches here too (unless refused, the room's phase then goes
+        back to where it was), and (with no person) the room's ``restarted`` when it came back in a phase of the
+        adapter's own. Raise :class:`AdapterError` to refuse it."""
         raise AdapterError("bad_message", "This room takes no such move.")
 
     @abstractmethod
@@ -161,4 +175,4 @@ class RoomAdapter(ABC):
         """Every game of the room: a JSON document, or a CSV table."""
 
 
-__all__ = ["AdapterError", "CurrentGame", "GameState", "GameWatcher", "RoomAdapter", "RoomView", "Watch"]
+__all__ = ["AdapterError", "CurrentGame", "GameState", "GameWatcher", "RoomAdapter", "RoomPhase", "RoomView", "Watch"]

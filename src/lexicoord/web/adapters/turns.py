@@ -27,7 +27,7 @@ from lexicoord.core.events import Event, MessageEvent, OutcomeEvent
 from lexicoord.core.protocol import Protocol
 from lexicoord.core.spec import AgentSpec, EpisodeSpec
 from lexicoord.runs.records import EpisodeRecord
-from lexicoord.web.adapters.base import AdapterError, CurrentGame, GameState, RoomAdapter, Watch
+from lexicoord.web.adapters.base import AdapterError, CurrentGame, GameState, RoomAdapter, RoomPhase, Watch
 from lexicoord.web.frames import Part, SeatSeen
 from lexicoord.web.messages import Inbound
 
@@ -56,7 +56,7 @@ class Reply(Inbound):
 
 
 class TurnsState(GameState):
-    phase: Literal["lobby", "playing", "over"] = "lobby"
+    #: Games begun, counted by the adapter to pick the next item.
     cursor: int = 0
 
 
@@ -144,7 +144,7 @@ class TurnGame(Part):
 class TurnsPublic(Part):
     """What everyone in a turn room sees."""
 
-    phase: Literal["lobby", "playing", "over"]
+    phase: RoomPhase
     games: int
     game: TurnGame | None
     #: The lines anyone may read (the page shows them to a person with no seat).
@@ -301,7 +301,7 @@ class TurnsRoom(RoomAdapter):
 
     def view(self, person: Person | None) -> TurnsPublic | TurnsYou:
         if person is None:
-            return TurnsPublic(phase=self.state.phase, games=self.state.games, game=self._game(),
+            return TurnsPublic(phase=self.room.phase, games=self.room.games, game=self._game(),
                                spectators=transcript(self.log.events, Viewer()))
         viewer = self.room.seat_viewer(person)
         found = self.room.seat_request(person)
@@ -333,13 +333,13 @@ class TurnsRoom(RoomAdapter):
 
     # --------------------------------------------------------------------------------- views
     def _game(self) -> TurnGame | None:
-        current = self.state.current
+        current = self.room.current
         spec = current.spec if current else None
         if spec is None and not self.log.events:
             return None
         item = spec.item if spec else {}
         return TurnGame(
-            number=current.number if current else self.state.games,
+            number=current.number if current else self.room.games,
             item=self.item_view(item) if spec else None,
             players=[Player(name=a.name, kind=a.kind, model=a.model, role=a.role) for a in (spec.lineup if spec else [])],
             status=self.log.status,
