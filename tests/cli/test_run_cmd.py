@@ -180,3 +180,21 @@ def test_a_model_the_file_names_as_the_papers_gets_a_verdict_and_the_mapping_may
     table = (out / "report.html").read_text().split("published numbers beside this run", 1)[1].split("</table>")[0]
     rows = [[c.split("</td>")[0] for c in row.split("<td>")[1:]] for row in table.split("<tr>")[1:]]
     assert {row[3]: row[-1] for row in rows if len(row) > 3}["13.3 (Llama3-8B)"] == "- (another model)"
+
+
+def test_a_files_rate_limits_are_the_runs_budget_and_a_misspelt_model_stops_it_before_any_episode(
+        tmp_path: Path) -> None:
+    db = str(tmp_path / "runs.db")
+    path = tmp_path / "limited.toml"
+    path.write_text(PILOT + '\n[rate_limits."scripted/first"]\nrequests_per_minute = 6000\n')
+    ran = lexicoord("run", str(path), "--db", db, env={"LEXICOORD_PROGRESS_SECONDS": "0.1"})
+    assert "2 done, 0 failed" in ran.stderr
+    with sqlite3.connect(db) as con:
+        [(model, requests)] = con.execute("select model, spent_requests from rate_buckets where run_id = 'limited'")
+        calls = con.execute("select sum(model_calls) from episodes where run_id = 'limited'").fetchone()[0]
+    assert model == "scripted/first" and requests == calls > 0
+    path.write_text('name = "typo"\n' + PILOT + '\n[rate_limits."scripted/frist"]\nrequests_per_minute = 6000\n')
+    typo = lexicoord("run", str(path), "--db", db, check=False)
+    assert typo.returncode != 0 and "rate_limits names scripted/frist" in " ".join(typo.stderr.split()), typo.stderr
+    with sqlite3.connect(db) as con:
+        assert con.execute("select count(*) from episodes where run_id = 'typo'").fetchone() == (0,)

@@ -47,12 +47,15 @@ def test_an_up_to_date_store_opens_without_alembic_and_an_old_one_is_still_migra
         conn.execute("DROP TABLE studies")
         conn.execute("DROP TABLE gates")
         conn.execute("DROP INDEX ix_events_episode_type_seq")
+        conn.execute("DROP TABLE rate_buckets")
+        conn.execute("DROP TABLE responses")
     Store(str(path))
     with sqlite3.connect(path) as conn:
         assert conn.execute("SELECT version_num FROM alembic_version").fetchall() == [(SCHEMA_HEAD,)]
         assert conn.execute("SELECT name FROM sqlite_master WHERE name = 'ix_episodes_run_position_id'").fetchall()
         assert conn.execute("SELECT name FROM sqlite_master WHERE name = 'study_participants'").fetchall()
         assert conn.execute("SELECT name FROM sqlite_master WHERE name = 'ix_events_episode_type_seq'").fetchall()
+        assert conn.execute("SELECT name FROM sqlite_master WHERE name = 'rate_buckets'").fetchall()
 
 
 def test_migrated_database_matches_the_models(store_url) -> None:

@@ -90,7 +90,8 @@ def launch(loaded: Loaded, *, db: str | None, print_file: bool = False, dry: boo
     for spec in dict.fromkeys(campaign.also_models):
         pool.get(spec)
     protocol = get_protocol(experiment.protocol).protocol()
-    runner = Runner(Store(db), protocol, models=pool, concurrency=experiment.concurrency, seed=experiment.seed)
+    runner = Runner(Store(db), protocol, models=pool, concurrency=experiment.concurrency, seed=experiment.seed,
+                    rate_limits=experiment.rate_limits)
     from lexicoord.cli.options import run_async
     from lexicoord.cli.progress import ProgressBar
 

@@ -36,7 +36,8 @@ def log_every() -> float:
 
 class ProgressBar(RunObserver):
     """Finished (this process's, earlier runs' and other processes' alike) of the total, failed, episodes per
-    minute played here, elapsed time, ETA and tokens; on standard error, so a command's output stays clean.
+    minute played here (and the whole run's calls and tokens a minute when it has rate budgets), elapsed time,
+    ETA and tokens; on standard error, so a command's output stays clean.
 
     A terminal keeps its live bar. Written to a file or a pipe (a cluster job's log), the bar would show only
     at the end, so a plain line says where the run stands every ``log_every()`` seconds, episodes ending or not."""
@@ -79,7 +80,8 @@ class ProgressBar(RunObserver):
             done = skipped if s is None else s.skipped + s.played + s.by_others
             failed = 0 if s is None else s.failed
             tokens = 0 if s is None else s.prompt_tokens + s.completion_tokens
-            self.console.print(f"{run_id}: {done}/{total} done, {failed} failed, {self._rate or '-'}, {tokens} tokens, "
+            rate = self._rate if s is None else _with_run_rate(self._rate, s)
+            self.console.print(f"{run_id}: {done}/{total} done, {failed} failed, {rate or '-'}, {tokens} tokens, "
                                f"{time.perf_counter() - self._started:.0f} s", highlight=False, markup=False,
                                soft_wrap=True)
 
@@ -105,4 +107,13 @@ class ProgressBar(RunObserver):
             return
         self._last = summary
         self.bar.update(self._task, completed=summary.skipped + summary.played + summary.by_others,
-                        failed=summary.failed, rate=self._rate, tokens=summary.prompt_tokens + summary.completion_tokens)
+                        failed=summary.failed, rate=_with_run_rate(self._rate, summary), tokens=summary.prompt_tokens + summary.completion_tokens)
+
+
+def _with_run_rate(rate: str, summary: RunSummary) -> str:
+    """Episodes a minute played here, and, when the run draws on rate budgets, the whole run's calls and tokens a
+    minute, every process together (what the provider sees)."""
+    if summary.run_calls_per_minute is None:
+        return rate
+    run = f"run {summary.run_calls_per_minute:,.0f} calls/min, {summary.run_tokens_per_minute or 0:,.0f} tok/min"
+    return f"{rate}, {run}" if rate else run

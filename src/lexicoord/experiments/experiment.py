@@ -19,6 +19,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 from lexicoord.analysis.paper import Published
 from lexicoord.core.spec import EpisodeSpec
 from lexicoord.errors import ConfigError
+from lexicoord.models.budget import RateLimit
 from lexicoord.runs.names import check_run_name
 
 if TYPE_CHECKING:
@@ -95,6 +96,8 @@ class Experiment(Strict):
     options: dict[str, Any] = Field(default_factory=dict)
     #: Prices by model, for the cost ``--dry-run`` and reports print.
     prices: dict[str, Price] = Field(default_factory=dict)
+    #: Each model's requests and tokens a minute (a provider's limits), shared by every process of the run.
+    rate_limits: dict[str, RateLimit] = Field(default_factory=dict)
     #: What ``--smoke`` changes, as ``--set`` would (``"data.items" = 2``): the same code path, a few items.
     smoke: dict[str, Any] = Field(default_factory=dict)
     #: The paper's numbers this experiment reproduces, stored with the run and printed beside its own.

@@ -18,6 +18,7 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import ClassVar, Protocol
 
 from lexicoord.errors import ConfigError
 from lexicoord.models.types import ChatMessage, GenerateConfig, ProviderResponse
@@ -38,8 +39,22 @@ def cache_key(identity: str, messages: Sequence[ChatMessage], config: GenerateCo
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
+class Cache(Protocol):
+    """Where a :class:`~lexicoord.models.model.Model` keeps replies: this module's file, or a run's store
+    (:mod:`lexicoord.runs.shared_cache`), which every machine of a run reads."""
+
+    #: Reads cross a network (a model reads them off its event loop); a local file's do not.
+    remote: ClassVar[bool]
+
+    def get(self, key: str) -> ProviderResponse | None: ...
+
+    def put(self, key: str, spec: str, response: ProviderResponse) -> None: ...
+
+
 class ResponseCache:
     """Thread-safe; one connection guarded by a lock (calls are short)."""
+
+    remote: ClassVar[bool] = False
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)

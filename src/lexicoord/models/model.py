@@ -1,8 +1,8 @@
 """The Model: a provider plus everything callers should never do themselves.
 
 Retries with backoff (honouring ``Retry-After``), per-attempt timeouts, the
-response cache, the provider's concurrency limit, parsing of structured
-replies, and reporting each call to the episode's observer all live here, once.
+response cache, the provider's concurrency limit, the model's rate budget, parsing of
+structured replies, and reporting each call to the episode's observer all live here, once.
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ from lexicoord.errors import (
     ProviderHTTPError,
     ServerUnreachableError,
 )
-from lexicoord.models.cache import ResponseCache, cache_key
+from lexicoord.models.budget import Budget
+from lexicoord.models.cache import Cache, cache_key
 from lexicoord.models.limits import limiter
 from lexicoord.models.observe import ModelCallRecord, current_agent, report
 from lexicoord.models.provider import Provider, TransientError
@@ -63,8 +64,9 @@ class Model:
     """Call a provider the way every caller should.
 
     ``config`` holds defaults for every call (temperature, max tokens, ...);
-    per-call settings override them. ``cache`` is a :class:`ResponseCache`
-    or ``None`` for no caching.
+    per-call settings override them. ``cache`` is a :class:`~lexicoord.models.cache.Cache` (a local file, or a
+    run's store) or ``None`` for no caching. ``budget``, when set, is drawn on by every attempt
+    (:mod:`lexicoord.models.budget`).
     """
 
     def __init__(
@@ -72,7 +74,8 @@ class Model:
         provider: Provider,
         *,
         config: GenerateConfig | None = None,
-        cache: ResponseCache | None = None,
+        cache: Cache | None = None,
+        budget: Budget | None = None,
         timeout: float | None = None,
         max_retries: int = DEFAULT_MAX_RETRIES,
         timeout_retries: int = DEFAULT_TIMEOUT_RETRIES,
@@ -84,6 +87,7 @@ class Model:
         self.provider = provider
         self.config = config or GenerateConfig()
         self.cache = cache
+        self.budget = budget
         self.timeout = timeout or provider.default_timeout or DEFAULT_TIMEOUT
         self.max_retries = max_retries
         self.timeout_retries = timeout_retries
@@ -116,7 +120,7 @@ class Model:
         agent = current_agent.get()
         start = time.perf_counter()
         key = cache_key(self.provider.cache_identity, msgs, cfg) if self.cache is not None else None
-        cached = self.cache.get(key) if self.cache is not None and key is not None else None
+        cached = await self._cached(key)
         if cached is not None and cfg.logprobs is not None and not cached.top_logprobs:
             cached = None  # kept without the log-probabilities this call needs: ask the backend (it may give them now)
         if cached is not None:
@@ -167,6 +171,14 @@ class Model:
         )
         return output
 
+    async def _cached(self, key: str | None) -> ProviderResponse | None:
+        """The cached reply for ``key``; a cache across the network (a run's store) is read off the event loop."""
+        if self.cache is None or key is None:
+            return None
+        if self.cache.remote:
+            return await asyncio.to_thread(self.cache.get, key)
+        return self.cache.get(key)  # a local file: a read costs less than a thread hop
+
     def _no_logprobs(self, attempts: int) -> ModelError:
         """A call asked for log-probabilities and the backend gave none: one clear error, never an empty answer."""
         error = ModelError(f"{self.spec} gives no log-probabilities, which this call asks for (logprobs=...; a scorer "
@@ -200,9 +212,14 @@ class Model:
 
     async def _attempt(self, msgs: list[ChatMessage], cfg: GenerateConfig, timeout: float) -> ProviderResponse:
         async with limiter(self.provider.limit_key, self.max_concurrency):
+            if self.budget is not None:
+                await self.budget.acquire()  # before the timeout starts: waiting on the budget is not the server's delay
             try:
                 async with asyncio.timeout(timeout):
-                    return await self.provider.generate(msgs, cfg)
+                    response = await self.provider.generate(msgs, cfg)
+                if self.budget is not None:
+                    await self.budget.spend(response.usage.total_tokens)
+                return response
             except TimeoutError:
                 message = f"{self.spec} did not answer within {timeout:g} s"
                 if not self.provider.retry_timeouts:

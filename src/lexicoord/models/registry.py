@@ -21,7 +21,7 @@ from typing import Any
 from lexicoord import paths
 from lexicoord.core.plugins import Registry
 from lexicoord.errors import ConfigError, UnknownProviderError
-from lexicoord.models.cache import ResponseCache
+from lexicoord.models.cache import Cache, ResponseCache
 from lexicoord.models.model import Model
 from lexicoord.models.provider import Provider
 from lexicoord.models.types import GenerateConfig
@@ -157,14 +157,14 @@ def default_cache() -> ResponseCache:
 def get_model(
     spec: str,
     *,
-    cache: bool | ResponseCache | None = None,
+    cache: bool | Cache | None = None,
     config: GenerateConfig | None = None,
     **options: Any,
 ) -> Model:
     """A ready Model for ``spec``.
 
     ``cache``: ``None`` follows ``$LEXICOORD_CACHE`` (on unless set to 0/false/off),
-    ``True``/``False`` force it, or pass a :class:`ResponseCache`. Options named
+    ``True``/``False`` force it, or pass a :class:`~lexicoord.models.cache.Cache`. Options named
     ``timeout``, ``max_retries``, ``backoff_initial``, ``backoff_max``,
     ``max_concurrency`` and ``max_reply_chars`` configure the Model; the rest go to the provider.
     """
@@ -173,5 +173,5 @@ def get_model(
     provider = get_provider(spec, **provider_opts)
     if cache is None:
         cache = cache_enabled_by_env()
-    response_cache = default_cache() if cache is True else cache if isinstance(cache, ResponseCache) else None
+    response_cache = default_cache() if cache is True else None if cache is False else cache
     return Model(provider, config=config, cache=response_cache, **model_opts)

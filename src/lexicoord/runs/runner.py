@@ -16,21 +16,24 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from lexicoord.core.context import EpisodeContext, SeatMaker
 from lexicoord.core.events import Event
 from lexicoord.core.protocol import Protocol
 from lexicoord.core.spec import EpisodeSpec
-from lexicoord.errors import LexicoordError
+from lexicoord.errors import ConfigError, LexicoordError
+from lexicoord.models.budget import Budget, RateLimit
 from lexicoord.models.pool import ModelPool
 from lexicoord.runs.claims import Claims
 from lexicoord.runs.episode import play_episode
 from lexicoord.runs.lease import lease_from_env
 from lexicoord.runs.progress import RunObserver
+from lexicoord.runs.rate_budget import StoreBudget, spent
 from lexicoord.runs.records import EpisodeRecord
 from lexicoord.runs.scheduler import Scheduler
+from lexicoord.runs.shared_cache import StoreCache, shares_cache
 from lexicoord.runs.stopping import Terminated, sigterm_cancels
 from lexicoord.runs.store import Store
 from lexicoord.runs.summary import RunSummary
@@ -44,7 +47,7 @@ class Runner:
     def __init__(
         self,
         store: Store,
-        protocol: Protocol,
+        protocol: Protocol[Any, Any, Any],
         *,
         models: ModelPool | None = None,
         concurrency: int = 4,
@@ -52,8 +55,11 @@ class Runner:
         retry_failed: bool = True,
         people: dict[str, HumanSeat] | None = None,
         lease: float | None = None,
+        rate_limits: Mapping[str, RateLimit] | None = None,
     ) -> None:
         self.store = store
+        #: Each model's requests and tokens a minute, drawn on by every process of a run (runs/rate_budget.py).
+        self.rate_limits = {spec: limit for spec, limit in (rate_limits or {}).items() if limit.limited}
         #: Seconds a claim on an episode lasts without renewal (``LEXICOORD_CLAIM_SECONDS``; see runs/claims.py).
         self.lease = lease if lease is not None else lease_from_env()
         self.protocol = protocol
@@ -77,7 +83,8 @@ class Runner:
         claims = Claims(self.store, run_id, lease=self.lease, skip=("done",) if self.retry_failed else ("done", "failed"))
         scheduler = Scheduler(claims, by_key, self.concurrency)
         # Only done episodes were skipped, so the store's done count above them is other processes' work.
-        others = _SavedByOthers(self.store, run_id, len(done_keys) if self.retry_failed else None)
+        others = _RunWide(self.store, run_id, len(done_keys) if self.retry_failed else None, bool(self.rate_limits))
+        await others.start()
 
         async def saved(entries: list[Entry]) -> None:
             for record, events in entries:
@@ -138,11 +145,29 @@ class Runner:
         # one clear error before the run starts, not a failure in every episode.
         for spec in {a.model for e in episodes for a in e.lineup if a.kind == "llm" and a.model}:
             self.models.get(spec)
+        unused = sorted(set(self.rate_limits) - set(self.models.specs))
+        if unused:  # a typo in a limit would otherwise let the run go over the provider's limit, unsaid
+            raise ConfigError(f"rate_limits names {', '.join(unused)}, which no seat of the run uses; the run's "
+                              f"models: {', '.join(sorted(self.models.specs)) or 'none'}.")
         run_config = {"seed": self.seed, **(config or {})}
         await asyncio.to_thread(self.store.open_run, run_id, self.protocol.name, run_config, len(episodes),
                                 {"concurrency": self.concurrency}, grows)
+        self._share_calls(run_id)
         found = await asyncio.to_thread(self.store.finished_keys, run_id, not self.retry_failed)
         return found & set(keys)
+
+    def _share_calls(self, run_id: str) -> None:
+        """What the run's processes share about model calls: on a server store, its response cache (a machine
+        replaying an episode reuses another's replies); and each limited model's rate budget."""
+        if shares_cache(self.store):
+            self.models.share_cache(StoreCache(self.store))
+        if not self.rate_limits:
+            return
+        budgets: dict[str, Budget] = {}
+        for spec, limit in self.rate_limits.items():
+            budget = budgets[spec] = StoreBudget(self.store, run_id, spec, limit)
+            budget.open()
+        self.models.draw_on(budgets.get)
 
     async def _play(self, run_id: str, position: int, spec: EpisodeSpec) -> tuple[EpisodeRecord, list[Event]]:
         seats: SeatMaker = self.seats
@@ -157,20 +182,40 @@ class Runner:
         return await play_episode(self.protocol, ctx, run_id, position)
 
 
-class _SavedByOthers:
-    """Counts the episodes other processes on the run saved meanwhile, at most every two seconds."""
+class _RunWide:
+    """What the whole run did meanwhile, every process together, read at most every two seconds: the episodes other
+    processes saved, and (with rate budgets) the run's calls and tokens a minute."""
 
-    def __init__(self, store: Store, run_id: str, done_at_start: int | None) -> None:
+    def __init__(self, store: Store, run_id: str, done_at_start: int | None, budgets: bool) -> None:
         self.store = store
         self.run_id = run_id
         self.done_at_start = done_at_start  # None: not countable (failed episodes were skipped too)
+        self.budgets = budgets
         self._last = time.perf_counter()
+        self._spent: tuple[float, int, int] | None = None  # when, requests, tokens at the last read
+
+    async def start(self) -> None:
+        """Read where the run's budgets stand as this process starts, so that the first rate is this run's."""
+        if self.budgets:
+            self._spent = await self._read_spent()
+
+    async def _read_spent(self) -> tuple[float, int, int]:
+        drawn = await asyncio.to_thread(spent, self.store, self.run_id)
+        return time.perf_counter(), sum(d.requests for d in drawn), sum(d.tokens for d in drawn)
 
     async def count(self, summary: RunSummary, now: bool = False) -> bool:
-        """Update ``summary.by_others``; whether it was read again."""
-        if self.done_at_start is None or (not now and time.perf_counter() - self._last < 2):
+        """Update ``summary``'s run-wide counts; whether they were read again."""
+        if (self.done_at_start is None and not self.budgets) or (not now and time.perf_counter() - self._last < 2):
             return False
         self._last = time.perf_counter()
-        info = await asyncio.to_thread(self.store.run, self.run_id)
-        summary.by_others = max(0, info.done - self.done_at_start - summary.done)
+        if self.done_at_start is not None:
+            info = await asyncio.to_thread(self.store.run, self.run_id)
+            summary.by_others = max(0, info.done - self.done_at_start - summary.done)
+        if self.budgets:
+            reading = await self._read_spent()
+            if self._spent is not None and reading[0] > self._spent[0]:
+                minutes = (reading[0] - self._spent[0]) / 60
+                summary.run_calls_per_minute = (reading[1] - self._spent[1]) / minutes
+                summary.run_tokens_per_minute = (reading[2] - self._spent[2]) / minutes
+            self._spent = reading
         return True

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import JSON, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy import JSON, BigInteger, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 
@@ -171,3 +171,35 @@ class GateRow(Base):
     lease_until: Mapped[float | None] = mapped_column(Float, nullable=True)
     request: Mapped[dict[str, Any]] = mapped_column(JSON)
     verdict: Mapped[dict[str, Any]] = mapped_column(JSON)
+
+
+class ResponseRow(Base):
+    """A model's reply, kept by the request's hash (:func:`lexicoord.models.cache.cache_key`): the response cache
+    of a store on a server, which every machine of a run reads, so an episode one machine replays reuses the
+    replies another kept."""
+
+    __tablename__ = "responses"
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    model: Mapped[str] = mapped_column(String(256))
+    created_at: Mapped[float] = mapped_column(Float)
+    output: Mapped[str] = mapped_column(Text)
+
+
+class RateBucketRow(Base):
+    """What is left of one model's rate budget in one run, shared by every process of the run
+    (:mod:`lexicoord.runs.rate_budget`). Rates are per second (``NULL``: that dimension has no limit); the levels
+    were read at ``at``, by the database's clock; ``spent_*`` count every request and token drawn, so the run's
+    rate can be read from them."""
+
+    __tablename__ = "rate_buckets"
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True)
+    model: Mapped[str] = mapped_column(String(256), primary_key=True)
+    requests_rate: Mapped[float | None] = mapped_column(Float, nullable=True)
+    requests_cap: Mapped[float] = mapped_column(Float)
+    requests: Mapped[float] = mapped_column(Float)
+    tokens_rate: Mapped[float | None] = mapped_column(Float, nullable=True)
+    tokens_cap: Mapped[float] = mapped_column(Float)
+    tokens: Mapped[float] = mapped_column(Float)
+    at: Mapped[float] = mapped_column(Float)
+    spent_requests: Mapped[int] = mapped_column(BigInteger, default=0)
+    spent_tokens: Mapped[int] = mapped_column(BigInteger, default=0)

@@ -29,6 +29,10 @@ class RunSummary(BaseModel):
     #: seat; and episodes failed by a seat's model giving no reply at all (unreachable, 5xx, timeouts), by seat.
     failed_moves: dict[str, int] = {}
     failed_by_seat: dict[str, int] = {}
+    #: The whole run's draw on its models' rate budgets, every process together, per minute over the last few
+    #: seconds (``None``: the run has no budget). Read from the store (see runs/rate_budget.py).
+    run_calls_per_minute: float | None = None
+    run_tokens_per_minute: float | None = None
 
     @property
     def played(self) -> int:
