@@ -10,6 +10,7 @@ from jsonschema import validate
 
 from lexicoord.errors import ConfigError, ModelError, ModelTimeoutError
 from lexicoord.models import get_model
+from lexicoord.models.providers import cores as cores_module
 from lexicoord.models.providers import local
 from lexicoord.models.types import assistant, user
 
@@ -256,7 +257,7 @@ def test_the_default_number_of_contexts_follows_the_cores_and_the_model_size(
         f.write(local.GGUF_MAGIC)  # a GGUF's signature, then nothing: sparse, no disk used
         f.truncate(local.SMALL_MODEL_BYTES + 1)
     for cores, expected in ((1, 2), (2, 4), (8, 4)):
-        monkeypatch.setattr(local.os, "cpu_count", lambda cores=cores: cores)
+        monkeypatch.setattr(local, "usable_cores", lambda cores=cores: cores)
         assert local.default_contexts(small) == expected
         assert local.default_contexts(small, n_threads=1) == expected
         assert local.default_contexts(large) == 1
@@ -264,7 +265,7 @@ def test_the_default_number_of_contexts_follows_the_cores_and_the_model_size(
     # contexts of several threads each stay within the cores
     assert local.default_contexts(small, n_threads=2) == 4 and local.default_contexts(small, n_threads=4) == 2
     assert local.default_contexts(small, n_threads=16) == 1
-    monkeypatch.setattr(local.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(local, "usable_cores", lambda: 2)
     assert local.LocalProvider(str(small), n_threads=2).default_concurrency == 1
 
 
@@ -289,8 +290,10 @@ async def test_contexts_are_made_as_calls_at_once_need_them_up_to_the_setting() 
     assert all(o.text.strip() for o in outs)
 
 
-async def test_a_lone_call_runs_on_every_core_and_calls_at_once_share_them(monkeypatch: pytest.MonkeyPatch) -> None:
-    cores = os.cpu_count() or 1
+async def test_on_a_quiet_machine_a_lone_call_runs_on_every_core_and_calls_at_once_share_them(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cores_module, "busy_elsewhere", lambda: 0)  # nothing else runs (tests/models/test_cores.py)
+    cores = cores_module.usable_cores()
     alone: list[int] = []
     await spans_of_calls_at_once(2, monkeypatch, ["Say yes."], threads=alone, max_tokens=4)
     assert alone == [cores]

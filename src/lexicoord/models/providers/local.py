@@ -11,9 +11,10 @@ a context is not safe to share between threads and serves one call at a time,
 so calls made at once run at once on different contexts, and the runner and the
 rooms send as many at once as there are contexts. Contexts are made as calls at
 once need them (the first call waits for one, not four: a one-shot ``ask`` starts
-sooner), and each call runs on ``cores / calls in flight`` llama.cpp threads, so a
-lone call has every core and four calls at once one each (``-o n_threads=N`` fixes
-the threads of every call instead). A call goes to an idle context, preferring
+sooner), and each call runs on ``free cores / calls in flight`` llama.cpp threads, so
+on a quiet machine a lone call has every core and four calls at once one each, and on
+a busy one the cores other processes are running on are left to them (``cores.py``;
+``-o n_threads=N`` fixes the threads of every call instead). A call goes to an idle context, preferring
 the one whose last prompt shares the longest head with it. Why several contexts
 and not llama.cpp's batched decoding of several sequences in one context: both
 were measured on two cores (see ``benchmarks/embedded_throughput.py``), four
@@ -57,6 +58,7 @@ from typing import Any
 
 from lexicoord.errors import ConfigError, ModelError, ModelNotFoundError
 from lexicoord.models.provider import Provider
+from lexicoord.models.providers.cores import threads_for, usable_cores
 from lexicoord.models.providers.llama_check import ensure_llama_runs
 from lexicoord.models.structured import requested_schema
 from lexicoord.models.types import ChatMessage, GenerateConfig, ProviderResponse, Usage
@@ -337,7 +339,7 @@ def default_contexts(path: Path, n_threads: int | None = None) -> int:
     otherwise. Contexts of several threads (``n_threads`` given) are not put on more threads than
     cores: an OpenMP team whose threads wait for a core stalls at every barrier.
     """
-    cores = os.cpu_count() or 1
+    cores = usable_cores()
     try:
         large = path.stat().st_size >= SMALL_MODEL_BYTES
     except OSError:
@@ -376,11 +378,6 @@ def quiet_loading() -> None:
     for module in (llama_cpp.llama, llama_cpp._internals):
         if hasattr(module, "suppress_stdout_stderr"):
             module.suppress_stdout_stderr = _Unchanged  # type: ignore[attr-defined]
-
-
-def threads_for(calls: int) -> int:
-    """llama.cpp threads for each of ``calls`` calls in flight: the cores shared out, at least one."""
-    return max(1, (os.cpu_count() or 1) // max(1, calls))
 
 
 def load(path: Path, n_ctx: int = DEFAULT_N_CTX, n_threads: int | None = None, contexts: int | None = None) -> _Loaded:
