@@ -68,6 +68,7 @@ bench: $(BIN)/python postgres
 	$(BIN)/pip install -q -e '.[bench]'
 	$(BIN)/python benchmarks/runner_overhead.py
 	$(BIN)/python benchmarks/embedded_throughput.py
+	$(BIN)/python benchmarks/busy_machine.py
 	$(BIN)/python benchmarks/cache_speedup.py
 	$(BIN)/python benchmarks/coordination_games.py
 	$(BIN)/python benchmarks/debate_speed.py
