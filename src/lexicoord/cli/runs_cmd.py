@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -18,6 +19,8 @@ from lexicoord.cli.options import DbOption, out_file_option
 
 if TYPE_CHECKING:
     from lexicoord.core.events import Event
+    from lexicoord.runs.records import RunInfo
+    from lexicoord.runs.store import Store
 
 app = typer.Typer(help="Inspect and export stored runs.", no_args_is_help=True)
 console = console_for()
@@ -142,14 +145,27 @@ def wait(
     ended otherwise (interrupted, or finished with failed episodes: re-running resumes it). A job that makes the
     report waits on it (SLURM: ``--dependency=afterany:ARRAY`` then ``lexicoord runs wait RUN && lexicoord
     report RUN``), so the report is of a whole run, whichever machines played it."""
-    import time
-
     from lexicoord.runs.store import Store
 
-    store = Store(db)
+    verdict(watch(Store(db), run_id, every=every, timeout=timeout))
+
+
+def _played(found: RunInfo) -> bool:
+    return found.status == "running"
+
+
+def watch(store: Store, run_id: str, *, every: float, timeout: float | None = None,
+          going: Callable[[RunInfo], bool] = _played, seen: Callable[[RunInfo], None] | None = None) -> RunInfo:
+    """Look at the run in the store every ``every`` seconds while ``going`` (by default: while any process plays
+    it); ``seen`` hears each look. Exit 124 once ``timeout`` seconds have passed. ``lexicoord run --ray`` watches
+    its workers' run with it, as long as its tasks go on."""
+    import time
+
     started = time.monotonic()
     found = store.run(run_id)  # an unknown run is an error at once
-    while found.status == "running":
+    if seen is not None:
+        seen(found)
+    while going(found):
         if timeout is not None and time.monotonic() - started >= timeout:
             console_for(stderr=True).print(f"run {escape(found.id)} is still running after {timeout:g} s "
                                            f"({found.done + found.failed} of {found.total_episodes} ended).",
@@ -157,9 +173,21 @@ def wait(
             raise typer.Exit(124)
         time.sleep(every)
         found = store.run(found.id)
+        if seen is not None:
+            seen(found)
+    return found
+
+
+def whole(found: RunInfo) -> bool:
+    """Finished, every episode done, none failed."""
+    return found.status == "finished" and not found.failed and found.done >= found.total_episodes
+
+
+def verdict(found: RunInfo) -> None:
+    """Say how the run stands; exit 1 unless it is whole."""
     said = (f"run {escape(found.id)}: {found.status}, {found.done} done, {found.failed} failed "
             f"(of {found.total_episodes})")
-    if found.status == "finished" and not found.failed and found.done >= found.total_episodes:
+    if whole(found):
         console.print(said, highlight=False)
         return
     console_for(stderr=True).print(f"{said}; re-running its command resumes it.", highlight=False)
