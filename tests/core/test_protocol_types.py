@@ -1,8 +1,10 @@
-"""A protocol names its item, settings and outcome types; ``play``, ``settings_of`` and ``outcome_of`` give
-exactly those, and a stored outcome that no longer fits its model is refused with the field named."""
+"""A protocol names its item, settings and outcome types; ``start`` (the item), ``play``, ``settings_of`` and
+``outcome_of`` give exactly those, a bad item fails its own episode with the field named, and a stored outcome
+that no longer fits its model is refused with the field named."""
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any, get_args, get_type_hints
 
@@ -62,9 +64,56 @@ BUILT_INS = [CoordinationGame, DebateStudy, LeaderFollowerDebate, SingleAgent, C
 def test_the_declared_types_are_the_models_and_what_play_returns(protocol: type[Protocol]) -> None:
     declared = next(get_args(b) for b in protocol.__orig_bases__ if getattr(b, "__origin__", None) is Protocol)
     item, settings, outcome = declared
-    assert item == dict[str, Any], "every item is the dict the episode spec carries"
+    if protocol is Counting:  # names no item model: the item is the dict the episode spec carries
+        assert item == dict[str, Any] and protocol.item_model is dict
+    else:  # every built-in reads its items as a model of its own, and plays a context typed with it
+        assert item is protocol.item_model and issubclass(item, BaseModel)
+        assert get_type_hints(protocol.play)["ctx"] == EpisodeContext[item]
     assert settings is protocol.settings_model and outcome is protocol.outcome_model
     assert get_type_hints(protocol.play)["return"] is outcome
+
+
+class Thing(BaseModel):
+    n: int = Field(ge=0)
+
+
+class Stepping(Protocol[Thing, Tally, Count]):
+    """Counting again, on an item model: its rules read ``ctx.item.n``."""
+
+    name = "stepping"
+    item_model = Thing
+    settings_model = Tally
+    outcome_model = Count
+
+    async def play(self, ctx: EpisodeContext[Thing]) -> Count:
+        settings = self.settings_of(ctx)
+        return Count(total=settings.start + settings.step * ctx.item.n, seats=[s.name for s in ctx.spec.lineup])
+
+
+def test_the_item_is_read_as_the_item_model_once_on_the_same_context() -> None:
+    ctx = EpisodeContext(EpisodeSpec(item_id="i", item={"id": "i", "n": "4", "note": "a column"}), seed=0)
+    with pytest.raises(RuntimeError, match="has not been read"):
+        ctx.item  # noqa: B018 - no protocol has read it yet
+    started = Stepping().start(ctx)
+    assert started is ctx and type(started.item) is Thing and started.item.n == 4
+    assert ctx.spec.item == {"id": "i", "n": "4", "note": "a column"}, "the spec keeps the item as JSON"
+    plain = Counting().start(EpisodeContext(EpisodeSpec(item_id="i", item={"n": 2}), seed=0))
+    assert plain.item == {"n": 2}, "a protocol that names no item model reads the spec's dict"
+
+
+async def test_a_bad_item_fails_its_own_episode_naming_the_field_and_the_others_play(store_url: str) -> None:
+    store = Store(store_url)
+    seats = [AgentSpec(name="a", model="scripted/first")]
+    items = [{"id": "i1", "n": 1}, {"id": "bad", "n": -3}, {"id": "none"}, {"id": "i3", "n": 3}]
+    await Runner(store, Stepping()).run("stepping", grid(items, [seats]))
+    records = {r.item_id: r for r, _ in store.iter_run_events("stepping")}
+    assert {i: r.status for i, r in records.items()} == {"i1": "done", "bad": "failed", "none": "failed", "i3": "done"}
+    # recorded as a bad setting is: pydantic's error, the model and the field on a line of its own, then why
+    assert re.search(r"^ValidationError: 1 validation error for Thing\nn\n  Input should be greater than or equal to 0",
+                     records["bad"].error or "")
+    assert re.search(r"for Thing\nn\n  Field required", records["none"].error or "")
+    assert records["bad"].spec["item"] == {"id": "bad", "n": -3}, "the stored item stays the JSON it was given"
+    assert Stepping.outcome_of(records["i3"]).total == 3
 
 
 async def test_a_played_outcome_comes_back_from_the_store_as_the_declared_type(store_url: str) -> None:

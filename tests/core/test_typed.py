@@ -1,5 +1,6 @@
-"""lexicoord ships its types (``py.typed``): a plugin's own mypy checks its calls into lexicoord, and the protocol
-entry hands out each part typed, with a sentence naming the protocol when a part cannot be loaded."""
+"""lexicoord ships its types (``py.typed``): a plugin's own mypy checks its calls into lexicoord and its rules'
+reading of its item model, and the protocol entry hands out each part typed, with a sentence naming the protocol
+when a part cannot be loaded."""
 
 from __future__ import annotations
 
@@ -35,6 +36,51 @@ def test_a_plugins_mypy_sees_lexicoords_types(tmp_path: Path) -> None:
     # The one mistake in the file is found, so the types were read: a report's tables are a list, not an int.
     assert checked.returncode == 1 and 'plugin.py:11: error: Incompatible types in assignment (expression has type ' \
         '"list[ReportTable]", variable has type "int")' in checked.stdout, checked.stdout
+
+
+ITEM_PLUGIN = '''
+from pydantic import BaseModel
+
+from lexicoord.core import EpisodeContext, Protocol
+
+
+class Word(BaseModel):
+    word: str
+
+
+class Said(BaseModel):
+    said: str
+
+
+class Say(Protocol[Word, BaseModel, Said]):
+    name = "say"
+    item_model = Word
+    outcome_model = Said
+
+    async def play(self, ctx: EpisodeContext[Word]) -> Said:
+        return Said(said=ctx.item.sentence)
+
+
+class Untyped(Protocol[Word, BaseModel, Said]):
+    name = "untyped"
+    item_model = Word
+    outcome_model = Said
+
+    async def play(self, ctx: EpisodeContext) -> Said:
+        return Said(said=ctx.item["word"])
+'''
+
+
+def test_a_plugins_mypy_catches_a_field_its_item_model_does_not_have(tmp_path: Path) -> None:
+    (tmp_path / "plugin.py").write_text(ITEM_PLUGIN)
+    checked = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--cache-dir", str(tmp_path / "cache"),
+                              "plugin.py"], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert checked.returncode == 1, checked.stdout
+    # The rules read a field the item model lacks: found where it is read, not when an episode fails.
+    assert 'plugin.py:21: error: "Word" has no attribute "sentence"  [attr-defined]' in checked.stdout, checked.stdout
+    # A play that takes the spec's dict while the protocol names an item model is not the protocol's play.
+    assert 'plugin.py:29: error: Argument 1 of "play" is incompatible with supertype' in checked.stdout, checked.stdout
+    assert checked.stdout.count("error:") == 2, checked.stdout
 
 
 class Echo(Protocol):

@@ -1,4 +1,11 @@
-"""What a protocol gets for one episode: the item, settings and line-up, seats, a seeded RNG, and ``emit``."""
+"""What a protocol gets for one episode: the item, settings and line-up, seats, a seeded RNG, and ``emit``.
+
+The context is generic in the item it holds, ``EpisodeContext[ItemT]``: the episode's spec carries its item as
+JSON (what the store keeps), and the protocol reads it once, as the episode starts, as its own item model
+(:meth:`EpisodeContext.read_item`, called by :meth:`~lexicoord.core.protocol.Protocol.start`), so its rules read
+``ctx.item.word`` checked by mypy rather than a key that may be missing. A context whose type names no item
+holds the spec's ``dict[str, Any]``.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +13,10 @@ import hashlib
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, cast
+
+from pydantic import BaseModel, TypeAdapter
+from typing_extensions import TypeVar
 
 from lexicoord.core.audience import Viewer
 from lexicoord.core.events import Event
@@ -15,8 +25,13 @@ from lexicoord.core.seat import Seat
 from lexicoord.core.spec import AgentSpec, EpisodeSpec
 from lexicoord.errors import ConfigError
 
-#: Builds the seat for a line-up entry (``system_prompt`` is the protocol's instructions to a model seat).
-SeatMaker = Callable[[AgentSpec, "EpisodeContext", "str | None"], Seat]
+#: What ``ctx.item`` holds: the protocol's item model; a ``dict[str, Any]``, as the spec carries it, by default.
+ItemT = TypeVar("ItemT", covariant=True, default=dict[str, Any])
+ModelT = TypeVar("ModelT")
+
+#: Builds the seat for a line-up entry (``system_prompt`` is the protocol's instructions to a model seat). Any
+#: protocol's context may be handed to it; a seat kind of one protocol's own may name that protocol's item.
+SeatMaker = Callable[[AgentSpec, "EpisodeContext[Any]", "str | None"], Seat]
 
 
 class Control:
@@ -26,12 +41,27 @@ class Control:
         return False
 
 
-def _no_seats(spec: AgentSpec, ctx: EpisodeContext, system_prompt: str | None) -> Seat:
+def _no_seats(spec: AgentSpec, ctx: EpisodeContext[Any], system_prompt: str | None) -> Seat:
     raise ConfigError(f"No seat maker was given, so seat '{spec.name}' cannot be filled.")
 
 
+def _read(model: type[ModelT], item: dict[str, Any]) -> ModelT:
+    """``item`` as ``model``: a pydantic model validates it; any other type (``dict``, ``dict[str, Any]``) goes
+    through a type adapter."""
+    if isinstance(model, type) and issubclass(model, BaseModel):
+        return model.model_validate(item)
+    return TypeAdapter(model).validate_python(item)
+
+
+class _Unread:
+    """The item of a context no protocol has read yet."""
+
+
+_UNREAD = _Unread()
+
+
 @dataclass
-class EpisodeContext:
+class EpisodeContext(Generic[ItemT]):
     spec: EpisodeSpec
     seed: int
     make_seat: SeatMaker = _no_seats
@@ -51,10 +81,22 @@ class EpisodeContext:
 
     def __post_init__(self) -> None:
         self.rng = random.Random(self.seed)
+        self._item: object = _UNREAD
 
     @property
-    def item(self) -> dict[str, Any]:
-        return self.spec.item
+    def item(self) -> ItemT:
+        """The item as the protocol's item model, read once as the episode started (``spec.item`` keeps the JSON)."""
+        if isinstance(self._item, _Unread):
+            raise RuntimeError(f"The item of episode {self.spec.key!r} has not been read: a protocol's start(ctx) "
+                               "reads it before play.")
+        return cast(ItemT, self._item)
+
+    def read_item(self, model: type[ModelT]) -> EpisodeContext[ModelT]:
+        """This same context, its item read as ``model``: checked now, once, so that a bad item raises pydantic's
+        ``ValidationError`` naming the field before the rules start. Seats made from the context, the recorder
+        and the groups stay the ones its makers gave it: nothing is copied."""
+        self._item = _read(model, self.spec.item)
+        return cast("EpisodeContext[ModelT]", self)
 
     @property
     def settings(self) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from lexicoord.core.seat import Request, Seat
 from lexicoord.core.spec import AgentSpec, EpisodeSpec
 from lexicoord.errors import LexicoordError
 from lexicoord.gate.events import PersonAnswerEvent, QuestionEvent
+from lexicoord.gate.items import GateItem
 from lexicoord.gate.settings import GateSettings
 from lexicoord.gate.verdict import Ambiguity, Clarification, SeatStance
 from lexicoord.prompting import Prompts, fence
@@ -84,7 +85,7 @@ class Nested(BaseModel):
 
 @dataclass
 class Deliberation:
-    ctx: EpisodeContext
+    ctx: EpisodeContext[GateItem]
     settings: GateSettings
     deadline: asyncio.Timeout | None = None
     clarifications: list[Clarification] = field(default_factory=list)
@@ -95,15 +96,15 @@ class Deliberation:
 
     @property
     def instruction(self) -> str:
-        return str(self.ctx.item["instruction"])
+        return self.ctx.item.instruction
 
     @property
     def context(self) -> str:
-        return str(self.ctx.item.get("context") or "")
+        return self.ctx.item.context
 
     @property
     def candidates(self) -> list[str]:
-        return list(self.ctx.item.get("candidates") or [])
+        return list(self.ctx.item.candidates or [])
 
     def seats(self, role: str) -> list[AgentSpec]:
         """The line-up's model seats of ``role`` (``agent``, ``leader``, ``follower``, ``player``, ``scorer``)."""

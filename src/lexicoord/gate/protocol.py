@@ -9,7 +9,6 @@ cannot be read is ``error``, a person who does not answer or declines is ``refus
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 from lexicoord.core.context import EpisodeContext
 from lexicoord.core.protocol import Protocol
@@ -17,13 +16,15 @@ from lexicoord.errors import LexicoordError
 from lexicoord.gate.deliberation import Declined, Deliberation, Unanswered
 from lexicoord.gate.evaluation.judge import judge_questions
 from lexicoord.gate.evaluation.person import simulated_person
+from lexicoord.gate.items import GateItem
 from lexicoord.gate.policies import policy
 from lexicoord.gate.settings import GateSettings
 from lexicoord.gate.verdict import Decision
 
 
-class GateCheck(Protocol[dict[str, Any], GateSettings, Decision]):
+class GateCheck(Protocol[GateItem, GateSettings, Decision]):
     name = "gate"
+    item_model = GateItem
     settings_model = GateSettings
     outcome_model = Decision
     #: A check may wait on a person for minutes: every answer is journaled, so a restart goes on from it.
@@ -31,16 +32,16 @@ class GateCheck(Protocol[dict[str, Any], GateSettings, Decision]):
     #: An evaluation's person answers from the item's gold fields (``lexicoord gate eval``).
     seat_kinds = {"simulated": simulated_person}
 
-    async def play(self, ctx: EpisodeContext) -> Decision:
+    async def play(self, ctx: EpisodeContext[GateItem]) -> Decision:
         decision = await self.decide(ctx)
-        gold = ctx.item.get("gold")
-        if isinstance(gold, dict) and decision.clarifications:  # an evaluation: a judge model, if any, reads the questions
+        gold = ctx.item.gold
+        if gold is not None and decision.clarifications:  # an evaluation: a judge model, if any, reads the questions
             await judge_questions(ctx, [c.question for c in decision.clarifications], gold.get("element") or [])
         return decision
 
-    async def decide(self, ctx: EpisodeContext) -> Decision:
+    async def decide(self, ctx: EpisodeContext[GateItem]) -> Decision:
         settings = self.settings_of(ctx)
-        limit = float(ctx.item.get("timeout") or settings.timeout)
+        limit = ctx.item.timeout or settings.timeout
         settings = settings.model_copy(update={"timeout": limit})
         d = Deliberation(ctx=ctx, settings=settings)
         try:

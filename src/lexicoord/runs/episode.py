@@ -29,9 +29,10 @@ def short_error(exc: BaseException) -> str:
 
 
 async def play_episode(
-    protocol: Protocol, ctx: EpisodeContext, run_id: str, position: int = 0
+    protocol: Protocol[Any, Any, Any], ctx: EpisodeContext[Any], run_id: str, position: int = 0
 ) -> tuple[EpisodeRecord, list[Event]]:
-    """Play ``ctx``'s episode; a failure of the episode becomes a failed record, never an exception.
+    """Play ``ctx``'s episode; a failure of the episode becomes a failed record, never an exception (a bad
+    item, read as the protocol's item model as the episode starts, included).
 
     Cancellation propagates: an interrupted episode has no record and is played again on resume.
     """
@@ -45,7 +46,7 @@ async def play_episode(
 
     with observing(record_call):
         try:
-            result = await protocol.play(ctx)
+            result = await protocol.play(protocol.start(ctx))
             if not isinstance(result, protocol.outcome_model):
                 raise TypeError(f"protocol '{protocol.name}' returned {type(result).__name__}, "
                                 f"not its outcome model {protocol.outcome_model.__name__}")

@@ -205,7 +205,7 @@ class RoomGame:
         self.watcher = watch.watcher
         self.play(watch.rules, current.spec, current.number, current.seed, replay)
 
-    def play(self, protocol: GameRules, spec: EpisodeSpec, number: int, seed: int,
+    def play(self, protocol: GameRules[Any, Any, Any], spec: EpisodeSpec, number: int, seed: int,
              replay: dict[str, list[dict[str, Any]]]) -> None:
         """Play ``spec`` under ``protocol`` with people in their seats; the adapter hears every step."""
         room = self.room
@@ -242,7 +242,7 @@ class RoomGame:
             asyncio.get_running_loop().create_task(self.room.save())
             self.room.changed()
 
-    async def _play(self, protocol: GameRules, spec: EpisodeSpec, number: int, seed: int) -> None:
+    async def _play(self, protocol: GameRules[Any, Any, Any], spec: EpisodeSpec, number: int, seed: int) -> None:
         assert self.seats is not None
         room = self.room
         ctx = self.ctx = EpisodeContext(spec=spec, seed=seed, make_seat=self.seats, recorder=LiveRecorder(self),

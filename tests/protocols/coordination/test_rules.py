@@ -392,7 +392,8 @@ async def play_direct(seats: dict[str, Seat], bound: int, control: Control | Non
     ctx = EpisodeContext(spec=EpisodeSpec(item_id="bank-x", item=ITEM, lineup=lineup,
                                           settings={"clarification_bound": bound}),
                          seed=1, make_seat=lambda spec, ctx, system: seats[spec.name], control=control or Control())
-    return await CoordinationGame().play(ctx)
+    game = CoordinationGame()
+    return await game.play(game.start(ctx))
 
 
 async def test_ending_in_the_last_round_is_leader_ended_not_bound() -> None:

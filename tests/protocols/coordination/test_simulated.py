@@ -12,6 +12,8 @@ from lexicoord.core.events import ChoiceEvent, Event
 from lexicoord.core.seat import Answer, Request
 from lexicoord.core.spec import AgentSpec, EpisodeSpec
 from lexicoord.errors import LexicoordError
+from lexicoord.protocols.coordination import CoordinationGame
+from lexicoord.protocols.coordination.items import CoordinationItem
 from lexicoord.protocols.coordination.moves import choose_request, clarify_request
 from lexicoord.protocols.coordination.rules import ClarificationEvent
 from lexicoord.protocols.coordination.simulated import POLICIES, SimulatedSeat, simulated_seat
@@ -19,7 +21,7 @@ from lexicoord.protocols.coordination.views import RoundView, round_view
 
 RIVER, MONEY, SEAT = "the land alongside a river", "a financial institution", "a place to sit"
 OPTIONS = [RIVER, MONEY, SEAT]
-ITEM = {"id": "bank", "sentence": "Meet me at the bank.", "word": "bank", "options": OPTIONS, "intended": MONEY}
+ITEM = CoordinationItem(id="bank", sentence="Meet me at the bank.", word="bank", options=OPTIONS, intended=MONEY)
 LEADER = "lead"
 SEEDS = range(200)
 
@@ -168,12 +170,13 @@ def test_an_unknown_policy_is_refused_and_the_seat_says_it_is_simulated() -> Non
 
 def test_a_line_up_seat_gets_its_policy_p_and_the_items_intended_meaning() -> None:
     spec = AgentSpec(name="s1", kind="simulated", options={"policy": "noisy", "p": "0.4"}, role="player")
-    ctx = EpisodeContext(spec=EpisodeSpec(item_id="bank", item=ITEM, lineup=[spec]), seed=3)
+    ctx = CoordinationGame().start(EpisodeContext(spec=EpisodeSpec(item_id="bank", item=ITEM.model_dump(), lineup=[spec]),
+                                                  seed=3))
     made = simulated_seat(spec, ctx)
     assert (made.name, made.policy, made.p, made.intended, made.role) == ("s1", "noisy", 0.4, MONEY, "player")
     default = simulated_seat(AgentSpec(name="s2", kind="simulated"), ctx)
     assert default.policy == "majority" and default.p == 0.2
-    again = EpisodeContext(spec=ctx.spec, seed=3)
+    again = CoordinationGame().start(EpisodeContext(spec=ctx.spec, seed=3))
     assert simulated_seat(spec, again).rng.random() == random.Random(random.Random(3).random()).random(), \
         "each seat's random stream is drawn from the episode's seed"
 

@@ -25,6 +25,7 @@ from lexicoord.core.events import Event, event_type
 from lexicoord.core.seat import Request
 from lexicoord.errors import LexicoordError
 from lexicoord.gate.deliberation import DIVERGED_QUESTION, PROMPTS, SET_QUESTION
+from lexicoord.gate.items import GateItem
 from lexicoord.prompting import fence
 from lexicoord.tasks.asking import names, normalise
 
@@ -77,7 +78,7 @@ def asks_about(question: str, element: Sequence[str]) -> bool:
     return which and (bool(named) or any(names(question, n) for n in shared_nouns(element)))
 
 
-async def judge_questions(ctx: EpisodeContext, questions: Sequence[str], element: Sequence[str]) -> None:
+async def judge_questions(ctx: EpisodeContext[GateItem], questions: Sequence[str], element: Sequence[str]) -> None:
     """Ask the line-up's ``judge`` seat about each question a model wrote; each verdict is an event of this episode,
     with the seconds it took (the evaluation leaves the judge's calls and time out of the gate's cost)."""
     judges = [s for s in ctx.spec.lineup if s.role == "judge"]

@@ -16,6 +16,7 @@ from lexicoord.core.seat import Answer, Request, Seat, SeatInfo
 from lexicoord.core.spec import AgentSpec
 from lexicoord.errors import ConfigError
 from lexicoord.gate.deliberation import MAX_ANSWER
+from lexicoord.gate.items import GateItem
 from lexicoord.tasks.asking import normalise
 
 #: The seat's name in an evaluation's line-up.
@@ -64,10 +65,10 @@ class SimulatedPerson(Seat):
         return Answer(value=value, raw=value.get("text", ""))
 
 
-def simulated_person(spec: AgentSpec, ctx: EpisodeContext, system_prompt: str | None = None) -> SimulatedPerson:
+def simulated_person(spec: AgentSpec, ctx: EpisodeContext[GateItem], system_prompt: str | None = None) -> SimulatedPerson:
     """The line-up's ``simulated`` seat; an item without ``gold`` has no one to answer for (a configuration error)."""
-    gold = ctx.item.get("gold")
-    if not isinstance(gold, dict):
+    gold = ctx.item.gold
+    if gold is None:
         raise ConfigError(f"Seat '{spec.name}' is a simulated person, but item {ctx.spec.item_id!r} has no gold fields "
                           "to answer from (evaluation items come from knowno:PATH or ambik:PATH).")
     return SimulatedPerson(spec.name, gold, role=spec.role)

@@ -77,7 +77,8 @@ async def decide(d: Deliberation) -> Decision:
 
     ctx = d.nested(Nested(item=item, settings=settings, lineup=lineup), make_seat=seat)
     clarifier.models = {s.name: s.model for s in ctx.spec.lineup}
-    out = await CoordinationGame().play(ctx)
+    game = CoordinationGame()
+    out = await game.play(game.start(ctx))
     seats, _ = _last_choices(ctx, {s.name for s in ctx.spec.lineup[1:]})
     seats = [s.model_copy(update={"model": clarifier.models.get(s.name)}) for s in seats]
     common = {"policy": "coalition", "options": options, "seats": seats, "clarifications": d.clarifications}

@@ -31,7 +31,8 @@ async def decide(d: Deliberation) -> Decision:
         ctx = d.nested(Nested(item={"context": d.scene(), "instruction": d.instruction},
                               settings={"condition": "debate", "rounds": d.settings.rounds,
                                         "sentences": d.settings.sentences}, lineup=specs))
-        out = await LeaderFollowerDebate().play(ctx)
+        study = LeaderFollowerDebate()
+        out = await study.play(study.start(ctx))
         seats = stances(out, {s.name: s.model for s in ctx.spec.lineup})
         if out.termination == "error":
             return Decision(status="error", policy="debate", seats=seats,

@@ -18,7 +18,8 @@ async def decide(d: Deliberation) -> Decision:
     for asked in range(d.settings.clarifications + 1):
         ctx = d.nested(Nested(item={"context": d.scene(), "instruction": d.instruction},
                               settings={"condition": "single", "sentences": d.settings.sentences}, lineup=[spec]))
-        out = await SingleAgent().play(ctx)
+        study = SingleAgent()
+        out = await study.play(study.start(ctx))
         seats = [SeatStance(name=ctx.spec.lineup[0].name, kind="model", model=spec.model,
                             stance=out.verdict or "failed")]
         if out.termination == "error":

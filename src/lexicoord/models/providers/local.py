@@ -58,6 +58,7 @@ from typing import Any
 
 from lexicoord.errors import ConfigError, ModelError, ModelNotFoundError
 from lexicoord.models.provider import Provider
+from lexicoord.models.providers.allocator import return_large_blocks
 from lexicoord.models.providers.cores import threads_for, usable_cores
 from lexicoord.models.providers.llama_check import ensure_llama_runs
 from lexicoord.models.structured import requested_schema
@@ -388,6 +389,7 @@ def load(path: Path, n_ctx: int = DEFAULT_N_CTX, n_threads: int | None = None, c
     with _load_lock:
         if key not in _loaded:
             ensure_llama_runs(path)  # a build that dies on this CPU is one sentence, not a killed process
+            return_large_blocks()  # saved states come and go by tens of megabytes: see allocator.py
             try:
                 from llama_cpp import Llama
             except ImportError as exc:  # pragma: no cover - it is a dependency

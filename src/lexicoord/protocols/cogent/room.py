@@ -79,7 +79,7 @@ class CogentRoom(TurnsRoom):
         assert isinstance(self.room.settings, CogentRoomSettings)
         return self.room.settings
 
-    def protocol_instance(self) -> Protocol:
+    def protocol_instance(self) -> Protocol[Any, Any, Any]:
         return CogentStudy()
 
     def next_item(self) -> dict[str, Any]:

@@ -51,6 +51,7 @@ from lexicoord.lexicon.coining import NEW_TERM
 from lexicoord.lexicon.events import candidate_events, use_events
 from lexicoord.lexicon.uses import REUSE_LINE
 from lexicoord.prompting import Prompts, fence
+from lexicoord.protocols.cogent.items import CogentItem
 from lexicoord.tasks.benchmarks import BENCHMARKS, Benchmark
 
 PROMPTS = Prompts("lexicoord.protocols.cogent")
@@ -178,20 +179,22 @@ def _text(answer: Any) -> str:
     return str(answer.value.get("text", "")) if answer.ok and answer.value else (answer.raw or "")
 
 
-class CogentStudy(Protocol[dict[str, Any], CogentSettings, CogentOutcome]):
+class CogentStudy(Protocol[CogentItem, CogentSettings, CogentOutcome]):
     name = "cogent"
+    item_model = CogentItem
     settings_model = CogentSettings
     outcome_model = CogentOutcome
 
-    async def play(self, ctx: EpisodeContext) -> CogentOutcome:
+    async def play(self, ctx: EpisodeContext[CogentItem]) -> CogentOutcome:
         settings = self.settings_of(ctx)
         task = BENCHMARKS[settings.task]
         expected = 1 if settings.variant == "single" else 2
         if len(ctx.spec.lineup) != expected:
             raise ConfigError(f"{settings.variant.upper()} takes {expected} seat(s), not {len(ctx.spec.lineup)}.")
         seats = [ctx.seat(spec) for spec in ctx.spec.lineup]
-        question = fence(task.render(ctx.item), "TASK")
-        game = _Game(ctx, settings, task, question)
+        text = task.render(ctx.item.row())
+        question = fence(text, "TASK")
+        game = _Game(ctx, settings, task, text)
         # Round 0 is the same call under every variant (the paper: the same starting condition): one prompt and,
         # per seat, one seed drawn from the run's seed, the item and the seat, so that VANILLA and COGENT start from
         # identical answers (and a cache serves the second the first's) and their difference is the lexicon's alone.
@@ -224,8 +227,10 @@ class CogentStudy(Protocol[dict[str, Any], CogentSettings, CogentOutcome]):
 class _Game:
     """One episode's moves, with its board; the rules above say in which order they happen."""
 
-    def __init__(self, ctx: EpisodeContext, settings: CogentSettings, task: Benchmark, question: str) -> None:
-        self.ctx, self.settings, self.task, self.question = ctx, settings, task, question
+    def __init__(self, ctx: EpisodeContext[CogentItem], settings: CogentSettings, task: Benchmark, text: str) -> None:
+        #: The item as its benchmark words it (the judge fences it itself), and fenced, as the prompts show it.
+        self.ctx, self.settings, self.task, self.text = ctx, settings, task, text
+        self.question = fence(text, "TASK")
         self.board = Board()
         self.accepted = self.rejected = 0
         self.proposed: dict[str, int] = {}
@@ -299,7 +304,7 @@ class _Game:
         """Judge a turn's candidates; the accepted ones join the coiner's private lexicon until a share (the
         verdicts stay the coiner's, as in a coining pass). Returns how many were accepted."""
         judged = judge_turn(turn, coiner=seat.name, board=self.board, viewer=self.ctx.viewer(seat.name),
-                            task_text=self.task.render(self.ctx.item))
+                            task_text=self.text)
         self.proposed[seat.name] = self.proposed.get(seat.name, 0) + len(judged)
         for c in judged:
             if c.accepted:
@@ -313,7 +318,7 @@ class _Game:
         return accepted
 
     def outcome(self, answer: str | None, predictions: dict[str, str | None], rule: Rule, rounds: int) -> CogentOutcome:
-        gold = str(self.ctx.item["answer"])
+        gold = self.ctx.item.answer
         return CogentOutcome(variant=self.settings.variant, task=self.settings.task, answer=answer,
                              correct=self.task.equal(answer, gold), predictions=predictions,
                              rule=rule, rounds=rounds,

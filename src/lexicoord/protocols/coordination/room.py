@@ -24,6 +24,7 @@ from lexicoord.core.events import Event
 from lexicoord.core.spec import AgentSpec, EpisodeSpec
 from lexicoord.errors import LexicoordError
 from lexicoord.protocols.coordination import CoordinationGame
+from lexicoord.protocols.coordination.items import CoordinationItem
 from lexicoord.protocols.coordination.manual import (
     Option,
     Proposal,
@@ -247,7 +248,8 @@ class CoordinationRoom(RoomAdapter):
     def watch(self, current: CurrentGame) -> Watch:
         spec = current.spec
         players = [SeatSeen(name=a.name, kind=a.kind, model=a.model) for a in spec.lineup]
-        self.table = GameView(current.number, spec.item, players)
+        # The stored item read as the game reads it, so the table shows what the rules will play.
+        self.table = GameView(current.number, CoordinationItem.model_validate(spec.item), players)
         return Watch(CoordinationGame(), self.table)
 
     def _choose(self, person: Person, msg: Choose) -> None:

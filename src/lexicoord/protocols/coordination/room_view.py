@@ -8,13 +8,14 @@ on the ``round_closed`` event. Until then it knows only who has moved.
 from __future__ import annotations
 
 import time
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 from typing_extensions import TypedDict  # pydantic reads typing's only from Python 3.12
 
 from lexicoord.core.audience import Viewer, can_see
 from lexicoord.core.events import ChoiceEvent, Event, OutcomeEvent, RoundClosedEvent
+from lexicoord.protocols.coordination.items import CoordinationItem
 from lexicoord.protocols.coordination.rules import CoordinationOutcome
 from lexicoord.tasks.ambiguous import word_span
 from lexicoord.web.frames import Part, SeatSeen
@@ -96,11 +97,11 @@ class Table(Part):
 
 
 class GameView:
-    def __init__(self, number: int, item: dict[str, Any], players: list[SeatSeen]) -> None:
+    def __init__(self, number: int, item: CoordinationItem, players: list[SeatSeen]) -> None:
         self.number = number
-        span = word_span(item["sentence"], item["word"]) or (0, 0)
-        self.item = TableItem(id=item.get("id"), sentence=item["sentence"], word=item["word"],
-                              options=list(item["options"]), span=list(span))
+        span = word_span(item.sentence, item.word) or (0, 0)
+        self.item = TableItem(id=item.id, sentence=item.sentence, word=item.word, options=list(item.options),
+                              span=list(span))
         #: Everyone at the table, in line-up order: name, kind (human / llm), model.
         self.players = players
         self.stage = "announce"

@@ -48,6 +48,7 @@ from lexicoord.core.protocol import Protocol
 from lexicoord.core.seat import Seat, SeatInfo
 from lexicoord.errors import ConfigError
 from lexicoord.prompting import Prompts
+from lexicoord.protocols.coordination.items import CoordinationItem
 from lexicoord.protocols.coordination.moves import (
     announce_request,
     choose_request,
@@ -140,13 +141,14 @@ def converged(decisions: dict[str, Decision], failed_moves: str) -> str | None:
     return chosen[0]
 
 
-class CoordinationGame(Protocol[dict[str, Any], CoordinationSettings, CoordinationOutcome]):
+class CoordinationGame(Protocol[CoordinationItem, CoordinationSettings, CoordinationOutcome]):
     name = "coordination"
+    item_model = CoordinationItem
     settings_model = CoordinationSettings
     outcome_model = CoordinationOutcome
     seat_kinds = {"simulated": simulated_seat}
 
-    def _emit_choice(self, ctx: EpisodeContext, seat: Seat, move: Decision, round_: int, kind: str,
+    def _emit_choice(self, ctx: EpisodeContext[CoordinationItem], seat: Seat, move: Decision, round_: int, kind: str,
                      options: list[str]) -> None:
         ctx.emit(
             ChoiceEvent(
@@ -156,7 +158,7 @@ class CoordinationGame(Protocol[dict[str, Any], CoordinationSettings, Coordinati
             )
         )
 
-    async def play(self, ctx: EpisodeContext) -> CoordinationOutcome:
+    async def play(self, ctx: EpisodeContext[CoordinationItem]) -> CoordinationOutcome:
         settings = self.settings_of(ctx)
         if len(ctx.spec.lineup) < (2 if settings.leader_chooses else 3):
             raise ConfigError("The coordination game needs at least two players"
@@ -172,14 +174,14 @@ class CoordinationGame(Protocol[dict[str, Any], CoordinationSettings, Coordinati
 
         ctx.recorder.round = 0
         ctx.recorder.phase = "announce"
-        ctx.emit(MessageEvent(agent=leader.name, content=item["sentence"]))
-        original = list(item["options"])
+        ctx.emit(MessageEvent(agent=leader.name, content=item.sentence))
+        original = list(item.options)
         announcement = Decision(choice=None)
         if settings.announce:
             announcement = decision(await leader.answer(announce_request(view(leader, 0))))
             self._emit_choice(ctx, leader, announcement, 0, "announcement", original)
-        item = {**item, "options": announced_first(original, announcement.choice)}
-        ctx.emit(DisjunctionEvent(agent=leader.name, options=item["options"], original=original))
+        item = item.model_copy(update={"options": announced_first(original, announcement.choice)})
+        ctx.emit(DisjunctionEvent(agent=leader.name, options=item.options, original=original))
 
         rounds = 0
         reason: Reason = "bound"
@@ -193,7 +195,7 @@ class CoordinationGame(Protocol[dict[str, Any], CoordinationSettings, Coordinati
             moves = [decision(a) for a in await asyncio.gather(*(s.answer(r) for s, r in zip(players, requests)))]
             by_name = {s.name: d for s, d in zip(players, moves)}
             for seat, move in zip(players, moves):
-                self._emit_choice(ctx, seat, move, round_, "choice", item["options"])
+                self._emit_choice(ctx, seat, move, round_, "choice", item.options)
             rounds, failed = round_, failed + sum(1 for d in moves if d.choice is None)
             counted = {s.name: by_name[s.name] for s in players if s.present}
             agreed = converged(counted, settings.failed_moves)
@@ -228,7 +230,7 @@ class CoordinationGame(Protocol[dict[str, Any], CoordinationSettings, Coordinati
                 failure = f"{answer.failure} (raw: {answer.raw[:300]!r})" if answer.raw else answer.failure
                 ctx.emit(ClarificationEvent(agent=leader.name, round=round_, content="", failure=failure))
 
-        intended = item.get("intended")
+        intended = item.intended
         # ``correct`` is the task's own score, recorded for converged games only (a failed game has no meaning
         # to be right about; the report gives accuracy over converged games, and over all games with a failed
         # one counted wrong).
@@ -236,6 +238,6 @@ class CoordinationGame(Protocol[dict[str, Any], CoordinationSettings, Coordinati
             converged=agreed is not None, reason=reason, interpretation=agreed,
             depth=rounds - 1 if agreed is not None else None, rounds=rounds, announcement=announcement.choice,
             intended=intended, correct=(agreed == intended) if agreed is not None and intended else None,
-            agents=[s.describe() for s in seats], failed_moves=failed, options=item["options"],
+            agents=[s.describe() for s in seats], failed_moves=failed, options=item.options,
             original_options=original,
         )

@@ -13,6 +13,7 @@ from lexicoord.core.context import EpisodeContext
 from lexicoord.core.seat import Answer, Request, Seat, SeatInfo
 from lexicoord.core.spec import AgentSpec
 from lexicoord.errors import LexicoordError
+from lexicoord.protocols.coordination.items import CoordinationItem
 from lexicoord.protocols.coordination.views import RoundView
 
 Policy = Literal["first", "intended", "follow-leader", "majority", "stubborn", "noisy", "random"]
@@ -82,7 +83,7 @@ class SimulatedSeat(Seat):
         return Answer(value={"choice": self.pick(view), "justification": f"simulated ({self.policy})"})
 
 
-def simulated_seat(spec: AgentSpec, ctx: EpisodeContext, system_prompt: str | None = None) -> SimulatedSeat:
+def simulated_seat(spec: AgentSpec, ctx: EpisodeContext[CoordinationItem], system_prompt: str | None = None) -> SimulatedSeat:
     """A line-up's ``sim:POLICY[:p]`` seat, with its own random stream drawn from the episode's."""
     return SimulatedSeat(spec.name, spec.options.get("policy", "majority"), random.Random(ctx.rng.random()),
-                         p=float(spec.options.get("p", 0.2)), intended=ctx.item.get("intended"), role=spec.role)
+                         p=float(spec.options.get("p", 0.2)), intended=ctx.item.intended, role=spec.role)

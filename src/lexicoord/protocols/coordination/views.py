@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from pydantic import BaseModel, Field
 
 from lexicoord.core.events import ChoiceEvent, Event, MessageEvent
+from lexicoord.protocols.coordination.items import CoordinationItem
 
 
 class Decision(BaseModel):
@@ -39,7 +39,7 @@ class RoundView(BaseModel):
     clarification: str | None = None
 
 
-def round_view(item: dict[str, Any], leader: str, round_: int, events: Iterable[Event]) -> RoundView:
+def round_view(item: CoordinationItem, leader: str, round_: int, events: Iterable[Event]) -> RoundView:
     """The view of round ``round_`` from the events a seat may see (the rules emit a round's choices
     only once every player has moved, so a round in play shows none of its own choices)."""
     announcement: Decision | None = None
@@ -55,5 +55,5 @@ def round_view(item: dict[str, Any], leader: str, round_: int, events: Iterable[
         elif e.type == "clarification" and isinstance(e, MessageEvent) and e.content and e.round is not None:
             said[e.round + 1] = e.content
     history = [PastRound(round=r, decisions=d, clarification=said.get(r)) for r, d in sorted(rounds.items())]
-    return RoundView(sentence=item["sentence"], word=item["word"], options=list(item["options"]), round=round_,
+    return RoundView(sentence=item.sentence, word=item.word, options=list(item.options), round=round_,
                      leader=leader, announcement=announcement, history=history, clarification=said.get(round_))

@@ -17,6 +17,7 @@ from lexicoord.core.seat import Request, Seat
 from lexicoord.core.spec import AgentSpec
 from lexicoord.errors import LexicoordError
 from lexicoord.prompting import Prompts, fence
+from lexicoord.protocols.debate.items import DebateItem
 from lexicoord.protocols.debate.replies import JudgeEvent, ReplySettings
 
 PROMPTS = Prompts("lexicoord.protocols.debate")
@@ -73,31 +74,31 @@ class DebateOutcome(BaseModel):
         return (self.model if self.condition == "single" else self.leader_model) or ""
 
 
-def head(item: dict[str, Any]) -> str:
-    return PROMPTS.render("debate_head", context=fence(item["context"], "SCENE"),
-                         instruction=fence(item["instruction"], "INSTRUCTION"))
+def head(item: DebateItem) -> str:
+    return PROMPTS.render("debate_head", context=fence(item.context, "SCENE"),
+                         instruction=fence(item.instruction, "INSTRUCTION"))
 
 
-def scene(item: dict[str, Any]) -> dict[str, Any]:
+def scene(item: DebateItem) -> dict[str, Any]:
     """What every seat of an episode sees of the item: the scene and the instruction, never the answer key."""
-    return {"scene": item["context"], "instruction": item["instruction"]}
+    return {"scene": item.context, "instruction": item.instruction}
 
 
-def seat(ctx: EpisodeContext, spec: AgentSpec) -> Seat:
+def seat(ctx: EpisodeContext[DebateItem], spec: AgentSpec) -> Seat:
     return ctx.seat(spec, system_prompt=PROMPTS.render("debate_system"))
 
 
-async def judge(ctx: EpisodeContext, settings: DebateSettings, question: str) -> JudgeVerdict | None:
+async def judge(ctx: EpisodeContext[DebateItem], settings: DebateSettings, question: str) -> JudgeVerdict | None:
     """The judge's yes/no on an ambiguous instruction's final question; ``None`` when there is nothing to judge."""
     item = ctx.item
-    slot = item.get("slot") or {}
-    if not settings.judge or not item.get("ambiguous") or not question or not slot.get("ask_about"):
+    if not settings.judge or not item.ambiguous or not question or item.slot is None:
         return None
+    ask_about = item.slot.ask_about
     judge_seat = ctx.seat(AgentSpec(name="judge", model=settings.judge),
                           system_prompt=PROMPTS.render("debate_judge_system"))
-    prompt = PROMPTS.render("debate_judge", head=head(item), ask_about=fence(slot["ask_about"], "AMBIGUITY"),
+    prompt = PROMPTS.render("debate_judge", head=head(item), ask_about=fence(ask_about, "AMBIGUITY"),
                            question=fence(question, "QUESTION"))
-    request = Request(kind="judge", view={**scene(item), "ask_about": slot["ask_about"], "question": question},
+    request = Request(kind="judge", view={**scene(item), "ask_about": ask_about, "question": question},
                       prompt=prompt, choices=("yes", "no"), temperature=0.0, max_tokens=4)
     only_judge = Audience.only("judge")
     try:

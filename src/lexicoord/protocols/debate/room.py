@@ -47,7 +47,7 @@ class DebateRoom(TurnsRoom):
         assert isinstance(self.room.settings, DebateRoomSettings)
         return self.room.settings
 
-    def protocol_instance(self) -> Protocol:
+    def protocol_instance(self) -> Protocol[Any, Any, Any]:
         return DebateStudy()
 
     def next_item(self) -> dict[str, Any]:

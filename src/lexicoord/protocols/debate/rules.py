@@ -40,6 +40,7 @@ from lexicoord.protocols.debate.common import (
     scene,
     seat,
 )
+from lexicoord.protocols.debate.items import DebateItem
 from lexicoord.protocols.debate.replies import (
     Feedback,
     FeedbackEvent,
@@ -85,12 +86,13 @@ def _feedback_text(feedback: dict[str, Feedback]) -> str:
     return fence("\n".join(lines), "FEEDBACK")
 
 
-class LeaderFollowerDebate(Protocol[dict[str, Any], DebateSettings, DebateOutcome]):
+class LeaderFollowerDebate(Protocol[DebateItem, DebateSettings, DebateOutcome]):
     name = "debate-rounds"
+    item_model = DebateItem
     settings_model = DebateSettings
     outcome_model = DebateOutcome
 
-    async def play(self, ctx: EpisodeContext) -> DebateOutcome:
+    async def play(self, ctx: EpisodeContext[DebateItem]) -> DebateOutcome:
         settings = self.settings_of(ctx)
         if len(ctx.spec.lineup) < 2:
             raise ConfigError("A debate needs a leader and at least one follower.")

@@ -8,24 +8,25 @@ best clarifying question. One call; its latency is recorded.
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from lexicoord.core.context import EpisodeContext
 from lexicoord.core.protocol import Protocol
 from lexicoord.errors import ConfigError
 from lexicoord.prompting import Prompts
 from lexicoord.protocols.debate.common import DebateOutcome, DebateSettings, head, judge, scene, seat
+from lexicoord.protocols.debate.items import DebateItem
 from lexicoord.protocols.debate.replies import ask_proposal, proposal_event, proposal_request
 
 PROMPTS = Prompts("lexicoord.protocols.debate")
 
 
-class SingleAgent(Protocol[dict[str, Any], DebateSettings, DebateOutcome]):
+class SingleAgent(Protocol[DebateItem, DebateSettings, DebateOutcome]):
     name = "debate-single"
+    item_model = DebateItem
     settings_model = DebateSettings
     outcome_model = DebateOutcome
 
-    async def play(self, ctx: EpisodeContext) -> DebateOutcome:
+    async def play(self, ctx: EpisodeContext[DebateItem]) -> DebateOutcome:
         settings = self.settings_of(ctx)
         if len(ctx.spec.lineup) != 1:
             raise ConfigError("The single-agent baseline takes exactly one agent.")

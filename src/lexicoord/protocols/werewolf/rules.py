@@ -64,6 +64,7 @@ from lexicoord.protocols.werewolf.events import (
     SpeechEvent,
     VictimEvent,
 )
+from lexicoord.protocols.werewolf.items import WerewolfItem
 from lexicoord.protocols.werewolf.state import (
     GUARD,
     ROLES,
@@ -159,19 +160,20 @@ def check_table(settings: WerewolfSettings, names: list[str]) -> None:
                           "roles with the wolves outnumbered at the start.")
 
 
-class WerewolfGame(Protocol[dict[str, Any], WerewolfSettings, WerewolfOutcome]):
+class WerewolfGame(Protocol[WerewolfItem, WerewolfSettings, WerewolfOutcome]):
     name = "werewolf"
+    item_model = WerewolfItem
     settings_model = WerewolfSettings
     outcome_model = WerewolfOutcome
     journal = True  # a game is long: one killed mid-way resumes from its last answer
 
-    async def play(self, ctx: EpisodeContext) -> WerewolfOutcome:
+    async def play(self, ctx: EpisodeContext[WerewolfItem]) -> WerewolfOutcome:
         settings = self.settings_of(ctx)
         names = [s.name for s in ctx.spec.lineup]
         check_table(settings, names)
         # The game's own seed (the item's), not the episode's: a pair of games that differ only in the
         # condition deals the same roles and settles ties the same way.
-        rng = random.Random(ctx.item.get("seed", ctx.seed))
+        rng = random.Random(ctx.seed if ctx.item.seed is None else ctx.item.seed)
         roles = deal(names, settings.counts(), rng)
         game = _Game(ctx, settings, GameState(roles=roles, order=names), rng)
         for name in game.state.wolves():
@@ -202,7 +204,7 @@ class WerewolfGame(Protocol[dict[str, Any], WerewolfSettings, WerewolfOutcome]):
 class _Game:
     """One game's moves; the module's docstring says in which order they happen."""
 
-    def __init__(self, ctx: EpisodeContext, settings: WerewolfSettings, state: GameState,
+    def __init__(self, ctx: EpisodeContext[WerewolfItem], settings: WerewolfSettings, state: GameState,
                  rng: random.Random) -> None:
         self.ctx, self.settings, self.state, self.rng = ctx, settings, state, rng
         #: The speaking order, drawn once per game from its seed (round robin starts one seat later each day).

@@ -25,6 +25,7 @@ from lexicoord.protocols.werewolf.events import (
     SpeechEvent,
     VictimEvent,
 )
+from lexicoord.protocols.werewolf.items import WerewolfItem
 from lexicoord.protocols.werewolf.state import GameState
 
 PROMPTS = Prompts("lexicoord.protocols.werewolf")
@@ -115,7 +116,7 @@ def rules_text(settings: WerewolfSettings, players: int) -> str:
             f"a draw after {s.max_days} days.")
 
 
-def view_for(ctx: EpisodeContext, name: str, state: GameState, speeches: int, board: Board | None,
+def view_for(ctx: EpisodeContext[WerewolfItem], name: str, state: GameState, speeches: int, board: Board | None,
              task: str, rules: str) -> dict[str, Any]:
     """What player ``name`` may see when asked ``task``: the rules, its history, the terms it may see, who lives."""
     seen = [e for e in ctx.visible_to(name) if not isinstance(e, TermsSharedEvent)]

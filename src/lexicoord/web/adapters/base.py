@@ -87,7 +87,7 @@ class GameWatcher(Protocol):
 class Watch:
     """What :meth:`RoomAdapter.watch` gives for a game: its rules, and who hears it."""
 
-    rules: GameRules
+    rules: GameRules[Any, Any, Any]
     watcher: GameWatcher
 
 

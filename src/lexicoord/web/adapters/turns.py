@@ -238,7 +238,7 @@ class TurnsRoom(RoomAdapter):
 
     # ----------------------------------------------------------------- what a protocol's room says
     @abstractmethod
-    def protocol_instance(self) -> Protocol: ...
+    def protocol_instance(self) -> Protocol[Any, Any, Any]: ...
 
     @abstractmethod
     def next_item(self) -> dict[str, Any]:

@@ -1,8 +1,8 @@
 """Same word: every seat names a thing in one word, unseen by the others; all alike wins."""
 
-from same_word_game.rules import SameWord, SameWordOutcome, SameWordSettings
+from same_word_game.rules import SameWord, SameWordOutcome, SameWordSettings, Thing
 
-__all__ = ["SameWord", "SameWordOutcome", "SameWordSettings", "register"]
+__all__ = ["SameWord", "SameWordOutcome", "SameWordSettings", "Thing", "register"]
 
 
 def register() -> None:

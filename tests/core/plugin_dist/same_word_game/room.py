@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from lexicoord.core.protocol import Protocol
 from lexicoord.core.spec import AgentSpec
 from lexicoord.errors import ConfigError
 from lexicoord.web.adapters.turns import TURNS_SCRIPT, TurnsRoom
@@ -51,7 +50,7 @@ class SameWordRoom(TurnsRoom):
         assert isinstance(self.room.settings, SameWordRoomSettings)
         return self.room.settings
 
-    def protocol_instance(self) -> Protocol:
+    def protocol_instance(self) -> SameWord:
         return SameWord()
 
     def next_item(self) -> dict[str, Any]:

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from lexicoord.core import Audience, EpisodeContext, Event, Protocol, Request, event_type
 from lexicoord.prompting import fence
@@ -16,6 +15,16 @@ WORD = {"type": "object", "properties": {"word": {"type": "string", "minLength":
 
 def prompt_of(thing: str) -> str:
     return f"Name this in one word, as JSON {{\"word\": ...}}:\n{fence(thing, 'THING')}"
+
+
+class Thing(BaseModel):
+    """An item: what the seats name. The task loads files with it and the rules read it, ``ctx.item.thing``;
+    a file's other columns are ignored (a line without ``thing`` fails its own episode, the field named)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    id: str = Field(min_length=1, max_length=80)
+    thing: str = Field(min_length=1, max_length=200)
 
 
 class SameWordSettings(BaseModel):
@@ -51,15 +60,16 @@ class Revealed(Event):
         return f"{'agreed' if self.agreed else 'did not agree'} ({said})"
 
 
-class SameWord(Protocol[dict[str, Any], SameWordSettings, SameWordOutcome]):
+class SameWord(Protocol[Thing, SameWordSettings, SameWordOutcome]):
     name = "same-word"
+    item_model = Thing
     settings_model = SameWordSettings
     outcome_model = SameWordOutcome
 
-    async def play(self, ctx: EpisodeContext) -> SameWordOutcome:
+    async def play(self, ctx: EpisodeContext[Thing]) -> SameWordOutcome:
         settings = self.settings_of(ctx)
         seats = [ctx.seat(spec) for spec in ctx.spec.lineup]
-        thing = ctx.item["thing"]
+        thing = ctx.item.thing
         request = Request(kind="name", view={"thing": thing}, schema=WORD, max_tokens=settings.max_tokens,
                           prompt=prompt_of(thing))
         answers = await asyncio.gather(*(seat.answer(request) for seat in seats))

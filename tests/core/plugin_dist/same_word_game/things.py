@@ -5,18 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import BaseModel, Field
-
 from lexicoord.core.items import ItemSource
 from lexicoord.tasks.base import Task
-from same_word_game.rules import SameWordOutcome
+from same_word_game.rules import SameWordOutcome, Thing
 
 BUILTIN = ["a tool for driving nails", "a seat with four legs", "a device that shows the time"]
-
-
-class Thing(BaseModel):
-    id: str = Field(min_length=1, max_length=80)
-    thing: str = Field(min_length=1, max_length=200)
 
 
 class Things(Task[Thing, SameWordOutcome]):
