@@ -180,7 +180,8 @@ def test_the_plugin_is_offered_with_its_room_form_and_the_turn_rooms_page_part(s
     assert fields["things"]["kind"] == "choice" and fields["things"]["choices"] == ["builtin"]  # its item source
     assert fields["max_tokens"]["kind"] == "int"
     script = httpx.get(f"{base}/adapters/same-word.js")
-    assert script.status_code == 200 and script.text == TURNS_SCRIPT.read_text()
+    own = (DIST / "same_word_game" / "room.js").read_text()
+    assert script.status_code == 200 and script.text == f"{TURNS_SCRIPT.read_text()}\n;\n{own}", "shared, then its own"
 
 
 def test_a_person_plays_two_games_of_the_plugin_in_chromium(server, installed, tmp_path) -> None:
@@ -212,6 +213,7 @@ def test_a_person_plays_two_games_of_the_plugin_in_chromium(server, installed, t
                 """Start the next game, name the thing, send; the history's newest line once it is over."""
                 page.click("#start")
                 expect(page.locator("#request-prompt")).to_contain_text("Name this in one word")
+                expect(page.locator("#thing")).to_have_text(re.compile(r"^Name this: \S.*\S$"))  # the room's own part
                 page.fill("#field-word", word)
                 page.click("#submit-reply")
                 expect(page.locator("#history li")).to_have_count(games, timeout=30_000)

@@ -13,11 +13,56 @@ def test_the_built_in_protocols_are_registered() -> None:
     known = protocols()
     assert {"coordination", "debate"} <= set(known)
     coord, study = known["coordination"], known["debate"]
-    assert coord.protocol is CoordinationGame and study.protocol is DebateStudy
-    assert coord.protocol.settings_model is CoordinationSettings and coord.protocol.outcome_model is CoordinationOutcome
-    assert study.protocol.outcome_model is DebateOutcome
-    assert all(issubclass(e.protocol, Protocol) and e.summary for e in known.values())
+    assert coord.rules() is CoordinationGame and study.rules() is DebateStudy
+    assert coord.rules().settings_model is CoordinationSettings and coord.rules().outcome_model is CoordinationOutcome
+    assert study.rules().outcome_model is DebateOutcome
+    assert all(issubclass(e.rules(), Protocol) and e.summary for e in known.values())
     assert get_protocol("coordination") == coord
+
+
+READ_REGISTRY = """
+import sys
+from lexicoord.core.registry import protocols
+names = sorted(protocols())
+loaded = sorted(m for m in sys.modules if m.startswith(("lexicoord.protocols.", "lexicoord.gate.")))
+print(names, loaded)
+"""
+
+
+def test_reading_the_registry_imports_no_protocols_rules() -> None:
+    """What ``lexicoord --help`` and a report of one protocol's run read: names and where things are, no rules."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", READ_REGISTRY], capture_output=True, text=True, check=True).stdout
+    names, loaded = out.split("] [")
+    assert "coordination" in names and "werewolf" in names
+    assert "rules" not in loaded and "study" not in loaded and "protocol'" not in loaded, loaded
+
+
+def test_a_stored_event_of_a_protocol_whose_rules_were_never_imported_reads_back_as_its_own_type() -> None:
+    import subprocess
+    import sys
+
+    code = ("from lexicoord.core.events import event_from_dict\n"
+            "e = event_from_dict({'type': 'clarification', 'content': 'which bank?', 'agent': 'p1'})\n"
+            "print(type(e).__module__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "lexicoord.protocols.coordination.rules"
+
+
+@pytest.mark.parametrize("bad", ["lexicoord.protocols.coordination.rules", 42, ConfigError])
+def test_an_entry_whose_protocol_is_neither_a_class_nor_module_colon_class_is_refused(bad) -> None:
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match="protocol must be"):
+        ProtocolEntry(name="bad", summary="bad", protocol=bad)
+
+
+def test_an_entry_whose_rules_cannot_be_imported_says_which_protocol_and_field() -> None:
+    entry = ProtocolEntry(name="gone", summary="gone", protocol="lexicoord.nowhere:Rules")
+    with pytest.raises(ConfigError, match="Protocol 'gone': its protocol 'lexicoord.nowhere:Rules' cannot be loaded"):
+        entry.rules()
 
 
 def test_a_protocol_nobody_installed_is_refused_naming_the_known_ones() -> None:
@@ -55,7 +100,7 @@ def test_a_registered_protocol_is_listed(echo_removed) -> None:
             raise NotImplementedError
 
     register_protocol(ProtocolEntry(name="echo-test", summary="a test protocol", protocol=Echo))
-    assert get_protocol("echo-test").protocol is Echo and "echo-test" in protocols()
+    assert get_protocol("echo-test").rules() is Echo and "echo-test" in protocols()
     with pytest.raises(ConfigError, match="known: .*echo-test"):
         get_protocol("nope")
 
@@ -73,14 +118,14 @@ async def test_each_protocol_s_statistics_are_computed_from_stored_events(tmp_pa
     coord = get_protocol("coordination")
     lineup = [AgentSpec(name="l", kind="simulated", options={"policy": "first"}),
               AgentSpec(name="p", kind="simulated", options={"policy": "first"})]
-    await Runner(store, coord.protocol()).run(
+    await Runner(store, coord.rules()()).run(
         "c", grid([i.as_task() for i in builtin_items()[:3]], [lineup]))
     stats = coord.statistics_reader()(store.iter_run_events("c"))
     assert stats.games == 3 and stats.converged == 3, "two first-option players agree at once"
 
     study = get_protocol("debate")
     solo = [AgentSpec(name="s", model="scripted/first", role="single")]
-    await Runner(store, study.protocol()).run(
+    await Runner(store, study.rules()()).run(
         "a", grid([i.as_task() for i in generated_instructions(1)[:2]], [solo], settings=[{"condition": "single"}]))
     stats = study.statistics_reader()(store.iter_run_events("a"))
     assert stats.episodes == 2 and stats.failed == 0 and [c.config for c in stats.configs] == ["Single(first)"]

@@ -43,7 +43,7 @@ def registry_restored():
 async def test_the_example_registers_and_plays_by_its_rules(tmp_path, registry_restored) -> None:
     game = load_example()
     game.register()
-    assert "same-word" in protocols() and get_protocol("same-word").protocol is game.SameWord
+    assert "same-word" in protocols() and get_protocol("same-word").rules() is game.SameWord
     pool = ModelPool(cache=False)
     pool.add(Model(ScriptedProvider("words", {"a": [{"word": "Hammer"}, {"word": "hammer"}], "b": [{"word": "hammer"}],
                                               "c": [{"word": "mallet"}]})), "scripted/words")

@@ -76,7 +76,7 @@ def plugin() -> Iterator[None]:
 
 def yes_no_field(protocol: str) -> str | None:
     """The outcome's first yes-or-no field, which a bonus per game can read (Werewolf's outcome has none)."""
-    fields = get_protocol(protocol).protocol.outcome_model.model_fields
+    fields = get_protocol(protocol).rules().outcome_model.model_fields
     return next(iter(sorted(n for n, f in fields.items() if f.annotation is bool or bool in get_args(f.annotation))),
                 None)
 

@@ -89,7 +89,7 @@ def launch(loaded: Loaded, *, db: str | None, print_file: bool = False, dry: boo
     pool = ModelPool(cache=None if experiment.cache else False, **experiment.options)
     for spec in dict.fromkeys(campaign.also_models):
         pool.get(spec)
-    protocol = get_protocol(experiment.protocol).protocol()
+    protocol = get_protocol(experiment.protocol).rules()()
     runner = Runner(Store(db), protocol, models=pool, concurrency=experiment.concurrency, seed=experiment.seed,
                     rate_limits=experiment.rate_limits)
     from lexicoord.cli.options import run_async

@@ -19,7 +19,7 @@ def protocols() -> None:
     for col in ("protocol", "what", "settings", "report", "live room"):
         table.add_column(col, overflow="fold")
     for name, entry in sorted(installed().items()):
-        settings = ", ".join(entry.protocol.settings_model.model_fields)
+        settings = ", ".join(entry.rules().settings_model.model_fields)
         table.add_row(escape(name), escape(entry.summary), escape(settings), "yes" if entry.report else "–",
                       "yes" if entry.room else "–")
     console.print(table)

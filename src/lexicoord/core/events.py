@@ -57,10 +57,12 @@ def event_type(cls: type[E]) -> type[E]:
 
 
 def load_event_types() -> None:
-    """Import every installed protocol and event module once, so that each registers its event types."""
-    from lexicoord.core.registry import load_protocols
+    """Import every installed protocol's rules and every event module once, so that each registers its event
+    types (a protocol's rules are otherwise imported only when used: see core/registry.py)."""
+    from lexicoord.core.registry import protocols
 
-    load_protocols()
+    for entry in protocols().values():
+        entry.rules()
     _types.load()
 
 

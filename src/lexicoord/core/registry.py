@@ -5,8 +5,9 @@ group that names a ``register()`` function; the built-in protocols register
 exactly that way. An entry says what a command, the report and the web need to
 know: the protocol's rules, its settings and outcome models (on the protocol
 class), the task it plays, and where its report and its live-room adapter are.
-Statistics, report, room and commands are ``module:attribute`` strings, imported
-only when used: the registry mounts them (``lexicoord NAME ...``, ``lexicoord report
+Rules, statistics, report, room and commands are ``module:attribute`` strings, imported
+only when used (listing the commands, or reporting one protocol's run, imports no other
+protocol's rules): the registry mounts them (``lexicoord NAME ...``, ``lexicoord report
 RUN``, the start page's offer and ``/adapters/NAME.js``), so a protocol installed
 from another distribution gets all of them with no line of lexicoord changed.
 """
@@ -17,18 +18,18 @@ from collections.abc import Callable, Iterable
 from importlib import import_module
 from typing import TYPE_CHECKING, Any, cast
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
 
 from lexicoord.core.plugins import Registry
-from lexicoord.core.protocol import Protocol
 from lexicoord.errors import ConfigError
 
-if TYPE_CHECKING:  # the layers above, named for types only: the registry imports none of them
+if TYPE_CHECKING:  # the layers above, and the rules, named for types only: the registry imports none of them
     import typer
 
     from lexicoord.analysis.compare import OutcomeReader
     from lexicoord.analysis.report import ReportWriter
     from lexicoord.core.items import ItemSource
+    from lexicoord.core.protocol import Protocol
     from lexicoord.experiments.experiment import Plan
     from lexicoord.web.adapters.base import RoomAdapter
 
@@ -45,7 +46,9 @@ class ProtocolEntry(BaseModel):
     summary: str
     #: What people call it (the start page's title); by default the summary's head.
     title: str | None = None
-    protocol: type[Protocol]
+    #: ``module:Class`` of the rules (a :class:`~lexicoord.core.protocol.Protocol` subclass), imported when first
+    #: used (:meth:`rules`); the class itself is taken too, for a protocol whose module is imported anyway.
+    protocol: Any
     #: ``module:attribute`` of the :class:`~lexicoord.tasks.base.Task` the protocol plays.
     task: str | None = None
     #: ``module:function`` computing the protocol's statistics from a run's stored episodes and events:
@@ -68,6 +71,33 @@ class ProtocolEntry(BaseModel):
     cli: str | None = None
     #: Other names the command group answers to (hidden from ``--help``), such as a short form.
     aliases: tuple[str, ...] = ()
+
+    @field_validator("protocol")
+    @classmethod
+    def _rules_named(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            if ":" not in value:
+                raise ValueError(f"protocol must be 'module:Class' or the class itself, not {value!r}")
+            return value
+        from lexicoord.core.protocol import Protocol
+
+        if not (isinstance(value, type) and issubclass(value, Protocol)):
+            raise ValueError(f"protocol must be a Protocol subclass or 'module:Class', not {value!r}")
+        return value
+
+    @property
+    def module(self) -> str:
+        """The module that holds the rules (what names the distribution the protocol comes from)."""
+        return self.protocol.partition(":")[0] if isinstance(self.protocol, str) else self.protocol.__module__
+
+    def rules(self) -> type[Protocol[Any, Any, Any]]:
+        """The protocol's rules, imported now."""
+        from lexicoord.core.protocol import Protocol
+
+        found = self._load("protocol") if isinstance(self.protocol, str) else self.protocol
+        if not (isinstance(found, type) and issubclass(found, Protocol)):
+            raise ConfigError(f"Protocol '{self.name}': its protocol '{self.protocol}' is not a Protocol class.")
+        return found
 
     def _load(self, what: str) -> Any:
         """The object the ``what`` field names, imported now; a field left empty, a module that does not import
@@ -138,7 +168,7 @@ _registry: Registry[ProtocolEntry] = Registry("protocol", PROTOCOLS_GROUP)
 def register_protocol(entry: ProtocolEntry) -> None:
     """Make ``entry`` known by its name; refused (a :class:`ConfigError` naming both distributions) when another
     package's protocol has that name."""
-    _registry.register(entry.name, entry, entry.protocol.__module__)
+    _registry.register(entry.name, entry, entry.module)
 
 
 def unregister_protocol(name: str) -> None:

@@ -64,19 +64,3 @@ class GateCheck(Protocol[GateItem, GateSettings, Decision]):
         return Decision.model_validate({"status": status, "reason": reason, "policy": d.settings.policy,
                                         "options": d.candidates, "clarifications": d.clarifications,
                                         "ambiguity": "unresolved" if status == "refuse" else "none"})
-
-
-def register() -> None:
-    """The entry point: the gate's checks register as any protocol, so runs, viewer and report read them."""
-    from lexicoord.core.registry import ProtocolEntry, register_protocol
-
-    register_protocol(ProtocolEntry(
-        name="gate",
-        summary="Agreement before action: is an instruction clear, and if not, what to ask",
-        title="Agreement gate",
-        protocol=GateCheck,
-        statistics="lexicoord.gate.report:statistics",
-        report="lexicoord.gate.report:report",
-        experiment="lexicoord.gate.evaluation.experiment:PLAN",
-        cli="lexicoord.gate.cli:app",
-    ))

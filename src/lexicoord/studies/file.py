@@ -421,7 +421,7 @@ def _bonus_field(study: StudyFile) -> None:
 
     if study.bonus.per_game <= 0:
         return
-    fields = get_protocol(study.protocol).protocol.outcome_model.model_fields
+    fields = get_protocol(study.protocol).rules().outcome_model.model_fields
     yes_no = sorted(n for n, f in fields.items() if f.annotation is bool or bool in get_args(f.annotation))
     if study.bonus.when not in yes_no:
         told = f"one of {', '.join(yes_no)}" if yes_no else "not available: its outcome has no yes-or-no field"

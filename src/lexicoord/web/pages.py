@@ -2,7 +2,7 @@
 
 Separate from the rooms' JSON API because these answer files only, the same to everyone: no room is looked
 up and no client's budget is spent. A protocol's page part is served only from a registered adapter's
-``script``, never from a path the request names.
+``scripts``, never from a path the request names.
 """
 
 from __future__ import annotations
@@ -32,15 +32,17 @@ class Pages:
     async def room(self, code: str) -> FileResponse:
         return FileResponse(STATIC / "room.html")
 
-    async def adapter_script(self, protocol: str) -> FileResponse:
-        """The page's part for a protocol this server offers (never a path: only a registered adapter's file)."""
+    async def adapter_script(self, protocol: str) -> Response:
+        """The page's part for a protocol this server offers (never a path: only a registered adapter's files, one
+        after another, each ended so that the next starts a statement of its own)."""
         try:
-            script = self.services.adapter(protocol).script
+            scripts = self.services.adapter(protocol).scripts
         except LexicoordError:
-            script = None
-        if script is None:
+            scripts = ()
+        if not scripts:
             raise Refused(404, "no_adapter", f"No page for '{protocol}' rooms on this server.")
-        return FileResponse(script, media_type="text/javascript")
+        text = "\n;\n".join(path.read_text(encoding="utf-8") for path in scripts)
+        return Response(text, media_type="text/javascript")
 
 
 def page_routes(services: Services) -> APIRouter:

@@ -4,7 +4,16 @@ The rules are in :mod:`~lexicoord.protocols.cogent.rules`; the coin-share-use la
 :mod:`lexicoord.lexicon`, which knows nothing of this protocol.
 """
 
-from lexicoord.protocols.cogent.rules import CogentOutcome, CogentSettings, CogentStudy, ResponseEvent, finalize
+from typing import TYPE_CHECKING
+
+from lexicoord.exports import lazy
+
+if TYPE_CHECKING:
+    from lexicoord.protocols.cogent.rules import CogentOutcome, CogentSettings, CogentStudy, ResponseEvent, finalize
+
+# The rules are imported when first named (see lexicoord/exports.py): registering the protocol needs none of them.
+__getattr__ = lazy(__name__, dict.fromkeys(
+    ("CogentOutcome", "CogentSettings", "CogentStudy", "ResponseEvent", "finalize"), "rules"))
 
 __all__ = ["CogentOutcome", "CogentSettings", "CogentStudy", "ResponseEvent", "finalize", "register"]
 
@@ -17,7 +26,7 @@ def register() -> None:
         name="cogent",
         summary="COGENT: coin, share and use named terms in a two-agent sequential debate (with SINGLE, VANILLA)",
         title="COGENT: a two-agent debate with coined terms",
-        protocol=CogentStudy,
+        protocol="lexicoord.protocols.cogent.rules:CogentStudy",
         task="lexicoord.tasks.benchmarks:BENCHMARKS",
         statistics="lexicoord.protocols.cogent.statistics:statistics",
         outcomes="lexicoord.protocols.cogent.statistics:outcomes",

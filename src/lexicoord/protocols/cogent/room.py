@@ -71,7 +71,7 @@ class CogentRoomSettings(RoomSettings):
 
 class CogentRoom(TurnsRoom):
     protocol = "cogent"
-    script = TURNS_SCRIPT
+    scripts = (TURNS_SCRIPT,)
     settings_model = CogentRoomSettings
 
     @property

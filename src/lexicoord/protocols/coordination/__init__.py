@@ -1,11 +1,20 @@
 """The LexiCoord coordination game: rules, requests, simulated people, manual-mode option building."""
 
-from lexicoord.protocols.coordination.rules import (
-    ClarificationEvent,
-    CoordinationGame,
-    CoordinationOutcome,
-    CoordinationSettings,
-)
+from typing import TYPE_CHECKING
+
+from lexicoord.exports import lazy
+
+if TYPE_CHECKING:
+    from lexicoord.protocols.coordination.rules import (
+        ClarificationEvent,
+        CoordinationGame,
+        CoordinationOutcome,
+        CoordinationSettings,
+    )
+
+# The rules are imported when first named (see lexicoord/exports.py): registering the protocol needs none of them.
+__getattr__ = lazy(__name__, dict.fromkeys(
+    ("ClarificationEvent", "CoordinationGame", "CoordinationOutcome", "CoordinationSettings"), "rules"))
 
 __all__ = ["ClarificationEvent", "CoordinationGame", "CoordinationOutcome", "CoordinationSettings", "register"]
 
@@ -18,7 +27,7 @@ def register() -> None:
         name="coordination",
         summary="LexiCoord: agree on one meaning of an ambiguous word, with clarification rounds",
         title="Coordination game: agree on what a word means",
-        protocol=CoordinationGame,
+        protocol="lexicoord.protocols.coordination.rules:CoordinationGame",
         task="lexicoord.tasks.ambiguous:TASK",
         statistics="lexicoord.protocols.coordination.statistics:statistics",
         outcomes="lexicoord.protocols.coordination.statistics:outcomes",

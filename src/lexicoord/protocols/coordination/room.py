@@ -182,7 +182,7 @@ class CoordinationRoom(RoomAdapter):
     state_model = CoordinationState
     messages = MESSAGES
     leader_messages = (ManualSentence, ManualConfirm, CloseProposals)
-    script = Path(__file__).with_name("room.js")
+    scripts = (Path(__file__).with_name("room.js"),)
 
     def __init__(self, room: Any) -> None:
         super().__init__(room)

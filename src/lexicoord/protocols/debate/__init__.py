@@ -7,26 +7,19 @@ episode under the protocol its settings name; the rules live in
 
 from __future__ import annotations
 
-from lexicoord.core.context import EpisodeContext
-from lexicoord.core.protocol import Protocol
-from lexicoord.protocols.debate.common import DebateOutcome, DebateSettings
-from lexicoord.protocols.debate.items import DebateItem
-from lexicoord.protocols.debate.rules import LeaderFollowerDebate, rotations
-from lexicoord.protocols.debate.single import SingleAgent
+from typing import TYPE_CHECKING
 
+from lexicoord.exports import lazy
 
-class DebateStudy(Protocol[DebateItem, DebateSettings, DebateOutcome]):
-    name = "debate"
-    item_model = DebateItem
-    settings_model = DebateSettings
-    outcome_model = DebateOutcome
+if TYPE_CHECKING:
+    from lexicoord.protocols.debate.common import DebateOutcome, DebateSettings
+    from lexicoord.protocols.debate.rules import LeaderFollowerDebate, rotations
+    from lexicoord.protocols.debate.single import SingleAgent
+    from lexicoord.protocols.debate.study import DebateStudy
 
-    def __init__(self) -> None:
-        self.single, self.debate = SingleAgent(), LeaderFollowerDebate()
-
-    async def play(self, ctx: EpisodeContext[DebateItem]) -> DebateOutcome:
-        condition = self.settings_of(ctx).condition
-        return await (self.single if condition == "single" else self.debate).play(ctx)
+# The rules are imported when first named (see lexicoord/exports.py): registering the protocol needs none of them.
+__getattr__ = lazy(__name__, {"DebateOutcome": "common", "DebateSettings": "common", "DebateStudy": "study",
+                              "LeaderFollowerDebate": "rules", "rotations": "rules", "SingleAgent": "single"})
 
 
 def register() -> None:
@@ -37,7 +30,7 @@ def register() -> None:
         name="debate",
         summary="Ambiguous robot instructions: a single-agent baseline and a leader-follower debate",
         title="Ambiguous robot instructions: a leader and a follower",
-        protocol=DebateStudy,
+        protocol="lexicoord.protocols.debate.study:DebateStudy",
         task="lexicoord.tasks.instructions:TASK",
         statistics="lexicoord.protocols.debate.statistics:statistics",
         outcomes="lexicoord.protocols.debate.statistics:outcomes",

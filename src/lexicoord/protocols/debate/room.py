@@ -39,7 +39,7 @@ class DebateRoomSettings(RoomSettings):
 
 class DebateRoom(TurnsRoom):
     protocol = "debate"
-    script = TURNS_SCRIPT
+    scripts = (TURNS_SCRIPT,)
     settings_model = DebateRoomSettings
 
     @property

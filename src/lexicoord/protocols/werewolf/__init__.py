@@ -4,7 +4,15 @@ The rules are in :mod:`~lexicoord.protocols.werewolf.rules`, the bookkeeping in 
 ``events`` and the one function that builds a player's prompt in ``views``.
 """
 
-from lexicoord.protocols.werewolf.rules import WerewolfGame, WerewolfOutcome, WerewolfSettings
+from typing import TYPE_CHECKING
+
+from lexicoord.exports import lazy
+
+if TYPE_CHECKING:
+    from lexicoord.protocols.werewolf.rules import WerewolfGame, WerewolfOutcome, WerewolfSettings
+
+# The rules are imported when first named (see lexicoord/exports.py): registering the protocol needs none of them.
+__getattr__ = lazy(__name__, dict.fromkeys(("WerewolfGame", "WerewolfOutcome", "WerewolfSettings"), "rules"))
 
 __all__ = ["WerewolfGame", "WerewolfOutcome", "WerewolfSettings", "register"]
 
@@ -17,7 +25,7 @@ def register() -> None:
         name="werewolf",
         summary="Werewolf: hidden roles, a wolves' channel; ORIGIN or COGENT (public and wolf-private term pools)",
         title="Werewolf: hidden roles and a wolves' channel",
-        protocol=WerewolfGame,
+        protocol="lexicoord.protocols.werewolf.rules:WerewolfGame",
         statistics="lexicoord.protocols.werewolf.statistics:statistics",
         outcomes="lexicoord.protocols.werewolf.statistics:outcomes",
         report="lexicoord.protocols.werewolf.report:report",

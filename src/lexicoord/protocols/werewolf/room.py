@@ -136,7 +136,7 @@ class WerewolfRoom(RoomAdapter):
     protocol = "werewolf"
     settings_model = WerewolfRoomSettings
     messages = MESSAGES
-    script = Path(__file__).with_name("room.js")
+    scripts = (Path(__file__).with_name("room.js"),)
 
     def __init__(self, room: Any) -> None:
         super().__init__(room)

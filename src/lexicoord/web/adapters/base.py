@@ -129,9 +129,11 @@ class RoomAdapter(ABC):
     messages: ClassVar[tuple[type[Inbound], ...]] = ()
     #: Of :attr:`messages`, those only the leader may send.
     leader_messages: ClassVar[tuple[type[Inbound], ...]] = ()
-    #: The page's part for this protocol (JavaScript registering ``adapters[protocol]``), served at
-    #: ``/adapters/<protocol>.js``; a third-party adapter ships its own file beside its module.
-    script: ClassVar[Path | None] = None
+    #: The page's part for this protocol (JavaScript registering ``adapters[protocol]``): its files, served one
+    #: after another as ``/adapters/<protocol>.js``, so that a room may build on a shared part (a turn room's
+    #: ``(TURNS_SCRIPT, its own file)``, the own file changing what the shared one drew); a third-party adapter
+    #: ships its files beside its module.
+    scripts: ClassVar[tuple[Path, ...]] = ()
 
     def __init__(self, room: RoomView) -> None:
         self.room = room

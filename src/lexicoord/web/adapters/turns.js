@@ -60,14 +60,14 @@ function transcriptNode(lines) {
 }
 
 function turnGame(box) {
-  const g = state.game;
+  const g = state.game, a = adapter();
   if (!g) { box.hidden = true; return; }
   box.hidden = false;
   const statusRows = g.players.map((p) => { const st = g.status[p.name] || {};
     return h("tr", { "data-player": p.name }, h("td", {}, p.name, p.role ? ` (${p.role})` : "", seatNote(p.name)), h("td", { class: "muted" }, p.kind === "llm" ? p.model : takenOver(p.name) ? "agent" : "person"),
       h("td", { class: "status" }, st.state === "thinking" ? `thinking (${st.kind})…` : st.state === "failed" ? `no valid move (${st.detail || "failed"})` : st.state || "")); });
   const lines = you && you.transcript ? you.transcript : state.spectators;
-  fill(box, taskNode(g.item), h("table", { class: "status-table" }, h("tbody", {}, statusRows)),
+  fill(box, a.task(g.item), a.extra(g), h("table", { class: "status-table" }, h("tbody", {}, statusRows)),
     you && you.request ? requestNode(you.request) : null,
     g.error ? h("p", { class: "outcome bad" }, `The game failed: ${g.error}`) : null,
     h("h3", {}, "What you have seen"), transcriptNode(lines));
@@ -82,4 +82,9 @@ function turnStats(statsBox, historyBox, base) {
 }
 
 // Served for every protocol played in turns: it draws the protocol the room plays (loaded once that is known).
-adapters[state.protocol] = { render(phaseBox, gameBox) { turnPhase(phaseBox); turnGame(gameBox); }, renderStats: turnStats };
+// A room's own part, served after this one (RoomAdapter.scripts), may replace what it draws of a game: `task`
+// (the item, as the room's item_view gave it) and `extra` (anything more, above the seats; nothing by default).
+adapters[state.protocol] = {
+  render(phaseBox, gameBox) { turnPhase(phaseBox); turnGame(gameBox); }, renderStats: turnStats,
+  task: taskNode, extra: () => null,
+};

@@ -1,8 +1,10 @@
 """Same word in a live room: lexicoord's room of written turns (Start, the answer form, the transcript) and its
-page part; this module gives the room's own settings and the six things a turn room names."""
+page part, with a part of its own on top (``room.js``: the thing to name, drawn large); this module gives the
+room's own settings and the six things a turn room names."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
@@ -42,7 +44,8 @@ class SameWordRoomSettings(RoomSettings):
 
 class SameWordRoom(TurnsRoom):
     protocol = "same-word"
-    script = TURNS_SCRIPT
+    #: The turn rooms' page part, then this room's own, which draws the thing to name its own way.
+    scripts = (TURNS_SCRIPT, Path(__file__).with_name("room.js"))
     settings_model = SameWordRoomSettings
 
     @property
