@@ -5,8 +5,8 @@ Each command runs in a fresh process, once unmeasured (to warm the file cache an
 15 minutes) read just before, since a shared machine's load moves every figure:
 
 - ``python -c pass``: the interpreter alone, the floor;
-- ``lexicoord --help``: the command listing (target ≤ 0.5 s on an idle machine);
-- ``lexicoord runs list --db FILE``: a light command on an empty store in a temporary folder (target ≤ 1 s);
+- ``lexicoord --help``: the command listing (target ≤ 0.25 s on an idle machine);
+- ``lexicoord runs list --db FILE``: a light command on an empty store in a temporary folder (target ≤ 0.4 s);
 - ``lexicoord coordination --help``: a protocol's own group, imported because it is asked for;
 - ``lexicoord ask local/smollm2-135m "Say yes." --max-tokens 1``: a one-shot question to the embedded model,
   to its first token (target ≤ 1.5 s on an idle machine): start-up, the weights mapped, one context made;
@@ -33,7 +33,7 @@ from pathlib import Path
 
 import machine
 
-HELP_TARGET, RUNS_TARGET = 0.5, 1.0
+HELP_TARGET, RUNS_TARGET = 0.25, 0.4
 
 
 def lexicoord() -> list[str]:
