@@ -75,6 +75,7 @@ bench: $(BIN)/python postgres
 	$(BIN)/python benchmarks/web_latency.py
 	$(BIN)/python benchmarks/cogent_speed.py
 	$(BIN)/python benchmarks/werewolf_speed.py
+	$(BIN)/python benchmarks/werewolf_memory.py
 	$(BIN)/python benchmarks/werewolf_rooms.py
 	$(BIN)/python benchmarks/viewer_speed.py
 	$(BIN)/python benchmarks/dataset_memory.py
