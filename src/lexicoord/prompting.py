@@ -10,6 +10,7 @@ close its own fence.
 from __future__ import annotations
 
 import os
+import stat
 from functools import cached_property, lru_cache
 from importlib import resources
 from pathlib import Path
@@ -51,10 +52,16 @@ class Prompts:
         return dirs
 
     def load(self, name: str) -> str:
+        """The prompt's text, read again only when its file changed (one ``stat`` a prompt: a campaign renders
+        thousands, and a file edited while a server runs applies to the next one)."""
         for folder in self.dirs():
             path = folder / f"{name}.txt"
-            if path.is_file():
-                return _read(path, path.stat().st_mtime)
+            try:
+                found = os.stat(path)
+            except OSError:
+                continue
+            if stat.S_ISREG(found.st_mode):
+                return _read(path, found.st_mtime)
         raise ConfigError(f"Prompt '{name}.txt' not found in {', '.join(map(str, self.dirs()))}.")
 
     def render(self, name: str, **values: str) -> str:
