@@ -125,11 +125,12 @@ class Runner:
                 try:
                     summary.wall_time = time.perf_counter() - started
                     await scheduler.release()
-                    # While another process still plays the run, an interrupted one leaves it "running", and the
-                    # last process to finish marks it.
-                    if status == "interrupted" and await scheduler.others_hold():
-                        status = "running"
-                    await asyncio.to_thread(self.store.set_run_status, run_id, status)
+                    # While another process still plays the run, an interrupted one leaves its status as it is
+                    # ("running"), and the last process to end marks it. It writes nothing then: processes
+                    # interrupted together each give their claims back before they look, so the last to look
+                    # sees none and writes "interrupted", and no earlier look can write "running" over it.
+                    if not (status == "interrupted" and await scheduler.others_hold()):
+                        await asyncio.to_thread(self.store.set_run_status, run_id, status)
                     await self.models.aclose()
                 finally:
                     watch.ended(summary)
