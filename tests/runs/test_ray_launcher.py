@@ -47,7 +47,7 @@ items = {items}
 [settings]
 clarification_bound = 0
 [options]
-latency = 0.25
+latency = {latency}
 """
 
 
@@ -166,9 +166,10 @@ def live_claims(db: Path, run: str) -> int:
                                "(julianday('now') - 2440587.5) * 86400.0", (run,)).fetchone()[0])
 
 
-def driver(tmp_path: Path, name: str, address: str, claim_seconds: int, items: int = N) -> tuple[subprocess.Popen[str], Path]:
+def driver(tmp_path: Path, name: str, address: str, claim_seconds: int, items: int = N,
+           latency: float = 0.25) -> tuple[subprocess.Popen[str], Path]:
     experiment = tmp_path / f"{name}.toml"
-    experiment.write_text(EXPERIMENT.format(name=name, items=items))
+    experiment.write_text(EXPERIMENT.format(name=name, items=items, latency=latency))
     db = tmp_path / "runs.db"
     env = {**os.environ, **RAY_ENV, "LEXICOORD_CLAIM_SECONDS": str(claim_seconds),
            "LEXICOORD_DB": str(db)}
@@ -198,7 +199,9 @@ def test_ctrl_c_on_the_driver_cancels_the_tasks_and_every_claim_is_handed_back(
         ray_cluster: RayCluster, tmp_path: Path, sig: signal.Signals, code: int, said: str) -> None:
     """Claims last 300 s: none is live after the driver exits only because every task's process gave its own back.
     SIGTERM: the driver's own job stopped by a cluster's scheduler."""
-    proc, db = driver(tmp_path, "ray-stopped", ray_cluster.address, claim_seconds=300, items=200)
+    # A call a second: the run (200 episodes, four at once) lasts about 50 s, so however slowly a loaded machine
+    # delivers the cancel, it lands before the run could end on its own.
+    proc, db = driver(tmp_path, "ray-stopped", ray_cluster.address, claim_seconds=300, items=200, latency=1.0)
     until(lambda: len(children()) == 2 and saved(db, "ray-stopped") >= 6, proc, "both tasks playing")
     players = set(children())
     proc.send_signal(sig)
@@ -237,7 +240,7 @@ def test_a_worker_node_killed_midway_every_episode_is_saved_once(ray_cluster: Ra
 
 def test_without_ray_the_command_says_what_to_install_and_exits_2(tmp_path: Path) -> None:
     experiment = tmp_path / "x.toml"
-    experiment.write_text(EXPERIMENT.format(name="x", items=4))
+    experiment.write_text(EXPERIMENT.format(name="x", items=4, latency=0.25))
     db = tmp_path / "runs.db"
     blocked = ("import sys; sys.modules['ray'] = None\n"  # ``import ray`` now fails as when it is not installed
                "from lexicoord.cli.app import main\n"
@@ -261,7 +264,7 @@ except SystemExit as exc:
 
 def test_a_bad_file_exits_2_before_ray_is_imported(tmp_path: Path) -> None:
     experiment = tmp_path / "bad.toml"
-    experiment.write_text(EXPERIMENT.format(name="bad", items=4).replace("clarification_bound = 0",
+    experiment.write_text(EXPERIMENT.format(name="bad", items=4, latency=0.25).replace("clarification_bound = 0",
                                                                             "clarification_bound = -3"))
     done = subprocess.run([sys.executable, "-c", PROBE, "run", str(experiment), "--ray", "127.0.0.1:1",
                            "--workers", "2"], capture_output=True, text=True, timeout=120, cwd=tmp_path)
@@ -277,7 +280,7 @@ def test_a_bad_file_exits_2_before_ray_is_imported(tmp_path: Path) -> None:
 ], ids=["workers-without-ray", "bad-address", "no-workers"])
 def test_usage_errors_exit_2_without_ray(tmp_path: Path, args: list[str], says: str) -> None:
     experiment = tmp_path / "x.toml"
-    experiment.write_text(EXPERIMENT.format(name="x", items=4))
+    experiment.write_text(EXPERIMENT.format(name="x", items=4, latency=0.25))
     done = subprocess.run([sys.executable, "-c", PROBE, "run", str(experiment), *args], capture_output=True,
                           text=True, timeout=120, cwd=tmp_path)
     assert json.loads(done.stdout.strip().splitlines()[-1]) == {"code": 2, "ray": False}, done.stderr
