@@ -97,7 +97,7 @@ def study_toml(people: int, lobby_timeout: float, seat_timeout: float, condition
 name = "{STUDY}"
 protocol = "coordination"
 title = "A load test"
-data = "builtin"
+items = {{ builtin = "builtin" }}
 
 [game]
 seat_timeout = {seat_timeout:g}

@@ -14,11 +14,13 @@ from fastapi.staticfiles import StaticFiles
 
 from lexicoord.models.pool import ModelPool
 from lexicoord.runs.store import Store
+from lexicoord.studies.calls import ParticipantCalls
 from lexicoord.studies.dashboard import dashboard_routes
 from lexicoord.studies.file import StudyFile
 from lexicoord.studies.persistence import StudyStore
 from lexicoord.studies.study import Study
-from lexicoord.studies.web import STATIC, participant_routes
+from lexicoord.studies.web import STATIC, ParticipantApi, api_base, participant_routes
+from lexicoord.web.ratelimit import AddressLimiter
 from lexicoord.web.registry import Rooms
 from lexicoord.web.services import Services
 
@@ -71,7 +73,11 @@ class StudyPart:
     def mount(self, app: FastAPI, rooms: Rooms) -> None:
         self.rooms = rooms
         # /studies/{name}/ and /api/studies/{name}/...: the participant's page and calls
-        app.include_router(participant_routes(self.study, self.enter_rate, self.enter_burst))
+        api = ParticipantApi(self.study, AddressLimiter(self.enter_rate, self.enter_burst))
+        app.include_router(participant_routes(api))
+        # The same calls answered before the app's routing (inside its host check and security headers): under
+        # a burst, matching every route and solving parameters cost more than the calls themselves.
+        app.add_middleware(ParticipantCalls, api=api, base=api_base(self.study))
         # /studies/{name}/admin and /api/studies/{name}/admin/...: the experimenter's
         app.include_router(dashboard_routes(self.study, self.services.store, self.key, self.public))
         app.mount("/study-static", StaticFiles(directory=STATIC), name="study-static")  # the two pages' files

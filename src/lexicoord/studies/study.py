@@ -245,9 +245,11 @@ class Study:
         arrived = p.stage == "lobby"
         if arrived:
             self._arrive(p)
-        await self._saved(p, state=arrived)
-        if p.stage == "lobby":
-            await self.form_groups()
+        # An arrival that completes a group is saved with the group, in one transaction: the answer is still
+        # stored before the reply, and the page waits for one commit, not two one after the other.
+        moved, formed = self._group_lobby() if p.stage == "lobby" else ([], [])
+        await self._saved(p, *(m for m in moved if m is not p), state=arrived)
+        self._open_rooms(formed)
         return told
 
     def _arrive(self, p: Participant) -> None:
@@ -304,8 +306,17 @@ class Study:
 
     async def form_groups(self) -> None:
         """Group the lobby in arrival order; at the timeout, fill a short group with agents or send it home."""
+        moved, formed = self._group_lobby()
+        if moved:
+            await self._saved(*moved, state=bool(formed))
+        self._open_rooms(formed)
+
+    def _group_lobby(self) -> tuple[list[Participant], list[GroupRecord]]:
+        """The lobby's groups claimed, and the short ones at the timeout filled or sent home, with nothing awaited
+        (no one can be taken twice); the participants this moved and the groups it formed, to be saved before
+        anyone is told."""
         if self.state.status != "open":
-            return
+            return [], []
         size = self.file.group.people
         now = self.clock()
         waiting: list[Participant] = []
@@ -322,13 +333,13 @@ class Study:
             formed.append(self._claim(waiting, fill=size - len(waiting)))
         else:
             sent_home += timed_out
-        if sent_home:
-            for p in sent_home:
-                finish(self.file, p, "no_group", now)
-            await self._saved(*sent_home)
-        if formed:
-            await self._saved(*(self.participants[m] for g in formed for m in g.members), state=True)
-        for group in formed:  # rooms open in the background: the answer that completed a group is not kept
+        for p in sent_home:
+            finish(self.file, p, "no_group", now)
+        return [*sent_home, *(self.participants[m] for g in formed for m in g.members)], formed
+
+    def _open_rooms(self, formed: list[GroupRecord]) -> None:
+        """Rooms open in the background: the answer that completed a group is not kept waiting for them."""
+        for group in formed:
             self._spawn(self._open_room(group))
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> None:

@@ -184,11 +184,16 @@ class ParticipantApi:
         return JSONResponse({"room": code, "token": seat_token, "path": f"/r/{code}"})
 
 
-def participant_routes(study: Study, enter_rate: float, enter_burst: float) -> APIRouter:
-    """The participant's page and JSON for ``study`` (its static files are mounted at ``/study-static``)."""
-    api = ParticipantApi(study, AddressLimiter(enter_rate, enter_burst))
-    name = study.file.name
-    base = f"/api/studies/{name}"
+def api_base(study: Study) -> str:
+    """Where the study's JSON calls are."""
+    return f"/api/studies/{study.file.name}"
+
+
+def participant_routes(api: ParticipantApi) -> APIRouter:
+    """The participant's page and JSON for ``api``'s study (its static files are mounted at ``/study-static``;
+    :mod:`lexicoord.studies.calls` answers the JSON calls before the routing when it is added)."""
+    name = api.study.file.name
+    base = api_base(api.study)
     router = APIRouter()
     router.add_api_route(f"/studies/{name}/", api.page, methods=["GET"], include_in_schema=False)
     router.add_api_route(f"{base}/pages", api.pages, methods=["GET"])
