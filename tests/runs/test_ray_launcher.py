@@ -88,7 +88,10 @@ def ray_cluster() -> Iterator[RayCluster]:
     def ray_start(*args: str) -> None:
         proc = subprocess.Popen([str(RAY), "start", "--node-ip-address=127.0.0.1", "--num-cpus=2",
                                  "--disable-usage-stats", *args], env=env, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, text=True, start_new_session=True)
+                                stderr=subprocess.STDOUT, text=True, start_new_session=True,
+                                # As a cluster started in the background of a script is (`ray start ... &`):
+                                # SIGINT ignored in every process of it, so the cancel path must not rely on it.
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
         groups.append(proc.pid)  # a session of its own: every daemon it starts stays in this process group
         out, _ = proc.communicate(timeout=120)
         assert proc.returncode == 0, out[-3000:]

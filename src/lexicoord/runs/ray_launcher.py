@@ -238,12 +238,24 @@ def _stop(child: subprocess.Popen[str], sig: int, grace: float) -> None:
         child.wait()
 
 
+def _interruptible() -> None:
+    """Let Ray's cancel reach this task. A non-force cancel interrupts the worker with SIGINT; a cluster started
+    in the background of a script (``ray start ... &`` without job control) has SIGINT ignored in every process,
+    an ignored signal stays ignored across ``exec``, and the cancel would then never land."""
+    try:
+        if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+    except ValueError:  # not the main thread: Ray's own handler is in charge there
+        pass
+
+
 def play(argv: Sequence[str], cwd: str | None, grace: float = GRACE) -> None:
     """The body of a task, run by a Ray worker: ``lexicoord <argv>`` as a child, until it ends.
 
     Cancelled (``KeyboardInterrupt``) or stopped (SIGTERM, ``SystemExit``), the task stops its child as a terminal
     would, SIGINT or SIGTERM, and waits up to ``grace`` seconds while it hands its claims back, then goes on
     being cancelled. Waits in short sleeps: Ray's interrupt lands only between two Python statements."""
+    _interruptible()
     command = [sys.executable, "-m", CHILD_MODULE, str(os.getpid()), *argv]
     where = cwd if cwd and os.path.isdir(cwd) else None
     child = subprocess.Popen(command, cwd=where, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
