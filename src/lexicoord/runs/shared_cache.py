@@ -13,7 +13,7 @@ import logging
 import time
 from typing import ClassVar
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import func, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import DBAPIError
 
@@ -62,7 +62,3 @@ class StoreCache:
     def __len__(self) -> int:
         with self.store.session() as s:
             return int(s.scalar(select(func.count()).select_from(ResponseRow)) or 0)
-
-    def clear(self) -> int:
-        with self.store.writing() as s:
-            return int(s.execute(delete(ResponseRow)).rowcount or 0)  # type: ignore[attr-defined]
