@@ -4,7 +4,9 @@ would overrule the person, a scorer that barely answers. None of it may end in a
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -74,9 +76,17 @@ def test_a_threshold_holds_for_its_own_model_only() -> None:
         GateSettings(policy="conformal", models=["local/b"], qhat=0.4, calibrated_model="local/a").check()
 
 
-async def test_two_processes_on_one_store_never_both_play_a_check(tmp_path: Path) -> None:
+async def test_two_processes_on_one_store_never_both_play_a_check(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     model = scripted({"agent": [proposal("ambiguous", "Which cup?")], "agent-2": [proposal("clear")]})
     db = str(tmp_path / "g.db")
+    update = records.update
+
+    def slow_update(*args: Any, **kwargs: Any) -> bool:  # a busy store: the row lands well after the seat asks
+        time.sleep(0.2)
+        return update(*args, **kwargs)
+
+    monkeypatch.setattr(records, "update", slow_update)
     async with Gate("single", [model], db=db) as a, Gate("single", [model], db=db) as b:
         v = await a.check("Bring me the cup.")
         seen = await b.get(v.gate_id)  # b reads the row; it does not start a second copy

@@ -274,7 +274,7 @@ class Gate:
                 return self._verdict(await self._state(gate_id))
             return await self._settled(gate_id, RESUME_WAIT)  # replaying the journal takes a moment
         live = self._live.get(gate_id)
-        return self._live_verdict(gate_id, live) if live is not None else self._verdict(state)
+        return await self._live_verdict(gate_id, live) if live is not None else self._verdict(state)
 
     async def watch(self, gate_id: str) -> AsyncIterator[Verdict]:
         """Every verdict the check goes through, from now until it is final."""
@@ -499,16 +499,20 @@ class Gate:
                     await asyncio.sleep(0.25 if left is None else min(0.25, left))
                     continue
             if live.person.pending is not None and live.person.pending is not answered:
-                return self._live_verdict(gate_id, live)
+                return await self._live_verdict(gate_id, live)
             left = None if deadline is None else deadline - time.monotonic()
             if left is not None and left <= 0:
-                return self._live_verdict(gate_id, live)
+                return await self._live_verdict(gate_id, live)
             event = live.changed
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(event.wait(), left)
 
-    def _live_verdict(self, gate_id: str, live: _Live) -> Verdict:
-        state = records.get(self.store, gate_id)
+    async def _live_verdict(self, gate_id: str, live: _Live) -> Verdict:
+        """The verdict as this process plays it, returned once the row says the same: another process sharing the
+        store reads the row, and must never see ``pending`` for a check this one has already answered ``ask``."""
+        while live.write is not None and not live.write.done():  # a later state may start writing meanwhile
+            await asyncio.gather(live.write, return_exceptions=True)
+        state = await asyncio.to_thread(records.get, self.store, gate_id)
         assert state is not None
         pending = live.person.pending if live.person.waiting else None
         now = time.time()
