@@ -1,3 +1,6 @@
+import os
+import time
+
 import pytest
 
 from lexicoord.errors import ConfigError
@@ -31,3 +34,22 @@ def test_each_protocol_reads_its_prompts_from_its_own_package() -> None:
     assert "$head" in debate.load("debate_single") and debate.dirs()[-1].parts[-3:] == ("protocols", "debate", "prompts")
     with pytest.raises(ConfigError, match="coord_propose.txt' not found"):
         debate.load("coord_propose")
+
+
+def test_an_edited_prompt_applies_once_its_file_is_looked_at_again(tmp_path, monkeypatch) -> None:
+    """A campaign renders thousands of prompts a minute, so a file is looked at again only after FRESH seconds;
+    an edit made while a server runs then applies to the next prompt rendered."""
+    from lexicoord import prompting
+
+    prompts = Prompts("lexicoord.protocols.coordination")
+    monkeypatch.setenv("LEXICOORD_PROMPTS", str(tmp_path))
+    path = tmp_path / "coord_propose.txt"
+    path.write_text("first $word")
+    assert prompts.render("coord_propose", sentence="S", word="w") == "first w"
+    path.write_text("second $word")
+    os.utime(path, (time.time() + 5, time.time() + 5))  # a new modification time, whatever the clock's resolution
+    assert prompts.render("coord_propose", sentence="S", word="w") == "first w"  # within FRESH: not looked at
+    monkeypatch.setattr(prompting, "FRESH", 0.0)
+    assert prompts.render("coord_propose", sentence="S", word="w") == "second w"
+    path.unlink()  # gone from the user folder: the package's own prompt again
+    assert "first" not in prompts.render("coord_propose", sentence="S", word="w")

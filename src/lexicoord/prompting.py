@@ -11,12 +11,17 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 from functools import cached_property, lru_cache
 from importlib import resources
 from pathlib import Path
 from string import Template
 
 from lexicoord.errors import ConfigError
+
+#: Seconds a prompt, once read, is used without looking at its file again. A campaign renders thousands a minute,
+#: and looking costs more than rendering; an edit made while a server or a run goes on applies within this.
+FRESH = 1.0
 
 FENCE_OPEN = "<<<"
 FENCE_CLOSE = ">>>"
@@ -36,6 +41,8 @@ class Prompts:
 
     def __init__(self, package: str) -> None:
         self.package = package
+        #: (user folder, name) -> the prompt's text and when its file was last looked at.
+        self._known: dict[tuple[str | None, str], tuple[str, float]] = {}
 
     @cached_property
     def _own(self) -> Path:
@@ -52,8 +59,13 @@ class Prompts:
         return dirs
 
     def load(self, name: str) -> str:
-        """The prompt's text, read again only when its file changed (one ``stat`` a prompt: a campaign renders
-        thousands, and a file edited while a server runs applies to the next one)."""
+        """The prompt's text; its file is looked at again (one ``stat``) once :data:`FRESH` seconds have passed
+        since the last look, and read again only when it changed."""
+        user = os.environ.get("LEXICOORD_PROMPTS")
+        now = time.monotonic()
+        known = self._known.get((user, name))
+        if known is not None and now - known[1] < FRESH:
+            return known[0]
         for folder in self.dirs():
             path = folder / f"{name}.txt"
             try:
@@ -61,7 +73,9 @@ class Prompts:
             except OSError:
                 continue
             if stat.S_ISREG(found.st_mode):
-                return _read(path, found.st_mtime)
+                text = _read(path, found.st_mtime)
+                self._known[(user, name)] = (text, now)
+                return text
         raise ConfigError(f"Prompt '{name}.txt' not found in {', '.join(map(str, self.dirs()))}.")
 
     def render(self, name: str, **values: str) -> str:

@@ -8,6 +8,7 @@ its name and the groups the protocol put it in.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from functools import lru_cache
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -31,7 +32,7 @@ class Audience(BaseModel):
 
     @classmethod
     def only(cls, *names: str | None) -> Audience:
-        return cls(kind="agents", agents=tuple(n for n in names if n))
+        return _only(cls, tuple(n for n in names if n))
 
     @property
     def public(self) -> bool:
@@ -49,6 +50,11 @@ class Audience(BaseModel):
 EVERYONE = Audience()
 
 
+@lru_cache(maxsize=1024)  # frozen, and asked for on every private event: one per seat is enough
+def _only(cls: type[Audience], agents: tuple[str, ...]) -> Audience:
+    return cls(kind="agents", agents=agents)
+
+
 class Viewer(BaseModel):
     """Who is looking: a seat by name with its groups, or a spectator (name ``None``: public events only)."""
 
@@ -58,6 +64,12 @@ class Viewer(BaseModel):
     groups: frozenset[str] = Field(default_factory=frozenset)
     #: After a game, a spectator may be shown everything (the protocol decides when).
     omniscient: bool = False
+
+
+@lru_cache(maxsize=4096)  # frozen, and asked for before every prompt a seat is shown
+def seat_viewer(name: str | None, groups: frozenset[str] = frozenset()) -> Viewer:
+    """The viewer for seat ``name`` in ``groups``."""
+    return Viewer(name=name, groups=groups)
 
 
 def can_see(viewer: Viewer, audience: Audience) -> bool:

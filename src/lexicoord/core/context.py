@@ -18,7 +18,7 @@ from typing import Any, Generic, cast
 from pydantic import BaseModel, TypeAdapter
 from typing_extensions import TypeVar
 
-from lexicoord.core.audience import Viewer
+from lexicoord.core.audience import Viewer, seat_viewer
 from lexicoord.core.events import Event
 from lexicoord.core.recorder import Recorder
 from lexicoord.core.seat import Seat
@@ -113,7 +113,7 @@ class EpisodeContext(Generic[ItemT]):
         self.groups.setdefault(name, set()).add(group)
 
     def viewer(self, name: str | None) -> Viewer:
-        return Viewer(name=name, groups=frozenset(self.groups.get(name or "", ())))
+        return seat_viewer(name, frozenset(self.groups.get(name or "", ())))
 
     def visible_to(self, name: str | None) -> list[Event]:
         """Every event so far that seat ``name`` may see (``None``: a spectator, public events only)."""

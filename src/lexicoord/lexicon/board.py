@@ -9,12 +9,15 @@ faction's terms never reach a prompt outside the faction.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from pydantic import BaseModel, Field
 
 from lexicoord.core.audience import EVERYONE, Audience, Viewer, can_see
 from lexicoord.lexicon.events import TermsSharedEvent
 
 
+@lru_cache(maxsize=4096)  # asked for every entry each time a board is read: an episode reads it every turn
 def normal(term: str) -> str:
     """A term as compared: case and spacing do not make a new term."""
     return " ".join(term.lower().split())

@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from lexicoord.core.audience import Viewer
 from lexicoord.lexicon.board import Board, normal
@@ -51,12 +51,18 @@ DEFAULT_BLOCKLIST = frozenset({
 
 
 class CoiningRules(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
     max_words: int = Field(default=4, ge=1)
     max_chars: int = Field(default=40, ge=2)
     final_markers: tuple[str, ...] = DEFAULT_MARKERS
     blocklist: frozenset[str] = DEFAULT_BLOCKLIST
     #: Reject one-word terms that are plain English words.
     dictionary: bool = True
+
+
+#: The rules as the paper states them, made once: every turn of every episode reads them.
+DEFAULT_RULES = CoiningRules()
 
 
 class Candidate(BaseModel):
@@ -86,7 +92,7 @@ def read_turn(text: str, rules: CoiningRules | None = None) -> Turn:
 
     Words written before the first header ("Hi all. [PART 1] ...") are the start of PART 1: people and
     models greet or react before the format begins, and what they said is part of the turn's talk."""
-    rules = rules or CoiningRules()
+    rules = rules or DEFAULT_RULES
     parts: dict[str, str] = {}
     heads = list(_HEADER.finditer(text))
     for i, head in enumerate(heads):
@@ -131,7 +137,7 @@ def dictionary_words() -> frozenset[str]:
 def judge_turn(turn: Turn, *, coiner: str, board: Board, viewer: Viewer, task_text: str = "",
                rules: CoiningRules | None = None) -> list[Candidate]:
     """Every candidate of ``turn`` with its verdict (the first rule it breaks), in the order written."""
-    rules = rules or CoiningRules()
+    rules = rules or DEFAULT_RULES
     judged: list[Candidate] = []
     seen: set[str] = set()
     for c in turn.candidates:

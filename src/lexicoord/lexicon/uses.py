@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from functools import lru_cache
 
 from pydantic import BaseModel
 
@@ -24,6 +25,7 @@ class Use(BaseModel):
     count: int
 
 
+@lru_cache(maxsize=1024)  # each turn looks for every known term again
 def _pattern(term: str) -> re.Pattern[str]:
     words = [re.escape(w) for w in normal(term).split()]
     return re.compile(r"(?<![\w])" + r"\s+".join(words) + r"(?![\w])", re.IGNORECASE)

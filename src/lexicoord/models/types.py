@@ -56,12 +56,18 @@ class GenerateConfig(BaseModel):
         """This config with the set fields of ``other`` and ``overrides`` on top."""
         # This runs several times on every model call. Both configs were validated when they were made, so
         # without overrides the result is a copy with ``other``'s fields laid over (no validation again).
-        update = {} if other is None or other is self else {k: v for k, v in other.__dict__.items() if v is not None}
         overrides = {k: v for k, v in overrides.items() if v is not None}
+        if not overrides and other is not None and not self.is_set():
+            return other  # the usual case: a model or seat with no settings of its own
+        update = {} if other is None or other is self else {k: v for k, v in other.__dict__.items() if v is not None}
         if overrides:
             mine = {k: v for k, v in self.__dict__.items() if v is not None}
             return GenerateConfig(**{**mine, **update, **overrides})
         return self.model_copy(update=update) if update else self
+
+    def is_set(self) -> bool:
+        """Whether any field is set."""
+        return any(v is not None for v in self.__dict__.values())
 
     def cache_fields(self) -> dict[str, Any]:
         # ``logprobs`` is in the key only when asked for: a call without it keeps the key it had before the field

@@ -42,11 +42,14 @@ class RunSummary(BaseModel):
     def count(self, record: EpisodeRecord, events: Sequence[Event]) -> None:
         """Add one saved episode: its calls, tokens and failed moves; its failure, if it failed, and whose."""
         self.model_calls += record.model_calls
-        self.cached_calls += sum(1 for e in events if getattr(e, "cached", False))
         self.prompt_tokens += record.prompt_tokens
         self.completion_tokens += record.completion_tokens
         for e in events:
-            if e.agent and getattr(e, "failure", None) and not isinstance(e, ErrorEvent):
+            # The fields as stored: asking an event for a field its type lacks costs an exception each time, and
+            # this runs on the event loop for every event of every episode saved.
+            fields = e.__dict__
+            self.cached_calls += bool(fields.get("cached"))
+            if e.agent and fields.get("failure") and not isinstance(e, ErrorEvent):
                 self.failed_moves[e.agent] = self.failed_moves.get(e.agent, 0) + 1
         if record.status == "done":
             self.done += 1

@@ -47,8 +47,12 @@ class LLMSeat(Seat):
     async def ask(
         self, prompt: str, config: GenerateConfig | None = None, *, remember: bool = False, **overrides: Any
     ) -> ModelOutput:
+        return await self._ask(prompt, self.config.merged(config), remember=remember, **overrides)
+
+    async def _ask(self, prompt: str, config: GenerateConfig, *, remember: bool = False, **overrides: Any) -> ModelOutput:
+        """:meth:`ask` with the seat's settings already laid under ``config``."""
         with acting_as(self.name):
-            output = await self.model.generate(self.messages_for(prompt), self.config.merged(config), **overrides)
+            output = await self.model.generate(self.messages_for(prompt), config, **overrides)
         if remember:
             self.history += [ChatMessage(role="user", content=prompt), ChatMessage(role="assistant", content=output.text)]
         return output
@@ -67,12 +71,12 @@ class LLMSeat(Seat):
         and ``parse_error`` if it is still not usable. Every attempt is logged.
         """
         merged = self.config.merged(config)
-        output = await self.ask(prompt, merged, remember=False)
+        output = await self._ask(prompt, merged)
         for retry in range(parse_retries):
             if output.ok:
                 break
             seed = (merged.seed or 0) + 1000 * (retry + 1)
-            output = await self.ask(prompt, merged, seed=seed)
+            output = await self._ask(prompt, merged, seed=seed)
         if remember:
             self.history += [ChatMessage(role="user", content=prompt), ChatMessage(role="assistant", content=output.text)]
         return output
