@@ -1,8 +1,8 @@
 """Large buffers go back to the system when they are freed, so a long campaign on the embedded model stays flat.
 
 Every call of the embedded model with the RAM prefix cache saves llama.cpp's state: for a prompt of 1,500 tokens
-a 35 MB buffer, copied twice on the way, plus llama-cpp-python's 100 MB logits table, copied and cut; and the
-cache evicts states of the same size as new ones come. glibc hands out blocks that large from ``mmap`` at first,
+a 35 MB buffer, copied twice on the way (llama-cpp-python's 100 MB logits table is no longer copied with it:
+see lean_state.py); and the cache evicts states of the same size as new ones come. glibc hands out blocks that large from ``mmap`` at first,
 but its threshold for doing so is dynamic: each such block freed raises the threshold to its size, after which
 blocks of that size come from the heaps of the threads that asked for them (one per llama.cpp context) and are
 kept there when freed, scattered between live ones. The process then grows past what the cache and the contexts

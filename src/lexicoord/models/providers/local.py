@@ -269,8 +269,8 @@ class _Loaded:
 def _sized_ram_cache(capacity_bytes: int) -> Any:
     """llama-cpp-python's RAM cache, counting all it keeps per entry against its capacity.
 
-    Its own count is the model state only; every entry also holds the token ids and a logits table
-    (cut to one row here, see ``__setitem__``).
+    Its own count is the model state only; every entry also holds the token ids and a logits table (one row: see
+    lean_state.py).
     """
     from llama_cpp.llama_cache import LlamaRAMCache
 
@@ -296,12 +296,6 @@ def _sized_ram_cache(capacity_bytes: int) -> Any:
                 return super().__contains__(key)
 
         def __setitem__(self, key: Any, value: Any) -> None:
-            # The state's logits copy is the first n_batch rows of llama-cpp-python's score table, which
-            # it never writes unless logits_all is set (sampling reads llama.cpp's own logits): up to
-            # 100 MB of nothing per entry, ten times the model state of a few hundred tokens. One row
-            # keeps ``load_state`` working (it broadcasts the rows it has into the table).
-            if getattr(value, "scores", None) is not None and len(value.scores) > 1:
-                value.scores = value.scores[-1:].copy()
             with self.guard:
                 super().__setitem__(key, value)
 
@@ -391,7 +385,7 @@ def load(path: Path, n_ctx: int = DEFAULT_N_CTX, n_threads: int | None = None, c
             ensure_llama_runs(path)  # a build that dies on this CPU is one sentence, not a killed process
             return_large_blocks()  # saved states come and go by tens of megabytes: see allocator.py
             try:
-                from llama_cpp import Llama
+                from lexicoord.models.providers.lean_state import LeanStateLlama
             except ImportError as exc:  # pragma: no cover - it is a dependency
                 raise ConfigError(f"The embedded backend needs llama-cpp-python ({exc}).") from None
             quiet_loading()
@@ -399,7 +393,7 @@ def load(path: Path, n_ctx: int = DEFAULT_N_CTX, n_threads: int | None = None, c
 
             def make() -> Any:
                 try:
-                    return Llama(model_path=str(path), n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads,
+                    return LeanStateLlama(model_path=str(path), n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads,
                                  verbose=False)
                 except ValueError as exc:
                     raise ModelNotFoundError(f"llama.cpp could not load {path}: {exc}.") from None
