@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -25,10 +26,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from sqlalchemy import func, select
 
-from lexicoord.runs.ray_launcher import Cluster, placement, worker_env
+from lexicoord.runs.clock import db_now
+from lexicoord.runs.ray_launcher import Cluster, Placement, placement, plan_warnings, worker_env
+from lexicoord.runs.schema import ClaimRow
 from lexicoord.runs.store import Store
 from tests.conftest import free_port
+from tests.postgres import PostgresServer
 
 ROOT = Path(__file__).resolve().parents[2]
 RAY = Path(sys.executable).parent / "ray"
@@ -169,17 +174,41 @@ def live_claims(db: Path, run: str) -> int:
                                "(julianday('now') - 2440587.5) * 86400.0", (run,)).fetchone()[0])
 
 
+def live_claims_at(url: str, run: str) -> int:
+    """Claims on ``run`` not yet expired by the database's clock, in any store (SQLite or PostgreSQL)."""
+    store = Store(url)
+    with store.engine.connect() as con:
+        return int(con.execute(select(func.count()).select_from(ClaimRow).where(
+            ClaimRow.run_id == run, ClaimRow.expires_at > db_now(store.engine.dialect.name))).scalar_one())
+
+
 def driver(tmp_path: Path, name: str, address: str, claim_seconds: int, items: int = N,
-           latency: float = 0.25) -> tuple[subprocess.Popen[str], Path]:
+           latency: float = 0.25, db_url: str | None = None, workers: int = 2) -> tuple[subprocess.Popen[str], Path]:
+    """The command on the cluster as ``workers`` tasks; the store is ``db_url`` when given, else a SQLite file
+    (returned)."""
     experiment = tmp_path / f"{name}.toml"
     experiment.write_text(EXPERIMENT.format(name=name, items=items, latency=latency))
     db = tmp_path / "runs.db"
     env = {**os.environ, **RAY_ENV, "LEXICOORD_CLAIM_SECONDS": str(claim_seconds),
-           "LEXICOORD_DB": str(db)}
+           "LEXICOORD_DB": db_url or str(db)}
     proc = subprocess.Popen([sys.executable, "-m", "lexicoord.cli.app", "run", str(experiment), "--ray", address,
-                             "--workers", "2"], cwd=tmp_path, env=env, text=True, stdout=subprocess.PIPE,
+                             "--workers", str(workers)], cwd=tmp_path, env=env, text=True, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     return proc, db
+
+
+def started_tasks(err: str, run: str) -> set[str]:
+    """The task names the tasks printed from inside Ray (``play``'s first line, as Ray's runtime context names the
+    task), found in the driver's output where Ray streamed them: ``lexicoord-run RUN i/N on HOST: lexicoord run
+    FILE``. Ray's own prefix, ``(lexicoord-run RUN i/N pid=...)``, does not match: the name must be followed by the
+    host and the task's command, which only the task knows."""
+    said = re.compile(rf"(lexicoord-run {re.escape(run)} \d+/\d+) on \S+: lexicoord run \S*{re.escape(run)}\.toml")
+    return {m.group(1) for m in said.finditer(err)}
+
+
+def plan_warned(err: str) -> list[str]:
+    """The driver's own warnings about its plan (``_say_plan``), not lines Ray streamed from the tasks."""
+    return [line for line in err.splitlines() if line.startswith("warning:")]
 
 
 def until(condition, proc: subprocess.Popen[str], what: str, timeout: float = 60) -> None:  # type: ignore[no-untyped-def]
@@ -218,6 +247,30 @@ def test_ctrl_c_on_the_driver_cancels_the_tasks_and_every_claim_is_handed_back(
     assert not players & set(children()), "no task's process is left playing"
 
 
+def test_a_postgresql_store_under_ray_every_episode_saved_once_and_the_tasks_named(
+        ray_cluster: RayCluster, tmp_path: Path, postgres: PostgresServer) -> None:
+    """The store every machine of a real cluster would share: three tasks on a fresh PostgreSQL database. The same
+    run says, from inside each task, the name Ray gave it, and the driver shows each. Three, not two: Ray's driver
+    folds lines that differ only in numbers, and of three such lines one would be lost, where of two the second
+    is only late."""
+    url, items = postgres.database(), 24
+    proc, sqlite_file = driver(tmp_path, "ray-pg", ray_cluster.address, claim_seconds=30, items=items, latency=0.1,
+                               db_url=url, workers=3)
+    out, err = proc.communicate(timeout=150)
+    assert proc.returncode == 0, err[-3000:]
+    assert f"run ray-pg: finished, {items} done, 0 failed (of {items})" in out.splitlines(), out + err
+    assert "ray: store postgresql+psycopg://" in err and not sqlite_file.exists(), err[-3000:]
+    assert plan_warned(err) == [], "PostgreSQL, three tasks on two nodes of four CPUs together: nothing to warn about"
+    assert started_tasks(err, "ray-pg") == {f"lexicoord-run ray-pg {i}/3" for i in (1, 2, 3)}, err[-3000:]
+
+    store = Store(url)
+    episodes = store.episodes("ray-pg")
+    assert len(episodes) == items and len({e.key for e in episodes}) == items, "every episode of the grid, each once"
+    assert all(e.status == "done" and e.attempt == 1 for e in episodes)
+    assert store.run("ray-pg").status == "finished"
+    assert live_claims_at(url, "ray-pg") == 0
+
+
 def test_a_worker_node_killed_midway_every_episode_is_saved_once(ray_cluster: RayCluster, tmp_path: Path) -> None:
     proc, db = driver(tmp_path, "ray-killed", ray_cluster.address, claim_seconds=3)
     head, node = ray_cluster.groups
@@ -228,8 +281,10 @@ def test_a_worker_node_killed_midway_every_episode_is_saved_once(ray_cluster: Ra
     os.kill(raylet, signal.SIGKILL)  # the worker node lost: its raylet first, then its workers, then their child
     out, err = proc.communicate(timeout=150)
     assert proc.returncode == 0, err[-3000:]
-    assert f"run ray-killed: finished, {N} done, 0 failed (of {N})" in out, out + err
+    assert f"run ray-killed: finished, {N} done, 0 failed (of {N})" in out.splitlines(), out + err
     assert victim not in children(), "the lost node's task process ended with its worker"
+    assert plan_warned(err) == [], "a SQLite file, but both nodes on one machine (127.0.0.1): no warning"
+    assert started_tasks(err, "ray-killed") == {"lexicoord-run ray-killed 1/2", "lexicoord-run ray-killed 2/2"}, err
 
     store = Store(str(db))
     episodes = store.episodes("ray-killed")
@@ -318,6 +373,39 @@ def test_the_placement_rule(models: list[str], options: dict[str, str], environ:
     where = placement(models, options, 6, CLUSTER, environ)
     assert (where.num_cpus, where.num_gpus) == (cpus, gpus), where.why
     assert placement(["local/smollm2-135m"], {}, 64, CLUSTER, {}).num_cpus == 8, "never more than a node has"
+
+
+ONE_MACHINE = Cluster(node_ips=("127.0.0.1", "127.0.0.1"), largest_cpus=2, gpus=0, cpus=4)  # `ray start` twice
+TWO_MACHINES = Cluster(node_ips=("10.0.0.1", "10.0.0.2"), largest_cpus=2, gpus=0, cpus=4)
+ONE_CPU = Placement(num_cpus=1, num_gpus=0, why="1 CPU")
+ONE_GPU = Placement(num_cpus=1, num_gpus=1, why="1 GPU")
+SERVED_WITHOUT_GPU = Placement(num_cpus=1, num_gpus=0, why="1 CPU", warnings=("ollama/llama3 is served on each "
+                                                                              "worker's own machine",))
+
+
+@pytest.mark.parametrize("dialect, cluster, n, where, said", [
+    ("sqlite", ONE_MACHINE, 2, ONE_CPU, []),
+    ("sqlite", TWO_MACHINES, 2, ONE_CPU, [("SQLite", "on 2 machines", "PostgreSQL")]),
+    ("postgresql", TWO_MACHINES, 2, ONE_CPU, []),
+    ("postgresql", TWO_MACHINES, 4, ONE_CPU, []),  # exactly as many CPUs as tasks
+    ("postgresql", TWO_MACHINES, 6, ONE_CPU, [("has 4 CPUs and 0 GPUs", "4 of the 6 tasks play at once")]),
+    ("postgresql", TWO_MACHINES, 2, Placement(num_cpus=2, num_gpus=0, why="2 CPUs"), []),
+    ("postgresql", TWO_MACHINES, 3, Placement(num_cpus=2, num_gpus=0, why="2 CPUs"), ["2 of the 3 tasks play at once"]),
+    ("postgresql", Cluster(("10.0.0.1", "10.0.0.2"), 8, gpus=1, cpus=16), 2, ONE_GPU,
+     [("has 16 CPUs and 1 GPU:", "1 of the 2 tasks play at once")]),
+    ("postgresql", Cluster(("10.0.0.1", "10.0.0.2"), 8, gpus=2, cpus=16), 2, ONE_GPU, []),
+    ("sqlite", Cluster(("10.0.0.1", "10.0.0.2", "10.0.0.3"), 1, gpus=0, cpus=3), 4, SERVED_WITHOUT_GPU,
+     [("SQLite", "on 3 machines"), "3 of the 4 tasks play at once", "ollama/llama3 is served"]),
+], ids=["sqlite-one-machine", "sqlite-two-machines", "postgresql-two-machines", "cpus-enough", "too-few-cpus",
+        "two-cpus-a-task", "two-cpus-a-task-too-few", "too-few-gpus", "gpus-enough", "all-three-in-order"])
+def test_the_plans_warnings(dialect: str, cluster: Cluster, n: int, where: Placement,
+                            said: list[str | tuple[str, ...]]) -> None:
+    """Each warning in order, each with the words it must say; none more."""
+    warnings = plan_warnings(dialect, cluster, n, where)
+    assert len(warnings) == len(said), warnings
+    for warning, words in zip(warnings, said):
+        for word in (words,) if isinstance(words, str) else words:
+            assert word in warning, (word, warning)
 
 
 def test_a_server_on_the_node_in_a_cluster_without_gpus_is_placed_by_cpu_and_said() -> None:

@@ -124,18 +124,7 @@ def _say_plan(name: str, n: int, address: str, cluster: ray_launcher.Cluster, wh
               f"{escape(where.why)}", highlight=False, soft_wrap=True)
     err.print(f"ray: store {escape(store.url)}; passed to the workers: {escape(', '.join(sorted(env)))} "
               "(values not shown)", highlight=False, soft_wrap=True)
-    machines = set(cluster.node_ips)
-    if store.engine.dialect.name == "sqlite" and len(machines) > 1:
-        err.print(f"[yellow]warning:[/yellow] the store is a SQLite file and the cluster's nodes are on "
-                  f"{len(machines)} machines: SQLite over a network file system is not safe, and a node without "
-                  "the file cannot play; use PostgreSQL across machines (see docs/scale-out.md).",
-                  highlight=False, soft_wrap=True)
-    at_once = min(n, int(cluster.cpus // where.num_cpus), int(cluster.gpus // where.num_gpus) if where.num_gpus else n)
-    if at_once < n:
-        err.print(f"[yellow]warning:[/yellow] the cluster has {cluster.cpus:g} CPUs and {cluster.gpus:g} GPUs: "
-                  f"{at_once} of the {n} tasks play at once, the others start as those end.", highlight=False,
-                  soft_wrap=True)
-    for warning in where.warnings:
+    for warning in ray_launcher.plan_warnings(store.engine.dialect.name, cluster, n, where):
         err.print(f"[yellow]warning:[/yellow] {escape(warning)}", highlight=False, soft_wrap=True)
 
 

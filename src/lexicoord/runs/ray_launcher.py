@@ -16,8 +16,10 @@ A task runs the command as a child process of its Ray worker, not as a call insi
 - Ray reuses worker processes between tasks; a run's models (an embedded model's weights), caches and signal
   handlers live and die with its own process.
 
-The task is named (``lexicoord-run <run> 1/4``) so Ray's dashboard lists it, and its log there is the child's
-output, the same lines as a cluster job's log.
+The task is named (``lexicoord-run <run> 1/4``) so Ray's dashboard lists it. Its first line says that name as Ray's
+runtime context gives it, the host and the command; the rest of its log is the child's output, the same lines as a
+cluster job's log. All of it is written to the worker's standard error, which Ray also streams to the driver's (the
+command's standard output stays its verdict alone).
 
 Ray is an optional dependency (``pip install 'lexicoord[ray]'``), imported only when a run is launched on it.
 """
@@ -29,6 +31,7 @@ import importlib
 import ipaddress
 import os
 import re
+import shlex
 import signal
 import socket
 import subprocess
@@ -63,13 +66,26 @@ EMBEDDED = frozenset({"local"})
 #: ``host:port`` or ``ray://host:port`` (Ray Client), the forms of a cluster's address besides the two words.
 _ADDRESS = re.compile(r"^(ray://)?\[?[A-Za-z0-9_.:-]+\]?:\d{1,5}$")
 
+#: The first line of every task's log (see ``play``). Ray's driver folds lines that differ only in their numbers
+#: into one ("[repeated 2x across cluster]"), which would show one task's name of N: lines that match this are
+#: never folded.
+STARTED = r"^lexicoord-run "
+
 
 class RayMissing(ConfigError):
     """Ray is not installed: the command says what to install (a usage error, exit 2)."""
 
 
 def import_ray() -> Any:
-    """The ``ray`` module, imported now (never at start-up: ``lexicoord --help`` has no use for it)."""
+    """The ``ray`` module, imported now (never at start-up: ``lexicoord --help`` has no use for it).
+
+    Ray reads ``RAY_DEDUP_LOGS_ALLOW_REGEX`` when it is imported: the tasks' first lines (``STARTED``) are added to
+    it here, so the driver shows every task's name, not one of them and a count."""
+    allowed = os.environ.get("RAY_DEDUP_LOGS_ALLOW_REGEX")
+    if not allowed:
+        os.environ["RAY_DEDUP_LOGS_ALLOW_REGEX"] = STARTED
+    elif STARTED not in allowed:
+        os.environ["RAY_DEDUP_LOGS_ALLOW_REGEX"] = f"{STARTED}|(?:{allowed})"
     try:
         return importlib.import_module("ray")
     except ImportError as exc:
@@ -96,14 +112,15 @@ class Cluster:
 
 def connect(ray: Any, address: str) -> Cluster:
     """Join (or, for ``local``, start) the cluster. ``auto`` is Ray's own: ``RAY_ADDRESS``, else a cluster
-    started on this machine with ``ray start``. The workers' output stays in Ray's logs (the dashboard shows it
-    by task); the driver prints the run's progress, read from the store."""
+    started on this machine with ``ray start``. The tasks' output is in Ray's logs (the dashboard shows it by
+    task) and streamed to the driver's standard error, each line after Ray's ``(task name pid=...)``; the driver
+    itself prints the run's progress, read from the store."""
     import logging
 
     if address not in ("auto", "local"):
         _answers(address)
     try:
-        ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
+        ray.init(address=address, log_to_driver=True, logging_level=logging.WARNING)
     except (ConnectionError, RuntimeError, ValueError) as exc:
         raise ConfigError(f"Cannot reach the Ray cluster at '{address}': {exc}") from None
     nodes = [n for n in ray.nodes() if n.get("Alive")]
@@ -192,6 +209,38 @@ def placement(models: Iterable[str], options: Mapping[str, Any], concurrency: in
     return Placement(num_cpus=cpus, num_gpus=gpus, why="; ".join(reasons), warnings=tuple(warnings))
 
 
+def _plural(n: float, word: str) -> str:
+    return f"{n:g} {word}{'' if n == 1 else 's'}"
+
+
+def plan_warnings(dialect: str, cluster: Cluster, n: int, where: Placement) -> list[str]:
+    """What may go wrong with ``n`` tasks placed as ``where`` on ``cluster`` with a store of ``dialect``, said
+    before they start (plain sentences, no markup), because each of these would otherwise show only as a run that
+    fails or crawls:
+
+    - a SQLite store while the nodes are on more than one machine: SQLite over a network file system is not safe
+      (its file locks are not reliable there), and a node that cannot see the file cannot play at all. Machines
+      are counted by the nodes' distinct addresses: several nodes on one machine (``ray start`` twice there) share
+      its file safely;
+    - fewer tasks at once than asked, when the cluster's CPUs or GPUs cannot hold every task's request: Ray queues
+      the others until some end, so N workers play like fewer and the run takes longer than planned;
+    - the placement's own warnings (a model served on each node, in a cluster without a GPU).
+    """
+    warnings = []
+    machines = set(cluster.node_ips)
+    if dialect == "sqlite" and len(machines) > 1:
+        warnings.append(f"the store is a SQLite file and the cluster's nodes are on {len(machines)} machines: SQLite "
+                        "over a network file system is not safe, and a node without the file cannot play; use "
+                        "PostgreSQL across machines (see docs/scale-out.md).")
+    by_cpus = int(cluster.cpus // where.num_cpus) if where.num_cpus else n
+    by_gpus = int(cluster.gpus // where.num_gpus) if where.num_gpus else n
+    at_once = min(n, by_cpus, by_gpus)
+    if at_once < n:
+        warnings.append(f"the cluster has {_plural(cluster.cpus, 'CPU')} and {_plural(cluster.gpus, 'GPU')}: "
+                        f"{at_once} of the {n} tasks play at once, the others start as those end.")
+    return warnings + list(where.warnings)
+
+
 #: Variables a run never reads though their names start with LEXICOORD_: secrets of the servers (``serve``, ``mcp``).
 _NOT_FOR_RUNS = re.compile(r"^LEXICOORD_.*_KEY$")
 
@@ -221,11 +270,22 @@ class WorkerFailed(Exception):
 
 
 def _tee(stream: IO[str], tail: collections.deque[str]) -> None:
-    """The child's output to this worker's own (Ray's log of the task), keeping its last lines for the driver."""
+    """The child's output to this worker's standard error (Ray's log of the task, streamed to the driver's),
+    keeping its last lines for the driver's verdict on a failed task."""
     for line in stream:
-        sys.stdout.write(line)
-        sys.stdout.flush()
+        sys.stderr.write(line)
+        sys.stderr.flush()
         tail.append(line.rstrip("\n"))
+
+
+def _say_started(argv: Sequence[str]) -> None:
+    """The task's first line: its name as Ray's runtime context gives it (``lexicoord-run RUN i/N``, the name the
+    dashboard lists), the host, and the command, so a log read on its own, or the driver's, says which task on
+    which machine plays what."""
+    import ray
+
+    name = ray.get_runtime_context().get_task_name() or "lexicoord-run (unnamed)"
+    print(f"{name} on {socket.gethostname()}: {shlex.join(['lexicoord', *argv])}", file=sys.stderr, flush=True)
 
 
 def _stop(child: subprocess.Popen[str], sig: int, grace: float) -> None:
@@ -256,6 +316,7 @@ def play(argv: Sequence[str], cwd: str | None, grace: float = GRACE) -> None:
     would, SIGINT or SIGTERM, and waits up to ``grace`` seconds while it hands its claims back, then goes on
     being cancelled. Waits in short sleeps: Ray's interrupt lands only between two Python statements."""
     _interruptible()
+    _say_started(argv)
     command = [sys.executable, "-m", CHILD_MODULE, str(os.getpid()), *argv]
     where = cwd if cwd and os.path.isdir(cwd) else None
     child = subprocess.Popen(command, cwd=where, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
