@@ -10,6 +10,7 @@ from jsonschema import validate
 
 from lexicoord.errors import ConfigError, ModelError, ModelTimeoutError
 from lexicoord.models import get_model
+from lexicoord.models.provider import calls_at_once
 from lexicoord.models.providers import cores as cores_module
 from lexicoord.models.providers import local
 from lexicoord.models.types import assistant, user
@@ -301,6 +302,20 @@ async def test_on_a_quiet_machine_a_lone_call_runs_on_every_core_and_calls_at_on
     spans, _ = await spans_of_calls_at_once(2, monkeypatch, ["Count to ten.", "Name three colours."],
                                             threads=together, max_tokens=24)
     assert overlapping(spans) and sorted(together) == [max(1, cores // 2)] * 2
+
+
+@pytest.mark.parametrize(("at_once", "contexts", "shares"), [(2, 2, 2), (4, 2, 2), (3, 1, 1), (1, 2, 1)])
+async def test_a_call_shares_the_cores_with_the_calls_its_run_says_will_join_it(
+        monkeypatch: pytest.MonkeyPatch, at_once: int, contexts: int, shares: int) -> None:
+    monkeypatch.setattr(cores_module, "busy_elsewhere", lambda: 0)
+    cores = cores_module.usable_cores()
+    used: list[int] = []
+    token = calls_at_once.set(at_once)
+    try:
+        await spans_of_calls_at_once(contexts, monkeypatch, ["Say yes."], threads=used, max_tokens=4)
+    finally:
+        calls_at_once.reset(token)
+    assert used == [max(1, cores // shares)], "alone for now, sized for the calls at once it will have (at most the contexts)"
 
 
 async def test_threads_given_are_the_threads_of_every_call(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -8,6 +8,7 @@ from lexicoord.core.events import ErrorEvent, MessageEvent, OutcomeEvent
 from lexicoord.errors import LexicoordError
 from lexicoord.models.observe import ModelCallEvent
 from lexicoord.models.pool import ModelPool
+from lexicoord.models.provider import calls_at_once
 from lexicoord.runs.grid import grid
 from lexicoord.runs.runner import Runner
 from lexicoord.runs.store import Store
@@ -93,6 +94,25 @@ async def test_concurrency_is_bounded(tmp_path) -> None:
     runner = Runner(Store(str(tmp_path / "c.db")), Counting(), concurrency=3)
     summary = await runner.run("c", grid([{"id": str(i)} for i in range(12)], [lineup()]))
     assert summary.done == 12 and peak == 3
+
+
+@pytest.mark.parametrize(("concurrency", "episodes", "expected"), [(3, 12, 3), (4, 2, 2), (1, 5, 1)])
+async def test_the_workers_calls_know_how_many_run_at_once_and_the_caller_is_left_as_it_was(
+        tmp_path, concurrency: int, episodes: int, expected: int) -> None:
+    seen: set[int] = set()
+
+    class Asking(Toy):
+        outcome_model = Loose
+
+        async def play(self, ctx):
+            seen.add(calls_at_once.get())
+            return Loose()
+
+    runner = Runner(Store(str(tmp_path / "c.db")), Asking(), concurrency=concurrency)
+    summary = await runner.run("c", grid([{"id": str(i)} for i in range(episodes)], [lineup()]))
+    assert summary.done == episodes
+    assert seen == {expected}, "the workers at once: the concurrency, or fewer when fewer episodes are left"
+    assert calls_at_once.get() == 1, "the run's setting stays inside the run"
 
 
 async def test_cancel_keeps_finished_episodes_and_marks_the_run(tmp_path) -> None:

@@ -9,8 +9,14 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from contextvars import ContextVar
 
 from lexicoord.models.types import ChatMessage, GenerateConfig, ProviderResponse
+
+#: How many calls the code making this one keeps in flight at once (a runner's concurrency; 1 when nothing says).
+#: A provider that shares one machine among its calls and fixes a call's share when it starts (the embedded model's
+#: threads) sizes even the first call of a run for the others about to join it, not for an empty machine.
+calls_at_once: ContextVar[int] = ContextVar("lexicoord_calls_at_once", default=1)
 
 
 class TransientError(Exception):

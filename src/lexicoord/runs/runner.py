@@ -15,6 +15,7 @@ The runner draws nothing: the caller's :class:`~lexicoord.runs.progress.RunObser
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import time
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
@@ -26,6 +27,7 @@ from lexicoord.core.spec import EpisodeSpec
 from lexicoord.errors import ConfigError, LexicoordError
 from lexicoord.models.budget import Budget, RateLimit
 from lexicoord.models.pool import ModelPool
+from lexicoord.models.provider import calls_at_once
 from lexicoord.runs.claims import Claims
 from lexicoord.runs.episode import play_episode
 from lexicoord.runs.lease import lease_from_env
@@ -101,7 +103,11 @@ class Runner:
             writer.put(await self._play(run_id, position, spec))
 
         watch.started(run_id, summary.total, summary.skipped)
-        playing = asyncio.ensure_future(scheduler.play(todo, play, min(self.concurrency, len(todo)) or 1))
+        workers = min(self.concurrency, len(todo)) or 1
+        # The workers' model calls know how many of them run at once (``calls_at_once``), this run's tasks only.
+        at_once = contextvars.copy_context()
+        at_once.run(calls_at_once.set, workers)
+        playing = asyncio.get_running_loop().create_task(scheduler.play(todo, play, workers), context=at_once)
         writer.start(on_failure=playing.cancel)  # saving failed for good: stop playing what nobody can keep
         status = "interrupted"
         with sigterm_cancels(asyncio.current_task()) as terminated:

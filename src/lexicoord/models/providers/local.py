@@ -11,7 +11,8 @@ a context is not safe to share between threads and serves one call at a time,
 so calls made at once run at once on different contexts, and the runner and the
 rooms send as many at once as there are contexts. Contexts are made as calls at
 once need them (the first call waits for one, not four: a one-shot ``ask`` starts
-sooner), and each call runs on ``free cores / calls in flight`` llama.cpp threads, so
+sooner), and each call runs on ``free cores / calls in flight`` llama.cpp threads (a run's
+workers count as in flight from its first call: ``calls_at_once``), so
 on a quiet machine a lone call has every core and four calls at once one each, and on
 a busy one the cores other processes are running on are left to them (``cores.py``;
 ``-o n_threads=N`` fixes the threads of every call instead). A call goes to an idle context, preferring
@@ -57,7 +58,7 @@ from pathlib import Path
 from typing import Any
 
 from lexicoord.errors import ConfigError, ModelError, ModelNotFoundError
-from lexicoord.models.provider import Provider
+from lexicoord.models.provider import Provider, calls_at_once
 from lexicoord.models.providers.allocator import return_large_blocks
 from lexicoord.models.providers.cores import threads_for, usable_cores
 from lexicoord.models.providers.llama_check import ensure_llama_runs
@@ -510,9 +511,12 @@ class LocalProvider(Provider):
         try:
             # Calls made together (the workers of a runner whose episodes ended at once) all take their
             # contexts before any decides its threads: a lone call has every core, calls at once share them.
-            # A call that comes while another runs shares from its start; the running one keeps its threads.
+            # A call that comes while another runs shares from its start; the running one keeps its threads,
+            # so a run's call shares with the calls its caller says will run at once (``calls_at_once``), even
+            # before they start: a first call on every core would keep them while the others join it.
             await asyncio.sleep(0)
-            threads = threads_for(idle.taken) if loaded.adapt else loaded.threads
+            threads = (threads_for(max(idle.taken, min(calls_at_once.get(), loaded.limit))) if loaded.adapt
+                       else loaded.threads)
             future = asyncio.get_running_loop().run_in_executor(
                 context.executor, self._complete, loaded, context, messages, config, threads)
         except BaseException:
