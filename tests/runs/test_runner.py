@@ -4,6 +4,7 @@ import pytest
 from pydantic import BaseModel, ConfigDict
 
 from lexicoord.core.audience import Audience
+from lexicoord.core.context import EpisodeContext
 from lexicoord.core.events import ErrorEvent, MessageEvent, OutcomeEvent
 from lexicoord.errors import LexicoordError
 from lexicoord.models.observe import ModelCallEvent
@@ -50,6 +51,15 @@ async def test_run_records_events_and_outcomes(tmp_path) -> None:
     assert {c.agent for c in calls} == {"a0", "a1"} and all(c.round == 1 for c in calls)
     assert all(c.audience == Audience.only(c.agent) for c in calls), "a model call is seen by its caller only"
     assert episodes[0].outcome == {"texts": ["item x", "item x"]}
+
+
+async def test_each_episode_is_saved_under_its_specs_key_and_seed(tmp_path) -> None:
+    runner = make_runner(tmp_path, seed=7)
+    specs = grid([{"id": "x"}, {"id": "y"}, {"id": "z"}], [lineup(), lineup("scripted/random")])
+    await runner.run("r", specs)
+    assert {(e.key, e.seed) for e in runner.store.episodes("r")} == {(s.key, s.seed(7)) for s in specs}
+    assert len({s.seed(7) for s in specs}) == len(specs) and specs[0].seed(7) != specs[0].seed(8)
+    assert EpisodeContext(spec=specs[0], seed=0).key == specs[0].key, "a context made without its key works it out"
 
 
 async def test_a_failing_episode_is_recorded_and_the_run_goes_on(tmp_path) -> None:

@@ -145,3 +145,29 @@ def test_a_long_episode_is_read_a_page_at_a_time(viewer_server: tuple[str, Path]
     expect(items.filter(has_text="seen by the wolves").first).to_be_visible()
     shot(page, "viewer-4-long-episode")
     assert not errors, errors
+
+
+def test_the_page_moves_are_off_until_a_page_and_its_board_are_in(
+        viewer_server: tuple[str, Path], browser: Any) -> None:  # noqa: F811
+    base, _ = viewer_server
+    page, errors = watched(browser)
+    boards: list[float] = []
+
+    def slow_board(route: Any) -> None:
+        boards.append(time.monotonic())
+        time.sleep(0.8)  # a board that answers slowly: the page's events are in before it
+        route.continue_()
+
+    page.goto(f"{base}/runs/long")
+    page.locator(".episode-row a", has_text="item-0").click()
+    page.wait_for_url("**/episodes/*")
+    items = page.locator("#transcript li.ev")
+    expect(items).to_have_count(100)
+    expect(page.locator("#events-later")).to_be_enabled()
+    page.route("**/board?*", slow_board)
+    page.locator("#events-later").click()
+    expect(items.last).to_have_attribute("data-seq", "199")
+    assert page.locator("#events-later").is_disabled(), "the next page's events are shown, its board is not yet"
+    page.locator("#events-later").click()  # waits until the move is on again, then moves
+    expect(items.last).to_have_attribute("data-seq", "299")
+    assert len(boards) == 2 and not errors, errors

@@ -72,6 +72,8 @@ class EpisodeContext(Generic[ItemT]):
     #: The run's seed (``seed`` is this episode's, drawn from it and the episode's key): a protocol that pairs
     #: calls across the episodes of a run draws their seed from it (:meth:`paired_seed`).
     run_seed: int = 0
+    #: The episode's key (``spec.key``, a hash of the whole spec), given by a maker that holds it already.
+    key: str = ""
 
     def paired_seed(self, *parts: object) -> int:
         """A seed shared by every episode of the run that names the same ``parts`` (item, repetition, seat, step),
@@ -80,6 +82,7 @@ class EpisodeContext(Generic[ItemT]):
         return int(hashlib.sha256(text.encode()).hexdigest()[:8], 16) & 0x7FFFFFFF
 
     def __post_init__(self) -> None:
+        self.key = self.key or self.spec.key
         self.rng = random.Random(self.seed)
         self._item: object = _UNREAD
 
@@ -87,7 +90,7 @@ class EpisodeContext(Generic[ItemT]):
     def item(self) -> ItemT:
         """The item as the protocol's item model, read once as the episode started (``spec.item`` keeps the JSON)."""
         if isinstance(self._item, _Unread):
-            raise RuntimeError(f"The item of episode {self.spec.key!r} has not been read: a protocol's start(ctx) "
+            raise RuntimeError(f"The item of episode {self.key!r} has not been read: a protocol's start(ctx) "
                                "reads it before play.")
         return cast(ItemT, self._item)
 

@@ -16,9 +16,10 @@ class Recorder:
 
     def emit(self, event: Event) -> Event:
         event.seq = len(self.events)
-        if event.round is None:
+        # Only what changes is set: a pydantic assignment costs microseconds, and a campaign emits millions.
+        if event.round is None and self.round is not None:
             event.round = self.round
-        if event.phase is None:
+        if event.phase is None and self.phase is not None:
             event.phase = self.phase
         self.events.append(event)
         return event

@@ -64,4 +64,10 @@ class EpisodeSpec(BaseModel):
         return hashlib.sha256(blob.encode()).hexdigest()[:24]
 
     def seed(self, base_seed: int = 0) -> int:
-        return int(hashlib.sha256(f"{base_seed}:{self.key}".encode()).hexdigest()[:8], 16) & 0x7FFFFFFF
+        return episode_seed(self.key, base_seed)
+
+
+def episode_seed(key: str, base_seed: int = 0) -> int:
+    """The seed of the episode whose key is ``key`` in a run seeded ``base_seed`` (what :meth:`EpisodeSpec.seed`
+    gives, for a caller that already holds the key: a key hashes the whole spec)."""
+    return int(hashlib.sha256(f"{base_seed}:{key}".encode()).hexdigest()[:8], 16) & 0x7FFFFFFF

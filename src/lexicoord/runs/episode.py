@@ -72,7 +72,7 @@ async def play_episode(
     calls = [e for e in events if isinstance(e, ModelCallEvent)]
     record = EpisodeRecord(
         run_id=run_id,
-        key=spec.key,
+        key=ctx.key,
         position=position,
         item_id=spec.item_id,
         repetition=spec.repetition,

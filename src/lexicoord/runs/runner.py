@@ -23,7 +23,7 @@ from typing import Any
 from lexicoord.core.context import EpisodeContext, SeatMaker
 from lexicoord.core.events import Event
 from lexicoord.core.protocol import Protocol
-from lexicoord.core.spec import EpisodeSpec
+from lexicoord.core.spec import EpisodeSpec, episode_seed
 from lexicoord.errors import ConfigError, LexicoordError
 from lexicoord.models.budget import Budget, RateLimit
 from lexicoord.models.pool import ModelPool
@@ -77,8 +77,9 @@ class Runner:
         """Play the episodes of ``run_id`` not finished yet; ``observer`` hears the run (nothing: no one does).
         ``grows``: the config keys a resume may grow (see :meth:`Store.open_run`)."""
         watch = observer or RunObserver()
-        done_keys = await self._open(run_id, episodes, config, grows)
-        by_key = {e.key: (i, e) for i, e in enumerate(episodes)}
+        keys = [e.key for e in episodes]  # a key is a hash of the whole spec: made once per episode of the run
+        done_keys = await self._open(run_id, episodes, keys, config, grows)
+        by_key = {key: (i, e) for i, (key, e) in enumerate(zip(keys, episodes))}
         todo = [(key, i) for key, (i, _) in by_key.items() if key not in done_keys]
         summary = RunSummary(run_id=run_id, total=len(episodes), skipped=len(episodes) - len(todo))
         started = time.perf_counter()
@@ -100,7 +101,7 @@ class Runner:
 
         async def play(key: str) -> None:
             position, spec = by_key[key]
-            writer.put(await self._play(run_id, position, spec))
+            writer.put(await self._play(run_id, position, spec, key))
 
         watch.started(run_id, summary.total, summary.skipped)
         workers = min(self.concurrency, len(todo)) or 1
@@ -142,10 +143,9 @@ class Runner:
                     watch.ended(summary)
         return summary
 
-    async def _open(self, run_id: str, episodes: Sequence[EpisodeSpec], config: dict[str, Any] | None,
-                    grows: Collection[str] = ()) -> set[str]:
+    async def _open(self, run_id: str, episodes: Sequence[EpisodeSpec], keys: list[str],
+                    config: dict[str, Any] | None, grows: Collection[str] = ()) -> set[str]:
         """Check the grid, open (or resume) the run; the keys of its episodes that are not to be played again."""
-        keys = [e.key for e in episodes]
         if len(set(keys)) != len(keys):
             raise LexicoordError("The run lists the same episode twice (same item, settings, line-up and repetition).")
         # Resolve every model named in the line-ups now: a missing key or server address is
@@ -176,16 +176,18 @@ class Runner:
             budget.open()
         self.models.draw_on(budgets.get)
 
-    async def _play(self, run_id: str, position: int, spec: EpisodeSpec) -> tuple[EpisodeRecord, list[Event]]:
+    async def _play(self, run_id: str, position: int, spec: EpisodeSpec,
+                    key: str) -> tuple[EpisodeRecord, list[Event]]:
         seats: SeatMaker = self.seats
         if self.protocol.journal:
-            replay = await asyncio.to_thread(self.store.episode_moves, run_id, spec.key)
+            replay = await asyncio.to_thread(self.store.episode_moves, run_id, key)
 
             async def record(player: str, idx: int, entry: dict[str, Any]) -> None:
-                await asyncio.to_thread(self.store.add_episode_move, run_id, spec.key, player, idx, entry)
+                await asyncio.to_thread(self.store.add_episode_move, run_id, key, player, idx, entry)
 
             seats = JournaledSeats(self.seats, replay, record)
-        ctx = EpisodeContext(spec=spec, seed=spec.seed(self.seed), make_seat=seats, run_seed=self.seed)
+        ctx = EpisodeContext(spec=spec, seed=episode_seed(key, self.seed), make_seat=seats, run_seed=self.seed,
+                             key=key)
         return await play_episode(self.protocol, ctx, run_id, position)
 
 

@@ -309,7 +309,7 @@ class _Game:
         for c in judged:
             if c.accepted:
                 self.board.coin(c.term, c.definition, Provenance(agent=seat.name, round=r, coin_pass=k,
-                                                                 episode=self.ctx.spec.key))
+                                                                 episode=self.ctx.key))
         accepted = sum(c.accepted for c in judged)
         self.accepted += accepted
         self.rejected += len(judged) - accepted

@@ -279,7 +279,7 @@ class _Game:
         for candidate in candidate_events(judged, name):
             self.ctx.emit(candidate)
         coined = [self.board.coin(c.term, c.definition, Provenance(agent=name, round=self.state.day,
-                                                                   episode=self.ctx.spec.key))
+                                                                   episode=self.ctx.key))
                   for c in judged if c.accepted]
         if coined:
             self.terms[channel] += len(coined)

@@ -145,12 +145,14 @@ async function more(later) {
 async function load(cursor, later) {
   if (busy) return;
   busy = true;
+  // The moves are off until the page and its board are in: a click meanwhile would otherwise do nothing, unseen.
+  for (const id of ["#events-earlier", "#events-first", "#events-later", "#events-last"]) $(id).disabled = true;
   try {
     const q = new URLSearchParams();
     if (cursor.after != null) q.set("after", cursor.after);
     if (cursor.before != null) q.set("before", cursor.before);
     const page = await api(`${base}/events?${q}`);
-    if (!page.events.length) { updateButtons(); return; }
+    if (!page.events.length) return;
     const nodes = page.events.map(eventNode);
     const entry = { first: page.events[0].seq, last: page.events[page.events.length - 1].seq, nodes, prev: page.prev, next: page.next };
     const list = $("#transcript");
@@ -159,12 +161,12 @@ async function load(cursor, later) {
       const gone = later ? pages.shift() : pages.pop();
       for (const n of gone.nodes) n.remove();
     }
-    updateButtons();
     await showBoard(pages[pages.length - 1].last);
   } catch (err) {
     showError(err.message);
   } finally {
     busy = false;
+    updateButtons();
   }
 }
 
