@@ -265,7 +265,8 @@ def projection_cost(repeat: int) -> str:
                            settings=WerewolfSettings(max_days=5).model_dump(),
                            lineup=[AgentSpec(name=n, model="scripted/random") for n in names])
         played = EpisodeContext(spec=spec, seed=seed, make_seat=SeatFactory(ModelPool(cache=False)))
-        asyncio.run(WerewolfGame().play(played))
+        game = WerewolfGame()
+        asyncio.run(game.play(game.start(played)))
         if longest is None or len(played.recorder.events) > len(longest.recorder.events):
             longest = played
     assert longest is not None

@@ -30,3 +30,15 @@ def test_make_bench_runs_every_benchmark() -> None:
     bench = makefile.split("\nbench:", 1)[1].split("\n\n", 1)[0]
     assert {s.name for s in SCRIPTS} == {line.split("benchmarks/")[1].split()[0] for line in bench.splitlines()
                                           if "benchmarks/" in line}
+
+
+def test_the_werewolf_rooms_projection_figure_plays_its_games() -> None:
+    """The in-process part of ``werewolf_rooms.py``: ten scripted games played through the protocol's own start,
+    then every player's projection timed against a shared one."""
+    sys.path.insert(0, str(SCRIPTS[0].parent))
+    try:
+        import werewolf_rooms
+    finally:
+        sys.path.pop(0)
+    line = werewolf_rooms.projection_cost(1)
+    assert "one shared state" in line and "(9 projections)" in line, line
