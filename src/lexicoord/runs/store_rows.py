@@ -14,7 +14,7 @@ from sqlalchemy import Table, insert
 
 from lexicoord.core.events import Event
 from lexicoord.runs.records import EpisodeRecord
-from lexicoord.runs.schema import EpisodeRow, EventRow, RunRow
+from lexicoord.runs.schema import ClaimRow, EpisodeRow, EventRow, RunRow
 
 #: The status of a live room's game still being played (an ended episode is ``done`` or ``failed``).
 PLAYING = "playing"
@@ -42,6 +42,9 @@ INSERT_EPISODES = insert(cast(Table, EpisodeRow.__table__))
 #: UPDATE or SELECT costs several times the statement itself).
 EPISODES = cast(Table, EpisodeRow.__table__)
 RUNS = cast(Table, RunRow.__table__)
+#: And for the deletes of a save, which no loaded object needs to follow.
+CLAIMS = cast(Table, ClaimRow.__table__)
+EVENTS = cast(Table, EventRow.__table__)
 
 
 def event_row(episode_id: int, e: Event) -> dict[str, Any]:
