@@ -4,13 +4,19 @@ A real ``lexicoord study serve`` runs as a subprocess on loopback with a tempora
 file this script writes: the coordination protocol, groups of 3 people and 1 ``scripted/first`` agent, one
 game per group, a one-question quiz, a two-question survey, a lobby that fills a short group with agents
 after ``--lobby-timeout`` seconds, and a code for each outcome. Every participant is a coroutine in this one
-asyncio process with its own HTTP client (httpx), speaking as the study's page does, and a WebSocket for
+asyncio process with its own HTTP client (its own connection pool), speaking as the study's page does, and a WebSocket for
 the game's room. Each one enters, consents (a ``--decline`` share declines and gets that code), reads the
 instructions, passes the quiz, long-polls the lobby until its game is ready (``ready=0``, as the page does), asks for its seat (``/play``), says hello on the room's
 WebSocket and votes the first option whenever asked until the game is over (a page the server closes is
 opened again, after 5 s if it was told it asked too often, as the room's page does), long-polls until the
 survey, answers it and is given the completion code. A seeded random think time (``--think``, 0-200 ms by
 default) comes before every step and move, so arrivals spread like real ones but overlap heavily.
+
+The pages' HTTP client is aiohttp's (``--client``): a real page's HTTP stack is its browser's, which costs the
+server's machine nothing, while this instrument shares the server's two cores, so every latency it reports
+carries its own CPU too. aiohttp's client parses HTTP in C, one layer above the socket; httpx (``--client
+httpx``, the instrument of earlier figures) goes through httpcore, h11's pure-Python parser and anyio, and in the
+burst took about twice the CPU (1.6-2.0 s against 0.8-0.9 s) and most of the pages' time beyond the server's own.
 
 By default every participant comes from this one loopback address, as a lab's people behind one router do,
 with the per-address limits the command offers lifted (``--enter-rate``, ``--connections-per-address``);
@@ -59,10 +65,12 @@ import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import httpx
 import machine
 import uvloop
@@ -153,6 +161,50 @@ expect = "Blue"
 """
 
 
+class Answer:
+    """An HTTP answer as :class:`Script` reads it, whichever client got it (httpx's ``Response`` reads the same)."""
+
+    def __init__(self, status_code: int, headers: Mapping[str, str], content: bytes) -> None:
+        self.status_code, self.headers, self.content = status_code, headers, content
+
+    def json(self) -> Any:
+        return json.loads(self.content)
+
+    @property
+    def text(self) -> str:
+        return self.content.decode("utf-8", errors="replace")
+
+
+class AiohttpPage:
+    """One page's HTTP client on aiohttp: its own session and connection pool, as each person has a browser."""
+
+    def __init__(self, base: str) -> None:
+        self.base = base
+
+    async def __aenter__(self) -> AiohttpPage:
+        self.session = aiohttp.ClientSession(self.base, timeout=aiohttp.ClientTimeout(total=60))
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.session.close()
+
+    async def request(self, method: str, path: str, *, headers: dict[str, str], json: Any = None,
+                      params: dict[str, Any] | None = None) -> Answer:
+        async with self.session.request(method, path, headers=headers, json=json, params=params) as r:
+            return Answer(r.status, r.headers, await r.read())
+
+
+#: What a page's client raises when a connection breaks (retried by :meth:`Script.call`), for both clients.
+TRANSPORT_ERRORS = (httpx.TransportError, aiohttp.ClientConnectionError, asyncio.TimeoutError)
+
+
+def page_client(kind: str, base: str, tls: ssl.SSLContext) -> contextlib.AbstractAsyncContextManager[Any]:
+    """A participant's own HTTP client of ``kind`` (``--client``)."""
+    if kind == "httpx":
+        return httpx.AsyncClient(base_url=base, timeout=60, verify=tls)
+    return AiohttpPage(base)
+
+
 @dataclass
 class Tally:
     """What every participant measured."""
@@ -174,7 +226,7 @@ class Tally:
 class Script:
     """One participant's page."""
 
-    def __init__(self, pid: str, http: httpx.AsyncClient, ws_base: str, tally: Tally, rng: random.Random,
+    def __init__(self, pid: str, http: Any, ws_base: str, tally: Tally, rng: random.Random,
                  think: tuple[float, float], decline: bool, address: str | None) -> None:
         self.pid, self.http, self.ws_base, self.tally, self.rng = pid, http, ws_base, tally, rng
         self.think_range, self.decline = think, decline
@@ -197,12 +249,12 @@ class Script:
             self.tally.codes.setdefault(self.pid, set()).add(view["code"])
         return view
 
-    async def call(self, method: str, path: str, step: str, **kw: Any) -> httpx.Response:
+    async def call(self, method: str, path: str, step: str, **kw: Any) -> Any:
         """One request, retried after a connection error (a kept-alive connection the server closed)."""
         for attempt in range(4):
             try:
                 return await self.http.request(method, f"{self.api}{path}", headers=self.headers(), **kw)
-            except httpx.TransportError as exc:
+            except TRANSPORT_ERRORS as exc:
                 self.tally.transport[f"{step} {type(exc).__name__}"] += 1
                 if attempt == 3:
                     raise
@@ -378,7 +430,7 @@ async def session(base: str, args: argparse.Namespace, key: str, server_pid: int
     decliners = {i for i in range(n) if rng.random() < args.decline}  # each decides alone, as people do
     # One client (one connection pool) per participant, as each person has their own browser. One shared pool
     # would cost this process more than the server: httpcore scans every pooled connection for each request.
-    tls = ssl.create_default_context()  # made once: every plain-HTTP client would otherwise build its own
+    tls = ssl.create_default_context()  # made once: every plain-HTTP httpx client would otherwise build its own
     lags: list[float] = []
     probe = asyncio.create_task(lag_probe(lags))
     me_cpu = time.process_time()
@@ -392,7 +444,7 @@ async def session(base: str, args: argparse.Namespace, key: str, server_pid: int
     async def one(i: int) -> None:
         pid = f"p{i:04d}"
         await asyncio.sleep(args.arrive_over * arrivals[i] / max(1, n))
-        async with httpx.AsyncClient(base_url=base, timeout=60, verify=tls) as http:
+        async with page_client(args.client, base, tls) as http:
             script = Script(pid, http, ws_base, tally, random.Random(args.seed * 7919 + i), tuple(args.think),
                             i in decliners, address(i) if args.proxy else None)
             try:
@@ -511,6 +563,9 @@ def main() -> None:
                              "lobby's last 2 people are a short group that the lobby fills with an agent)")
     parser.add_argument("--conditions", type=int, default=0,
                         help="between-subjects conditions of the study (0: none), dealt to the groups by the lobby")
+    parser.add_argument("--client", choices=("aiohttp", "httpx"), default="aiohttp",
+                        help="the pages' HTTP client: aiohttp (C parser, the lighter instrument on the server's "
+                             "cores) or httpx (the instrument of earlier figures)")
     parser.add_argument("--server-log", type=Path, default=None, help="keep the server's output here")
     args = parser.parse_args()
     if args.participants < 1 or not 0 <= args.decline <= 1 or args.people < 1:
@@ -559,7 +614,7 @@ def main() -> None:
           f"lobby timeout {args.lobby_timeout:g} s (fills with agents), seed {args.seed}, "
           f"{args.conditions or 'no'} condition(s); "
           + ("each from an address of their own through a trusted proxy" if args.proxy
-             else "all from one address (this loopback client)"))
+             else "all from one address (this loopback client)") + f"; pages' HTTP client {args.client}")
     assert result is not None
     ok = report(result, args)
     problems = [line for line in server_log.splitlines() if "Traceback" in line or "ERROR" in line]

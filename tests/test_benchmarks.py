@@ -42,3 +42,22 @@ def test_the_werewolf_rooms_projection_figure_plays_its_games() -> None:
         sys.path.pop(0)
     line = werewolf_rooms.projection_cost(1)
     assert "one shared state" in line and "(9 projections)" in line, line
+
+
+@pytest.mark.parametrize("client", ["aiohttp", "httpx"])
+def test_the_study_load_takes_six_people_to_their_codes_with_either_pages_client(client: str) -> None:
+    """``study_load.py`` against a real server, with each of its pages' HTTP clients: every stage transition is
+    timed as the page saw it and as the server says it took (its ``Server-Timing``, read from either client's
+    headers), and every participant gets one code."""
+    script = next(p for p in SCRIPTS if p.name == "study_load.py")
+    result = subprocess.run([sys.executable, str(script), "--participants", "6", "--decline", "0",
+                             "--think", "0", "0.01", "--client", client],
+                            capture_output=True, text=True, timeout=240)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    out = result.stdout
+    assert f"pages' HTTP client {client}" in out
+    assert "participants with exactly one code: 6 of 6: all" in out
+    transitions = next(line for line in out.splitlines() if line.startswith("stage transitions"))
+    server = next(line for line in out.splitlines() if "the server's own time" in line)
+    assert transitions.endswith("(n=30)") and server.endswith("(n=30)"), (transitions, server)  # 5 steps x 6
+    assert "groups: 2 (0 filled with agents" in out and "2 finished" in out
