@@ -412,8 +412,7 @@ class Study:
         room = await self.rooms.create(self.file.room_body(agents, group.condition), managed=managed,
                                        run=self.file.run_id)
         room.manager = self
-        for pid in group.members:
-            await room.join(group.seats[pid], participant=pid)
+        await room.join_all([(group.seats[pid], pid) for pid in group.members])
         group.room, group.status = room.code, "playing"
         await self._saved(state=True)
         await self._next_game(group, room)
