@@ -112,7 +112,8 @@ async def test_a_late_write_never_undoes_a_final_verdict_and_a_saved_episode_set
         make_gate: MakeGate) -> None:
     gate = make_gate("single", {"agent": [proposal("clear")]})
     v = await gate.check("Open the door.")
-    assert not records.update(gate.store, v.gate_id, "pending", {}, None)  # an earlier state, written late
+    with gate.store.writing() as s:  # an earlier state, written late
+        assert not records.update(s, v.gate_id, "pending", {}, None)
     assert (await gate.get(v.gate_id)).status == "clear"
     # the verdict's write was lost (the row still says pending) but the episode was saved: read, it settles
     with gate.store.writing() as s:
@@ -135,3 +136,53 @@ async def test_a_starting_server_goes_on_with_the_checks_left_unsettled(tmp_path
         await asyncio.sleep(0.6)  # the question's time runs out: the check ends, and is in the record
         assert (await second.get(v.gate_id)).status == "refuse"
         assert [r.outcome["status"] for r in second.store.episodes(v.run_id)] == ["refuse"]
+
+
+def _clear(messages: Any, config: Any) -> dict[str, Any]:
+    return proposal("clear")
+
+
+async def test_thirty_checks_at_once_share_their_transactions_and_each_keeps_its_own_verdict_and_record(
+        make_gate: MakeGate, monkeypatch: pytest.MonkeyPatch) -> None:
+    gate = make_gate("single", _clear)
+    await gate.check("Warm up: open the door.")
+    transactions = 0
+    writing = gate.store.writing
+
+    def counted() -> Any:
+        nonlocal transactions
+        transactions += 1
+        return writing()
+
+    monkeypatch.setattr(gate.store, "writing", counted)
+    verdicts = await asyncio.gather(*(gate.check(f"Put mug {i} on shelf {i}.") for i in range(30)))
+    assert [v.status for v in verdicts] == ["clear"] * 30 and len({v.gate_id for v in verdicts}) == 30
+    # Alone, each check writes three times (its row, its model's answer, its episode with its verdict): 90.
+    assert transactions <= 45, f"{transactions} transactions for 30 checks at once"
+    saved = {e.spec["item"]["instruction"]: e for e in gate.store.episodes(gate.run_id)}
+    for i, v in enumerate(verdicts):
+        assert saved[f"Put mug {i} on shelf {i}."].key == v.episode_key and v.model_calls == 1
+        row = records.get(gate.store, v.gate_id)
+        assert row is not None and row.status == "clear" and row.owner is None
+
+
+async def test_a_check_whose_record_cannot_be_stored_is_an_error_and_the_checks_beside_it_are_kept(
+        make_gate: MakeGate, monkeypatch: pytest.MonkeyPatch) -> None:
+    gate = make_gate("single", _clear)
+    save = gate.store.save_episodes_in
+
+    def refusing(s: Any, batch: Any) -> list[int]:
+        if any(record.spec["item"]["instruction"] == "Pour the milk." for record, _ in batch):
+            raise RuntimeError("the disk is full")
+        return save(s, batch)
+
+    monkeypatch.setattr(gate.store, "save_episodes_in", refusing)
+    asked = ["Open the door.", "Pour the milk.", "Close the window.", "Wipe the table."]
+    verdicts = await asyncio.gather(*(gate.check(text) for text in asked))
+    assert [v.status for v in verdicts] == ["clear", "error", "clear", "clear"]
+    assert "could not be stored: the disk is full" in (verdicts[1].reason or "")
+    kept = {e.spec["item"]["instruction"] for e in gate.store.episodes(gate.run_id)}
+    assert kept == {"Open the door.", "Close the window.", "Wipe the table."}
+    for v in verdicts:  # every row final, as its verdict says; none says clear without its record
+        row = records.get(gate.store, v.gate_id)
+        assert row is not None and row.status == v.status and row.owner is None

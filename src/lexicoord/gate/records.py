@@ -1,4 +1,7 @@
-"""The gates' rows in the store: made once per check, updated as its verdict changes, read by any process."""
+"""The gates' rows in the store: made once per check, updated as its verdict changes, read by any process.
+
+Each write is made in the caller's session, so a gate answering many callers at once shares its transactions
+among them (:class:`~lexicoord.runs.shared_transactions.SharedTransactions`)."""
 
 from __future__ import annotations
 
@@ -8,7 +11,7 @@ from typing import Any
 from pydantic import BaseModel
 from sqlalchemy import select
 from sqlalchemy import update as sa_update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
 
 from lexicoord.runs.schema import GateRow
 from lexicoord.runs.store import Store
@@ -39,13 +42,10 @@ def _state(row: GateRow) -> GateState:
                      request=dict(row.request), verdict=dict(row.verdict))
 
 
-def create(store: Store, state: GateState) -> GateState | None:
-    """Make the row; ``None`` when the run already holds a check under the same key (another call won)."""
-    try:
-        with store.writing() as s:
-            s.add(GateRow(**state.model_dump()))
-    except IntegrityError:
-        return None
+def create(s: Session, state: GateState) -> GateState:
+    """Make the row; ``IntegrityError`` when the run already holds a check under the same key (another call won)."""
+    s.add(GateRow(**state.model_dump()))
+    s.flush()
     return state
 
 
@@ -64,47 +64,41 @@ def by_key(store: Store, run_id: str, key: str) -> GateState | None:
 FINAL = ("clear", "refuse", "error")
 
 
-def update(store: Store, gate_id: str, status: str, verdict: dict[str, Any], expires_at: float | None,
+def update(s: Session, gate_id: str, status: str, verdict: dict[str, Any], expires_at: float | None,
            owner: str | None = None) -> bool:
     """Write the verdict as it stands; a check already final is never written over (a late write of an earlier
     state loses), and only its ``owner`` writes while it plays. A final write gives the claim up."""
-    with store.writing() as s:
-        row = s.get(GateRow, gate_id, with_for_update=True)
-        if row is None or row.status in FINAL or (owner is not None and row.owner not in (None, owner)):
-            return False
-        row.status, row.verdict, row.expires_at, row.updated_at = status, verdict, expires_at, time.time()
-        if status in FINAL:
-            row.owner = row.lease_until = None
-        return True
+    row = s.get(GateRow, gate_id, with_for_update=True)
+    if row is None or row.status in FINAL or (owner is not None and row.owner not in (None, owner)):
+        return False
+    row.status, row.verdict, row.expires_at, row.updated_at = status, verdict, expires_at, time.time()
+    if status in FINAL:
+        row.owner = row.lease_until = None
+    return True
 
 
-def claim(store: Store, gate_id: str, owner: str, lease: float) -> bool:
+def claim(s: Session, gate_id: str, owner: str, lease: float) -> bool:
     """Take the check to play it: it is unclaimed, ours, or its owner's lease has run out."""
     now = time.time()
-    with store.writing() as s:
-        row = s.get(GateRow, gate_id, with_for_update=True)
-        if row is None or row.status in FINAL:
-            return False
-        if row.owner not in (None, owner) and (row.lease_until or 0) > now:
-            return False
-        row.owner, row.lease_until = owner, now + lease
-        return True
+    row = s.get(GateRow, gate_id, with_for_update=True)
+    if row is None or row.status in FINAL:
+        return False
+    if row.owner not in (None, owner) and (row.lease_until or 0) > now:
+        return False
+    row.owner, row.lease_until = owner, now + lease
+    return True
 
 
-def renew(store: Store, gate_ids: list[str], owner: str, lease: float) -> None:
+def renew(s: Session, gate_ids: list[str], owner: str, lease: float) -> None:
     """Hold the claims on the checks this process plays."""
-    if not gate_ids:
-        return
-    with store.writing() as s:
+    if gate_ids:
         s.execute(sa_update(GateRow).where(GateRow.id.in_(gate_ids), GateRow.owner == owner)
                   .values(lease_until=time.time() + lease))
 
 
-def release(store: Store, gate_ids: list[str], owner: str) -> None:
+def release(s: Session, gate_ids: list[str], owner: str) -> None:
     """Give the claims up (a process that stops), so another may go on with the checks at once."""
-    if not gate_ids:
-        return
-    with store.writing() as s:
+    if gate_ids:
         s.execute(sa_update(GateRow).where(GateRow.id.in_(gate_ids), GateRow.owner == owner)
                   .values(owner=None, lease_until=None))
 

@@ -40,7 +40,7 @@ class Journal(Database):
         if not moves:
             return
         with self.writing() as s:
-            s.execute(insert(MoveRow), [m._asdict() for m in moves])
+            journal_moves(s, moves)
 
     def episode_moves(self, run_id: str, key: str) -> dict[str, list[dict[str, Any]]]:
         """An unfinished episode's journal, each player's answers in order (empty when there is none)."""
@@ -55,7 +55,18 @@ class Journal(Database):
     def clear_episode_moves(self, run_id: str, key: str) -> None:
         """Forget an episode's journal (a live room does once the game is stored, whatever its end)."""
         with self.writing() as s:
-            s.execute(delete(MoveRow).where(MoveRow.run_id == run_id, MoveRow.key == key))
+            clear_moves(s, run_id, key)
+
+
+def journal_moves(s: Session, moves: Sequence[Move]) -> None:
+    """Journal answers in the caller's transaction (a server sharing one among its callers' writes)."""
+    if moves:
+        s.execute(insert(MoveRow), [m._asdict() for m in moves])
+
+
+def clear_moves(s: Session, run_id: str, key: str) -> None:
+    """Forget an episode's journal in the caller's transaction."""
+    s.execute(delete(MoveRow).where(MoveRow.run_id == run_id, MoveRow.key == key))
 
 
 def settle_moves(s: Session, records: Sequence[EpisodeRecord]) -> None:

@@ -45,10 +45,14 @@ class Saving(Database):
     def save_episodes(self, batch: Sequence[tuple[EpisodeRecord, Sequence[Event]]]) -> list[int]:
         """Write several ended episodes in one transaction (all or none); returns their ids."""
         with self.writing() as s:
-            keys = [(record.run_id, record.key) for record, _ in batch]
-            if len(set(keys)) < len(keys):  # the same episode twice: each save sees the one before
-                return [self._write_episodes(s, [entry])[0] for entry in batch]
-            return self._write_episodes(s, batch)
+            return self.save_episodes_in(s, batch)
+
+    def save_episodes_in(self, s: Session, batch: Sequence[tuple[EpisodeRecord, Sequence[Event]]]) -> list[int]:
+        """:meth:`save_episodes` in the caller's transaction (a server sharing one among its callers' writes)."""
+        keys = [(record.run_id, record.key) for record, _ in batch]
+        if len(set(keys)) < len(keys):  # the same episode twice: each save sees the one before
+            return [self._write_episodes(s, [entry])[0] for entry in batch]
+        return self._write_episodes(s, batch)
 
     def _write_episodes(self, s: Session, batch: Sequence[tuple[EpisodeRecord, Sequence[Event]]]) -> list[int]:
         """Each step is one statement for the whole batch, not one per episode: a save is a write that other
