@@ -11,16 +11,18 @@ subprocess on loopback, and this script asks for what the page asks for:
   episodes filtered by an outcome value (filtered in the database);
 - then every page of the big episode, one after the other, as a reader paging to the end would.
 
-"cold" is the first request for that page after the server started (nothing asked of it before but its
-readiness, on a route that reads no run; the episodes' ids are read from the file itself); "warm" the median of
---repeat more. The server's resident memory (RSS) is read before the first request, after the first
-pages, and at its highest while every page of the big episode is read: the viewer never reads more
-than a page, so it should stay flat however large the run.
+"cold" is the first request of a server started for that page alone: nothing was asked of it before but its
+readiness, on a route that reads no run (the episodes' ids are read from the file itself). The operating
+system's file cache is not emptied between servers: "cold" is the server's, not the disk's. "warm" is the
+median of --repeat more of the same page on that server. Then one more server: its resident memory (RSS) is read
+before its first request, after the first pages, and at its highest while every page of the big episode is
+read: the viewer never reads more than a page, so it should stay flat however large the run.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import socket
 import statistics
@@ -28,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -116,58 +119,64 @@ def main() -> None:
         build(db, args.events, args.per_episode)
         print(f"store: 2 runs x {args.events:,} events, {db.stat().st_size / 2**20:.0f} MB, "
               f"written in {time.perf_counter() - started:.1f} s")
-        port = free_port()
-        exe = Path(sys.executable).with_name("lexicoord")
-        proc = subprocess.Popen([str(exe), "serve", "--port", str(port), "--db", str(db), "--model", "scripted/echo"],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "LEXICOORD_HOME": home})
-        base = f"http://127.0.0.1:{port}"
-        try:
-            with httpx.Client(base_url=base, timeout=60) as client:
-                for _ in range(300):
-                    try:
-                        if client.get("/api/offer").status_code == 200:
-                            break
-                    except httpx.HTTPError:
-                        time.sleep(0.1)
-                server = psutil.Process(proc.pid)
-                rss = {"before": server.memory_info().rss}
-                many, one = first_episode(db, "many"), first_episode(db, "one")  # read from the file: nothing
-                # is asked of the server before the page a "cold" figure times
-                pages = {
-                    "run page (head + first 50 episodes)": ["/runs/many", "/api/runs/many", "/api/runs/many/episodes"],
-                    f"episode page, {args.per_episode}-event episode": [
-                        f"/runs/many/episodes/{many}", f"/api/runs/many/episodes/{many}",
-                        f"/api/runs/many/episodes/{many}/events", f"/api/runs/many/episodes/{many}/board?upto=99"],
-                    f"episode page, {args.events:,}-event episode": [
-                        f"/runs/one/episodes/{one}", f"/api/runs/one/episodes/{one}",
-                        f"/api/runs/one/episodes/{one}/events", f"/api/runs/one/episodes/{one}/board?upto=99"],
-                    "its last page (before the end)": [f"/api/runs/one/episodes/{one}/events?before={args.events}"],
-                    "episodes filtered by outcome": ["/api/runs/many/episodes?outcome=converged%3Dtrue&setting=bound%3D1"],
-                }
-                print(f"\n{'first page of':<44} {'cold ms':>8} {'warm ms':>8} {'KB':>6}")
-                for name, paths in pages.items():
-                    cold, size, _ = timed(client, *paths)
-                    warm = statistics.median(timed(client, *paths)[0] for _ in range(args.repeat))
-                    print(f"{name:<44} {cold * 1000:>8.1f} {warm * 1000:>8.1f} {size / 1024:>6.1f}")
-                rss["after first pages"] = server.memory_info().rss
-                peak, cursor, n, walk_started = 0, None, 0, time.perf_counter()
-                while True:
-                    r = client.get(f"/api/runs/one/episodes/{one}/events",
-                                   params={"limit": 100, **({"after": cursor} if cursor is not None else {})}).json()
-                    n += len(r["events"])
-                    peak = max(peak, server.memory_info().rss)
-                    cursor = r["next"]
-                    if cursor is None:
-                        break
-                walked = time.perf_counter() - walk_started
-                rss["peak, every page read"] = peak
-                print(f"\nevery page of the {args.events:,}-event episode: {n:,} events in {walked:.1f} s "
-                      f"({walked / max(1, n // 100) * 1000:.1f} ms a page of 100)")
-                print("server RSS: " + ", ".join(f"{k} {v / 2**20:.0f} MB" for k, v in rss.items()))
-        finally:
-            proc.terminate()
-            proc.wait(15)
+        many, one = first_episode(db, "many"), first_episode(db, "one")
+        pages = {
+            "run page (head + first 50 episodes)": ["/runs/many", "/api/runs/many", "/api/runs/many/episodes"],
+            f"episode page, {args.per_episode}-event episode": [
+                f"/runs/many/episodes/{many}", f"/api/runs/many/episodes/{many}",
+                f"/api/runs/many/episodes/{many}/events", f"/api/runs/many/episodes/{many}/board?upto=99"],
+            f"episode page, {args.events:,}-event episode": [
+                f"/runs/one/episodes/{one}", f"/api/runs/one/episodes/{one}",
+                f"/api/runs/one/episodes/{one}/events", f"/api/runs/one/episodes/{one}/board?upto=99"],
+            "its last page (before the end)": [f"/api/runs/one/episodes/{one}/events?before={args.events}"],
+            "episodes filtered by outcome": ["/api/runs/many/episodes?outcome=converged%3Dtrue&setting=bound%3D1"],
+        }
+        print(f"\n{'first page of':<44} {'cold ms':>8} {'warm ms':>8} {'KB':>6}")
+        for name, paths in pages.items():
+            with serving(db, home) as (client, _):
+                cold, size, _ = timed(client, *paths)
+                warm = statistics.median(timed(client, *paths)[0] for _ in range(args.repeat))
+            print(f"{name:<44} {cold * 1000:>8.1f} {warm * 1000:>8.1f} {size / 1024:>6.1f}")
+        with serving(db, home) as (client, server):
+            rss = {"before": server.memory_info().rss}
+            for paths in pages.values():
+                timed(client, *paths)
+            rss["after first pages"] = server.memory_info().rss
+            peak, cursor, n, walk_started = 0, None, 0, time.perf_counter()
+            while True:
+                r = client.get(f"/api/runs/one/episodes/{one}/events",
+                               params={"limit": 100, **({"after": cursor} if cursor is not None else {})}).json()
+                n += len(r["events"])
+                peak = max(peak, server.memory_info().rss)
+                cursor = r["next"]
+                if cursor is None:
+                    break
+            walked = time.perf_counter() - walk_started
+            rss["peak, every page read"] = peak
+        print(f"\nevery page of the {args.events:,}-event episode: {n:,} events in {walked:.1f} s "
+              f"({walked / max(1, n // 100) * 1000:.1f} ms a page of 100)")
+        print("server RSS: " + ", ".join(f"{k} {v / 2**20:.0f} MB" for k, v in rss.items()))
 
+
+@contextlib.contextmanager
+def serving(db: Path, home: str) -> Iterator[tuple[httpx.Client, psutil.Process]]:
+    """A fresh ``lexicoord serve`` on the store, once it answers a route that reads no run; stopped after."""
+    port = free_port()
+    exe = Path(sys.executable).with_name("lexicoord")
+    proc = subprocess.Popen([str(exe), "serve", "--port", str(port), "--db", str(db), "--model", "scripted/echo"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "LEXICOORD_HOME": home})
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as client:
+            for _ in range(300):
+                try:
+                    if client.get("/api/offer").status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    time.sleep(0.1)
+            yield client, psutil.Process(proc.pid)
+    finally:
+        proc.terminate()
+        proc.wait(15)
 
 if __name__ == "__main__":
     machine.run(main)

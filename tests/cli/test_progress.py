@@ -101,3 +101,21 @@ def test_a_run_written_to_a_log_says_where_it_stands_while_no_episode_ends(tmp_p
     # each game takes four one-second calls: the log hears from the run before any episode has ended
     assert any(line.startswith("logged: 0/2 done") for line in lines), result.stderr
     assert len(lines) >= 4, result.stderr
+
+
+async def test_a_run_on_rate_budgets_shows_the_whole_runs_calls_and_tokens_a_minute(tmp_path) -> None:
+    from lexicoord.models.budget import RateLimit
+
+    buf = io.StringIO()
+    console = Console(file=buf, width=250, force_terminal=False)
+    store = Store(str(tmp_path / "p.db"))
+    runner = Runner(store, Toy(), models=ModelPool(cache=False), concurrency=4,
+                    rate_limits={"scripted/echo": RateLimit(requests_per_minute=6000, tokens_per_minute=10**6)})
+    items = [{"id": f"i{k}"} for k in range(12)]
+    summary = await runner.run("budgeted", grid(items, [lineup("scripted/echo", 2)]), observer=ProgressBar(console))
+    assert summary.run_calls_per_minute is not None and summary.run_calls_per_minute > 0
+    bars = [line for line in buf.getvalue().splitlines() if line.startswith("budgeted")]
+    shown = next((line for line in bars if "calls/min" in line), None)
+    assert shown is not None, bars
+    calls, tokens = shown.split("run ", 1)[1].split(" calls/min, ")
+    assert int(calls.replace(",", "")) > 0 and int(tokens.split(" tok/min")[0].replace(",", "")) > 0, shown

@@ -114,7 +114,7 @@ async def test_a_run_draws_every_call_on_its_budget_and_counts_the_run_wide_rate
     [drawn] = spent(store, "budgeted")
     assert drawn.requests == summary.model_calls == 24
     assert drawn.tokens == summary.prompt_tokens + summary.completion_tokens > 0
-    assert summary.run_calls_per_minute is not None and summary.run_calls_per_minute >= 0
+    assert summary.run_calls_per_minute is not None and summary.run_calls_per_minute > 0
 
 
 async def test_a_limit_naming_a_model_the_run_does_not_use_is_refused_before_any_episode(tmp_path: Path) -> None:

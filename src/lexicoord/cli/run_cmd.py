@@ -43,7 +43,7 @@ def run(
     set_: Annotated[list[str] | None, typer.Option(
         "--set", help="Override a key: models.a=vllm/Qwen/Qwen2.5-7B-Instruct, data.items=50 (repeatable).")] = None,
     smoke: Annotated[bool, typer.Option(
-        "--smoke", help="A few items, as the file's [smoke] table says: the same code path, as run '<name>-smoke'.")]
+        "--smoke", help="A few items, as the file's \\[smoke] table says: the same code path, as run '<name>-smoke'.")]
     = False,
     print_file: PrintFileOption = False,
     dry_run: DryRunOption = False,
@@ -51,7 +51,7 @@ def run(
     ray: Annotated[str | None, typer.Option(
         "--ray", metavar="ADDRESS", callback=ray_address,
         help="Play the run as Ray tasks on the cluster at ADDRESS: auto (RAY_ADDRESS, or the cluster started on this "
-             "machine), local (a private one in this process) or host:port. Needs pip install 'lexicoord[ray]'.")]
+             "machine), local (a private one in this process) or host:port. Needs pip install 'lexicoord\\[ray]'.")]
     = None,
     workers: Annotated[int | None, typer.Option(
         "--workers", min=1, help="With --ray: how many tasks play the run, each a process with the file's "

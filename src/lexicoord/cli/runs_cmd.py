@@ -143,8 +143,8 @@ def wait(
 ) -> None:
     """Wait while any process still plays the run; exit 0 once it is finished with no failed episode, 1 when it
     ended otherwise (interrupted, or finished with failed episodes: re-running resumes it). A job that makes the
-    report waits on it (SLURM: ``--dependency=afterany:ARRAY`` then ``lexicoord runs wait RUN && lexicoord
-    report RUN``), so the report is of a whole run, whichever machines played it."""
+    report waits on it (SLURM: --dependency=afterany:ARRAY, then: lexicoord runs wait RUN && lexicoord report
+    RUN), so the report is of a whole run, whichever machines played it."""
     from lexicoord.runs.store import Store
 
     verdict(watch(Store(db), run_id, every=every, timeout=timeout))
