@@ -186,3 +186,18 @@ async def test_a_check_whose_record_cannot_be_stored_is_an_error_and_the_checks_
     for v in verdicts:  # every row final, as its verdict says; none says clear without its record
         row = records.get(gate.store, v.gate_id)
         assert row is not None and row.status == v.status and row.owner is None
+
+
+async def test_two_gates_on_one_store_each_checking_at_once_keep_every_check_once(store_url: str) -> None:
+    """On SQLite and on a PostgreSQL server: two gates (two processes' worth) sharing a store, each with checks at
+    once whose writes share transactions; every check ends clear, once, with its own record."""
+    model = scripted(_clear)
+    async with Gate("single", [model], db=store_url) as a, Gate("single", [model], db=store_url) as b:
+        asked = [(gate, f"Put cup {i} on tray {i}.") for i in range(12) for gate in (a, b)]
+        verdicts = await asyncio.gather(*(gate.check(text) for gate, text in asked))
+        assert [v.status for v in verdicts] == ["clear"] * 24 and len({v.gate_id for v in verdicts}) == 24
+        saved = a.store.episodes(a.run_id, conflicts=True)
+        assert sorted(e.spec["item"]["instruction"] for e in saved) == sorted(text for _, text in asked)
+        for v in verdicts:
+            row = records.get(b.store, v.gate_id)
+            assert row is not None and row.status == "clear" and row.owner is None
