@@ -201,3 +201,25 @@ async def test_two_gates_on_one_store_each_checking_at_once_keep_every_check_onc
         for v in verdicts:
             row = records.get(b.store, v.gate_id)
             assert row is not None and row.status == "clear" and row.owner is None
+
+
+async def test_a_check_whose_outcome_cannot_be_read_is_an_error_stored_with_its_record(
+        make_gate: MakeGate, monkeypatch: pytest.MonkeyPatch) -> None:
+    from lexicoord.gate import gate as gate_module
+
+    decide = gate_module._decision
+
+    def unreadable(record: Any, policy: str) -> Any:
+        if record.spec["item"]["instruction"] == "Pour the milk.":
+            raise ValueError("no status in the outcome")
+        return decide(record, policy)
+
+    monkeypatch.setattr(gate_module, "_decision", unreadable)
+    gate = make_gate("single", _clear)
+    milk, door = await asyncio.gather(gate.check("Pour the milk.", wait=30), gate.check("Open the door.", wait=30))
+    assert milk.status == "error" and "outcome could not be read: no status" in (milk.reason or "")
+    assert door.status == "clear"
+    kept = {e.spec["item"]["instruction"] for e in gate.store.episodes(gate.run_id)}
+    assert kept == {"Pour the milk.", "Open the door."}, "the unreadable check's record is kept, to be looked at"
+    row = records.get(gate.store, milk.gate_id)
+    assert row is not None and row.status == "error"

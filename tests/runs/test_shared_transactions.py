@@ -71,7 +71,7 @@ async def test_writes_that_come_while_one_commits_share_the_next_transaction(sto
     assert [await first, *await asyncio.gather(*later)] == [f"made r{i}" for i in range(9)]
     assert store.transactions == 2, "r0 alone, then the eight that came meanwhile together"
     assert runs(store) == [f"r{i}" for i in range(9)]
-    writes.close()
+    await writes.aclose()
 
 
 async def test_a_refused_write_costs_only_its_own_caller_and_the_others_are_kept_once(store: Counted) -> None:
@@ -89,7 +89,7 @@ async def test_a_refused_write_costs_only_its_own_caller_and_the_others_are_kept
     assert [r for n, r in zip(names, results, strict=True) if n != "taken"] == ["made b", "made c", "made d"]
     assert isinstance(results[1], IntegrityError), results[1]
     assert runs(store) == ["a", "b", "c", "d", "taken"], "each kept once, though the shared try was undone"
-    writes.close()
+    await writes.aclose()
 
 
 async def test_one_callers_writes_land_in_its_order_and_a_caller_that_left_still_has_its_write(
@@ -121,7 +121,7 @@ async def test_one_callers_writes_land_in_its_order_and_a_caller_that_left_still
         await gone
     await writes.write(add_run("after"))
     assert runs(store) == ["after", "busy", "gone"]
-    writes.close()
+    await writes.aclose()
 
 
 async def test_writes_of_one_kind_are_handed_over_as_one_list_and_a_refused_one_is_tried_alone(
@@ -159,4 +159,21 @@ async def test_writes_of_one_kind_are_handed_over_as_one_list_and_a_refused_one_
             assert lists == [names, *([n] for n in names)], "the shared try, then each alone"
     assert runs(store) == sorted(["taken", "first-a", "a", "b", "c", "d", "alone-a",
                                   "first-e", "e", "f", "alone-e"])
-    writes.close()
+    await writes.aclose()
+
+
+async def test_closing_waits_for_every_write_asked_and_refuses_later_ones(store: Counted) -> None:
+    writes = SharedTransactions(store, "test-writes")
+    store.hold = threading.Event()
+    asked = [asyncio.create_task(writes.write(add_run(f"q{i}"))) for i in range(5)]
+    await asyncio.to_thread(store.holding.wait, 10)  # the first is committing, four more wait in the queue
+    closing = asyncio.create_task(writes.aclose())
+    await asyncio.sleep(0.05)
+    assert not closing.done(), "closing waits for the writes already asked"
+    store.hold.set()
+    await closing
+    assert [t.result() for t in asked] == [f"made q{i}" for i in range(5)]
+    assert runs(store) == [f"q{i}" for i in range(5)]
+    with pytest.raises(RuntimeError, match="writer test-writes is closed"):
+        await writes.write(add_run("late"))
+    assert runs(store) == [f"q{i}" for i in range(5)]

@@ -337,11 +337,14 @@ class Gate:
             self._heartbeat.cancel()
             tasks.append(self._heartbeat)
         await asyncio.gather(*tasks, return_exceptions=True)
+        # The checks' last states, already on their way to the row, land before the writer closes.
+        await asyncio.gather(*(live.write for live in self._live.values() if live.write is not None),
+                             return_exceptions=True)
         ids = list(self._live)
         self._live.clear()
         with contextlib.suppress(Exception):  # another process may go on with them at once
             await self._writes.write(lambda s: records.release(s, ids, self.owner))
-        self._writes.close()
+        await self._writes.aclose()
         if self._own_pool:
             await self.pool.aclose()
 
@@ -434,14 +437,18 @@ class Gate:
         try:
             if live.write is not None:  # in order: the question's state lands before the verdict
                 await asyncio.gather(live.write, return_exceptions=True)
-            decision = _decision(record, self.settings.policy)
-            verdict = _final(decision, record, live.answers, state.created_at)
+            try:
+                decision = _decision(record, self.settings.policy)
+            except Exception as exc:  # an outcome the policy cannot read is no verdict, and is stored as such
+                decision = Decision(status="error", policy=self.settings.policy,
+                                    reason=f"the check's outcome could not be read: {exc}")
+            verdict = _final(decision, record, list(live.answers), state.created_at)
             try:
                 await self._writes.together(self._settle, _Ended(state.id, record, events, decision.status, verdict))
             except Exception as exc:  # a verdict whose record cannot be kept is no verdict
                 failed = Decision(status="error", policy=self.settings.policy,
                                   reason=f"the check's record could not be stored: {exc}")
-                error = _final(failed, record, live.answers, state.created_at)
+                error = _final(failed, record, list(live.answers), state.created_at)
                 try:
                     await self._writes.write(lambda s: records.update(s, state.id, "error", error, None))
                 except Exception as again:  # the row keeps its last state; a later read resumes the check

@@ -44,9 +44,11 @@ class SharedTransactions:
 
     def __init__(self, store: Database, name: str) -> None:
         self._store = store
+        self._name = name
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix=name)
         self._queue: list[tuple[Apply, Any, asyncio.Future[Any]]] = []
         self._worker: asyncio.Task[None] | None = None
+        self._closed = False
 
     async def write(self, write: Callable[[Session], T]) -> T:
         """``write(session)`` in a transaction shared with whatever else is waiting; its result once committed."""
@@ -58,6 +60,8 @@ class SharedTransactions:
         return await self._ask(apply, item)  # type: ignore[no-any-return]
 
     async def _ask(self, apply: Apply, item: Any) -> Any:
+        if self._closed:
+            raise RuntimeError(f"The store's writer {self._name} is closed; nothing more is written through it.")
         done: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._queue.append((apply, item, done))
         if self._worker is None or self._worker.done():
@@ -112,6 +116,10 @@ class SharedTransactions:
                 outcomes.append((False, exc))
         return outcomes
 
-    def close(self) -> None:
-        """Once every write asked so far is done (the thread finishes them first)."""
-        self._thread.shutdown(wait=True)
+    async def aclose(self) -> None:
+        """Once every write asked so far is committed (or has failed); later writes are refused. The event loop
+        goes on meanwhile: a commit under way may wait for another process's lock."""
+        self._closed = True
+        while self._worker is not None and not self._worker.done():
+            await asyncio.gather(self._worker, return_exceptions=True)
+        await asyncio.to_thread(self._thread.shutdown, wait=True)
