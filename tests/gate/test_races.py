@@ -223,3 +223,32 @@ async def test_a_check_whose_outcome_cannot_be_read_is_an_error_stored_with_its_
     assert kept == {"Pour the milk.", "Open the door."}, "the unreadable check's record is kept, to be looked at"
     row = records.get(gate.store, milk.gate_id)
     assert row is not None and row.status == "error"
+
+
+async def test_a_caller_that_goes_away_never_takes_the_rows_write_with_it(
+        make_gate: MakeGate, monkeypatch: pytest.MonkeyPatch) -> None:
+    update = records.update
+
+    def slow_update(*args: Any, **kwargs: Any) -> bool:  # a busy store: the asking state takes a while to land
+        time.sleep(0.3)
+        return update(*args, **kwargs)
+
+    monkeypatch.setattr(records, "update", slow_update)
+    gate = make_gate("single", {"agent": [proposal("ambiguous", "Which cup?")]})
+    call = asyncio.create_task(gate.check("Bring me the cup."))
+    for _ in range(250):
+        await asyncio.sleep(0.02)
+        if any(live.person.pending is not None for live in gate._live.values()):
+            break
+    [gate_id] = list(gate._live)
+    await asyncio.sleep(0.05)  # the caller now waits for the row to say what it returns
+    write = gate._live[gate_id].write
+    assert write is not None and not write.done(), "the asking state is still on its way to the row"
+    call.cancel()  # the pipeline's request is dropped
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    await asyncio.sleep(0.8)
+    assert write.done() and not write.cancelled(), "the caller went away; the write did not go with it"
+    row = records.get(gate.store, gate_id)
+    assert row is not None and row.status == "ask", "the question's state reached the row"
+    assert (await gate.get(gate_id)).question == "Which cup?"

@@ -338,8 +338,8 @@ class Gate:
             tasks.append(self._heartbeat)
         await asyncio.gather(*tasks, return_exceptions=True)
         # The checks' last states, already on their way to the row, land before the writer closes.
-        await asyncio.gather(*(live.write for live in self._live.values() if live.write is not None),
-                             return_exceptions=True)
+        for live in self._live.values():
+            await _landed(live.write)
         ids = list(self._live)
         self._live.clear()
         with contextlib.suppress(Exception):  # another process may go on with them at once
@@ -435,8 +435,7 @@ class Gate:
     async def _play(self, state: GateState, live: _Live) -> None:
         record, events = await play_episode(GateCheck(), live.ctx, self.run_id)
         try:
-            if live.write is not None:  # in order: the question's state lands before the verdict
-                await asyncio.gather(live.write, return_exceptions=True)
+            await _landed(live.write)  # in order: the question's state lands before the verdict
             try:
                 decision = _decision(record, self.settings.policy)
             except Exception as exc:  # an outcome the policy cannot read is no verdict, and is stored as such
@@ -487,8 +486,11 @@ class Gate:
 
         async def write() -> None:
             if before is not None:  # in order: an earlier state never lands after a later one
-                await asyncio.gather(before, return_exceptions=True)
-            await self._writes.write(lambda s: records.update(s, gate_id, status, verdict, expires, self.owner))
+                await _landed(before)
+            try:
+                await self._writes.write(lambda s: records.update(s, gate_id, status, verdict, expires, self.owner))
+            except Exception as exc:  # the row keeps its last state: a reader in another process sees that one
+                log.warning("gate %s: its %s state could not be written: %s", gate_id, status, exc)
 
         live.write = asyncio.get_running_loop().create_task(write())
         live.changed.set()
@@ -551,7 +553,7 @@ class Gate:
         """The verdict as this process plays it, returned once the row says the same: another process sharing the
         store reads the row, and must never see ``pending`` for a check this one has already answered ``ask``."""
         while live.write is not None and not live.write.done():  # a later state may start writing meanwhile
-            await asyncio.gather(live.write, return_exceptions=True)
+            await _landed(live.write)
         state = await asyncio.to_thread(records.get, self.store, gate_id)
         assert state is not None
         pending = live.person.pending if live.person.waiting else None
@@ -587,6 +589,16 @@ class Gate:
             answer_path=f"/g/{state.id}?t={state.token}" if state.status == "ask" else None,
             created_at=state.created_at, updated_at=state.updated_at,
         )
+
+
+async def _landed(write: asyncio.Task[Any] | None) -> None:
+    """Once a row's write has ended, whatever its end. A caller that goes away meanwhile (a page closed, a client
+    that hung up) stops waiting but never takes the write with it, as waiting through ``gather`` would."""
+    if write is None:
+        return
+    await asyncio.wait({write})
+    if not write.cancelled():
+        write.exception()  # retrieved, so that a failure is not reported again when the task is collected
 
 
 def _decision(record: EpisodeRecord, policy: str) -> Decision:
