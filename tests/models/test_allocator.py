@@ -19,7 +19,7 @@ big = bytearray(16 << 20); del big   # a mapped block freed: glibc's dynamic thr
 state = bytearray(4 << 20)           # a saved state of a few megabytes, its pages written (zeroed)
 held = rss()
 del state
-print((held - rss()) // 1024)        # megabytes the system got back when it was freed
+print(held - rss())                  # kilobytes the system got back when it was freed (reading may add a few)
 """
 
 
@@ -29,12 +29,12 @@ def given_back(mode: str) -> int:
 
 
 def test_with_the_threshold_fixed_a_freed_state_sized_block_goes_back_to_the_system() -> None:
-    assert given_back("fixed") >= 3
+    assert given_back("fixed") >= 3 * 1024
 
 
 def test_without_it_the_same_block_freed_after_a_large_one_stays_with_the_process() -> None:
     """The behaviour the fix is for, shown on this machine's C library: otherwise the test above proves nothing."""
-    assert given_back("dynamic") == 0
+    assert given_back("dynamic") < 1024, "less than a megabyte of the 4 MB block went back"
 
 
 def test_it_applies_once_and_says_whether_it_did() -> None:
