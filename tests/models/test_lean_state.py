@@ -53,3 +53,43 @@ def test_a_state_saved_by_llama_cpp_python_itself_still_restores(llama: LeanStat
     llama.reset()
     llama.load_state(full)
     assert llama.n_tokens == full.n_tokens and llama.scores.shape[0] >= len(full.scores)
+
+
+def _in_use() -> int:
+    """Bytes the C library's allocator has handed out and not had back (glibc's ``mallinfo2``)."""
+    import ctypes
+
+    class Info(ctypes.Structure):
+        _fields_ = [(name, ctypes.c_size_t) for name in
+                    ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks",
+                     "keepcost")]
+
+    libc = ctypes.CDLL("libc.so.6")
+    libc.mallinfo2.restype = Info
+    info = libc.mallinfo2()
+    return int(info.uordblks + info.hblkhd)
+
+
+def test_a_calls_sampler_is_freed_when_the_call_ends_not_at_the_next_full_collection(llama: LeanStateLlama) -> None:
+    import gc
+
+    from lexicoord.models.providers.grammars import grammar_for
+
+    grammar = grammar_for({"type": "object", "properties": {"vote": {"enum": ["ana", "bo", "cy", "abstain"]}},
+                           "required": ["vote"]})
+    messages = [{"role": "user", "content": "You are a villager. Whom do you vote out: ana, bo or cy?"}]
+
+    def call(seed: int) -> None:
+        llama.create_chat_completion(messages=messages, grammar=grammar, max_tokens=16, temperature=0.8, seed=seed)
+        assert llama._sampler is None, "the sampler is freed with the call"
+
+    call(0)
+    gc.disable()  # a long campaign's full collections are half an hour apart: none here
+    try:
+        before = _in_use()
+        for seed in range(1, 41):
+            call(seed)
+        grown = _in_use() - before
+    finally:
+        gc.enable()
+    assert grown < 1 << 20, f"40 calls kept {grown / 1024:.0f} KB until a collection"

@@ -61,6 +61,7 @@ from lexicoord.errors import ConfigError, ModelError, ModelNotFoundError
 from lexicoord.models.provider import Provider, calls_at_once
 from lexicoord.models.providers.allocator import return_large_blocks
 from lexicoord.models.providers.cores import threads_for, usable_cores
+from lexicoord.models.providers.grammars import grammar_for
 from lexicoord.models.providers.llama_check import ensure_llama_runs
 from lexicoord.models.structured import requested_schema
 from lexicoord.models.types import ChatMessage, GenerateConfig, ProviderResponse, Usage
@@ -464,7 +465,7 @@ class LocalProvider(Provider):
             kwargs["stop"] = list(config.stop)
         schema = requested_schema(config)
         if schema is not None:
-            kwargs["response_format"] = {"type": "json_object", "schema": schema}
+            kwargs["grammar"] = grammar_for(schema)
         first: list[Any] = []
         if config.logprobs is not None:
             # The model is loaded without ``logits_all`` (llama-cpp-python's own ``logprobs`` needs it, and it costs
