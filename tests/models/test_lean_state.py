@@ -93,3 +93,7 @@ def test_a_calls_sampler_is_freed_when_the_call_ends_not_at_the_next_full_collec
     finally:
         gc.enable()
     assert grown < 1 << 20, f"40 calls kept {grown / 1024:.0f} KB until a collection"
+
+
+def test_a_plain_completion_frees_its_sampler_too(llama: LeanStateLlama) -> None:
+    assert greedy(llama, "A mountain is") and llama._sampler is None

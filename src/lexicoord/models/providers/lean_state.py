@@ -24,8 +24,9 @@ from llama_cpp import Llama, LlamaState
 
 
 class LeanStateLlama(Llama):
-    def create_chat_completion(self, *args: Any, **kwargs: Any) -> Any:
-        reply = super().create_chat_completion(*args, **kwargs)
+    def create_completion(self, *args: Any, **kwargs: Any) -> Any:
+        """Every completion, a chat's included (its handler comes here), frees its sampler when it is done."""
+        reply = super().create_completion(*args, **kwargs)
         if isinstance(reply, Iterator):  # streamed: the sampler is in use until the stream ends
             return reply
         self.release_sampler()
