@@ -14,8 +14,11 @@ from typing import Any
 
 
 def grammar_for(schema: dict[str, Any]) -> Any:
-    """The ``LlamaGrammar`` for ``schema``: a grammar is only its text, so one serves every context and thread."""
-    return _converted(json.dumps(schema, sort_keys=True))
+    """The ``LlamaGrammar`` for ``schema``: a grammar is only its text, so one serves every context and thread.
+
+    Keyed by the schema as written, keys unsorted: the order of its properties is the order the reply writes them.
+    """
+    return _converted(json.dumps(schema))
 
 
 @lru_cache(maxsize=256)
