@@ -3,7 +3,7 @@
 // uses): its phases, the game, the request form, and the statistics. Served at /adapters/coordination.js
 // (RoomAdapter.script). As in room.js, every piece of text goes on the page as text.
 
-const draft = { key: null, choice: null, justification: "", statement: "", sentence: "", options: null, optionsKey: null };
+const draft = { sentence: "", options: null, optionsKey: null };  // the manual mode's sentence and meanings, across redraws
 
 function sentenceNode(item) {
   const [a, b] = item.span;
@@ -128,31 +128,33 @@ function renderGame(box) {
   fill(box, sentenceNode(g.item), announce, h("table", { class: "status-table" }, h("tbody", {}, statusRows)), form, rounds, outcome);
 }
 
+// Built once per request and kept across updates (dom.js kept): another seat's move redraws the game around the form,
+// never the form, so the person's typing, caret and click are not lost. Its values are read when it is sent.
 function requestForm(g) {
   const req = you.request;
-  if (!req) { draft.key = null; return null; }
-  const key = `${g.number}:${req.kind}:${req.round}`;
-  if (draft.key !== key) { draft.key = key; draft.choice = null; draft.justification = ""; draft.statement = ""; }
+  return kept("coordination-request", req ? JSON.stringify([g.number, req, g.item.options]) : null, () => buildRequestForm(g, req));
+}
+
+function buildRequestForm(g, req) {
   if (req.kind === "clarify") {
     const area = h("textarea", { id: "statement", maxlength: "400", rows: "2", placeholder: "Say what you mean by the word (optional)" });
-    area.value = draft.statement;
-    area.addEventListener("input", () => { draft.statement = area.value; });
     return h("div", { class: "request" }, h("h3", {}, "No agreement yet: clarify for the next round?"), area,
-      h("button", { id: "send-clarification", onclick: () => send({ type: "clarify", round: req.round, statement: draft.statement }) }, "Send clarification"),
+      h("button", { id: "send-clarification", onclick: () => send({ type: "clarify", round: req.round, statement: area.value }) }, "Send clarification"),
       h("button", { class: "secondary", id: "no-clarification", onclick: () => send({ type: "clarify", round: req.round, statement: "" }) }, "Go on without one"),
       h("button", { class: "secondary", onclick: () => send({ type: "end_game" }) }, "End this game"));
   }
-  const options = g.item.options.map((o, i) => {
-    const input = h("input", { type: "radio", name: "choice", value: o, id: `opt-${i}`, checked: draft.choice === o });
-    input.addEventListener("change", () => { draft.choice = o; });
-    return h("label", { class: "option-label", for: `opt-${i}` }, input, " ", o);
-  });
+  const radios = g.item.options.map((o, i) => h("input", { type: "radio", name: "choice", value: o, id: `opt-${i}` }));
+  const options = g.item.options.map((o, i) => h("label", { class: "option-label", for: `opt-${i}` }, radios[i], " ", o));
   const why = h("input", { id: "justification", maxlength: "160", placeholder: "Why? (one sentence, at most 160 characters)" });
-  why.value = draft.justification;
-  why.addEventListener("input", () => { draft.justification = why.value; });
   const title = req.kind === "announce" ? "Announce your meaning of the word" : `Round ${req.round}: your choice`;
-  return h("div", { class: "request" }, h("h3", {}, title), options, why,
-    h("button", { id: "submit-choice", onclick: () => { if (!draft.choice) { showError("Pick a meaning first."); return; } if (!draft.justification.trim()) { showError("Say why, in one sentence."); return; } showError(""); send({ type: "choose", round: req.round, choice: draft.choice, justification: draft.justification }); } }, "Submit"));
+  const submit = () => {
+    const i = radios.findIndex((r) => r.checked);
+    if (i < 0) { showError("Pick a meaning first."); return; }
+    if (!why.value.trim()) { showError("Say why, in one sentence."); return; }
+    showError("");
+    send({ type: "choose", round: req.round, choice: g.item.options[i], justification: why.value });
+  };
+  return h("div", { class: "request" }, h("h3", {}, title), options, why, h("button", { id: "submit-choice", onclick: submit }, "Submit"));
 }
 
 function depthChart(depth, lost) {

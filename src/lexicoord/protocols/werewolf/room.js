@@ -4,7 +4,6 @@
 // game's log is in `you.game`, projected for this person; this file shows it and never asks for more.
 // As in room.js, every piece of text goes on the page as text.
 
-const wwForm = { key: null, node: null };
 const WW_ACTIONS = { kill_vote: "votes to attack", protect: "protects", save: "saves", poison: "poisons",
   check: "checks", vote: "votes to exile", bid: "bids" };
 const WW_YOU = { kill_vote: "vote to attack", protect: "protect", save: "save", poison: "poison", check: "check",
@@ -66,30 +65,29 @@ function wwPhase(box) {
 
 function wwRequest() {
   const req = you.request;
-  if (!req || !you.game) { wwForm.key = null; wwForm.node = null; return null; }
-  const key = `${state.game.number}:${req.kind}:${req.round}:${req.channel}:${you.game.log.length}`;
-  if (wwForm.key === key) return wwForm.node;  // keep what the person is typing across updates
-  let node;
-  if (req.kind === "speak") {
-    const area = h("textarea", { id: "ww-speech", maxlength: "600", rows: "3", placeholder: req.channel === "wolves" ? "Only the wolves hear this" : "Everyone hears this" });
-    node = h("div", { class: "request", id: "ww-request", "data-kind": req.kind }, h("h3", {}, req.channel === "wolves" ? "Talk with the other wolves" : "Your turn to speak"),
-      h("p", { class: "muted" }, req.task || ""), area,
-      h("button", { id: "ww-speak", onclick: () => send({ type: "speak", round: req.round, text: area.value }) }, "Speak"),
-      h("button", { class: "secondary", id: "ww-silent", onclick: () => send({ type: "speak", round: req.round, text: "" }) }, "Say nothing"));
-  } else {
-    const options = (req.choices || []).map((c, i) => h("label", { class: "option-label", for: `ww-opt-${i}` },
-      h("input", { type: "radio", name: "ww-target", value: c, id: `ww-opt-${i}` }), " ", c));
-    node = h("div", { class: "request", id: "ww-request", "data-kind": req.kind }, h("h3", {}, WW_ASK[req.kind] || req.kind), h("p", { class: "muted" }, req.task || ""), options,
-      h("button", { id: "ww-act", onclick: () => {
-        const picked = node.querySelector("input[name=ww-target]:checked");
-        if (!picked) { showError("Pick one first."); return; }
-        showError("");
-        send({ type: "act", round: req.round, action: req.kind, target: picked.value });
-      } }, "Submit"));
-  }
-  wwForm.key = key;
-  wwForm.node = node;
-  return node;
+  // Kept across updates (dom.js kept) until the seat is asked something new: a new entry in its log is a new turn.
+  const key = req && you.game ? `${state.game.number}:${req.kind}:${req.round}:${req.channel}:${you.game.log.length}` : null;
+  return kept("ww-request", key, () => {
+    let node;
+    if (req.kind === "speak") {
+      const area = h("textarea", { id: "ww-speech", maxlength: "600", rows: "3", placeholder: req.channel === "wolves" ? "Only the wolves hear this" : "Everyone hears this" });
+      node = h("div", { class: "request", id: "ww-request", "data-kind": req.kind }, h("h3", {}, req.channel === "wolves" ? "Talk with the other wolves" : "Your turn to speak"),
+        h("p", { class: "muted" }, req.task || ""), area,
+        h("button", { id: "ww-speak", onclick: () => send({ type: "speak", round: req.round, text: area.value }) }, "Speak"),
+        h("button", { class: "secondary", id: "ww-silent", onclick: () => send({ type: "speak", round: req.round, text: "" }) }, "Say nothing"));
+    } else {
+      const options = (req.choices || []).map((c, i) => h("label", { class: "option-label", for: `ww-opt-${i}` },
+        h("input", { type: "radio", name: "ww-target", value: c, id: `ww-opt-${i}` }), " ", c));
+      node = h("div", { class: "request", id: "ww-request", "data-kind": req.kind }, h("h3", {}, WW_ASK[req.kind] || req.kind), h("p", { class: "muted" }, req.task || ""), options,
+        h("button", { id: "ww-act", onclick: () => {
+          const picked = node.querySelector("input[name=ww-target]:checked");
+          if (!picked) { showError("Pick one first."); return; }
+          showError("");
+          send({ type: "act", round: req.round, action: req.kind, target: picked.value });
+        } }, "Submit"));
+    }
+    return node;
+  });
 }
 
 function wwGame(box) {

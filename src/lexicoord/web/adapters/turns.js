@@ -3,8 +3,6 @@
 // transcript (only lines your seat may read, as the server sent them), and the request you are asked,
 // as a form drawn from its answer schema. Uses room.js's helpers; every text goes on the page as text.
 
-const turnDraft = { key: null, values: {} };
-
 function turnPhase(box) {
   const p = state.phase, leader = isLeader();
   const notice = state.notice ? h("p", { class: "notice" }, state.notice) : null;
@@ -22,35 +20,34 @@ function taskNode(item) {
   return h("div", { class: "task" }, Object.entries(item).map(([k, v]) => h("div", {}, h("h3", {}, k), h("pre", { class: "task-text" }, String(v)))));
 }
 
+// The form is kept (dom.js kept) while the request is the same one, so other seats' moves redrawing the game leave
+// what the person typed, their caret and their click alone; the values are read from the form when it is sent.
 function requestNode(req) {
-  const key = `${state.game ? state.game.number : 0}:${req.kind}:${req.round}`;
-  if (turnDraft.key !== key) { turnDraft.key = key; turnDraft.values = {}; }
-  const inputs = req.fields.map((f) => {
-    if (f.kind === "choice") {
-      return h("div", { class: "choice", "data-field": f.name }, h("strong", {}, f.name, ": "), f.choices.map((c, i) => {
-        const radio = h("input", { type: "radio", name: `field-${f.name}`, id: `field-${f.name}-${i}`, checked: turnDraft.values[f.name] === c });
-        radio.addEventListener("change", () => { turnDraft.values[f.name] = c; });
-        return h("label", { class: "option-label", for: `field-${f.name}-${i}` }, radio, " ", String(c));
-      }));
-    }
-    const area = h("textarea", { id: `field-${f.name}`, rows: f.max_length > 300 ? "6" : "2", maxlength: String(f.max_length), placeholder: f.name });
-    area.value = turnDraft.values[f.name] || "";
-    area.addEventListener("input", () => { turnDraft.values[f.name] = area.value; });
-    return h("label", {}, f.name, area);
+  const key = req ? JSON.stringify([state.game ? state.game.number : 0, req]) : null;
+  return kept("turn-request", key, () => {
+    const read = new Map();  // each field's name -> what it holds now
+    const inputs = req.fields.map((f) => {
+      if (f.kind === "choice") {
+        const radios = f.choices.map((c, i) => h("input", { type: "radio", name: `field-${f.name}`, id: `field-${f.name}-${i}` }));
+        read.set(f.name, () => { const i = radios.findIndex((r) => r.checked); return i < 0 ? undefined : f.choices[i]; });
+        return h("div", { class: "choice", "data-field": f.name }, h("strong", {}, f.name, ": "), f.choices.map((c, i) =>
+          h("label", { class: "option-label", for: `field-${f.name}-${i}` }, radios[i], " ", String(c))));
+      }
+      const area = h("textarea", { id: `field-${f.name}`, rows: f.max_length > 300 ? "6" : "2", maxlength: String(f.max_length), placeholder: f.name });
+      read.set(f.name, () => area.value);
+      return h("label", {}, f.name, area);
+    });
+    const submit = () => {
+      const value = {};
+      for (const [name, now] of read) if (now() !== undefined) value[name] = now();
+      showError("");
+      send({ type: "reply", kind: req.kind, round: req.round, value });
+    };
+    return h("div", { class: "request", id: "request" }, h("h3", {}, `You are asked to ${req.kind}`),
+      h("details", { open: true }, h("summary", {}, "what you are asked (as a model would read it)"), h("pre", { class: "prompt", id: "request-prompt" }, req.prompt)),
+      inputs, h("button", { id: "submit-reply", onclick: submit }, "Send"),
+      req.actions.map((a) => h("button", { class: "secondary", onclick: () => send({ type: "reply", kind: req.kind, round: req.round, action: a }) }, a)));
   });
-  const submit = () => {
-    const value = {};
-    for (const f of req.fields) {
-      if (f.kind === "text") value[f.name] = turnDraft.values[f.name] || "";
-      else if (turnDraft.values[f.name] !== undefined) value[f.name] = turnDraft.values[f.name];
-    }
-    showError("");
-    send({ type: "reply", kind: req.kind, round: req.round, value });
-  };
-  return h("div", { class: "request", id: "request" }, h("h3", {}, `You are asked to ${req.kind}`),
-    h("details", { open: true }, h("summary", {}, "what you are asked (as a model would read it)"), h("pre", { class: "prompt", id: "request-prompt" }, req.prompt)),
-    inputs, h("button", { id: "submit-reply", onclick: submit }, "Send"),
-    req.actions.map((a) => h("button", { class: "secondary", onclick: () => send({ type: "reply", kind: req.kind, round: req.round, action: a }) }, a)));
 }
 
 function transcriptNode(lines) {
@@ -68,7 +65,7 @@ function turnGame(box) {
       h("td", { class: "status" }, st.state === "thinking" ? `thinking (${st.kind})…` : st.state === "failed" ? `no valid move (${st.detail || "failed"})` : st.state || "")); });
   const lines = you && you.transcript ? you.transcript : state.spectators;
   fill(box, a.task(g.item), a.extra(g), h("table", { class: "status-table" }, h("tbody", {}, statusRows)),
-    you && you.request ? requestNode(you.request) : null,
+    requestNode(you ? you.request : null),
     g.error ? h("p", { class: "outcome bad" }, `The game failed: ${g.error}`) : null,
     h("h3", {}, "What you have seen"), transcriptNode(lines));
 }

@@ -6,7 +6,13 @@ const code = decodeURIComponent(location.pathname.split("/r/")[1] || "");
 const tokenKey = `lexicoord:token:${code}`;
 let ws = null, state = null, you = null, stats = null, backoff = 500, closedForGood = false;
 
-function send(msg) { if (ws && ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(msg)); }
+// A move made while the connection is down is not queued (the room may have moved on when it comes back): the
+// person is told it was not sent, rather than the click doing nothing.
+function send(msg) {
+  if (ws && ws.readyState === WebSocket.OPEN) { ws.send(JSON.stringify(msg)); return true; }
+  showError("Not connected, so that was not sent: try again once the page says connected.");
+  return false;
+}
 
 // ------------------------------------------------------------------------------ joining and connecting
 async function join(name) {
