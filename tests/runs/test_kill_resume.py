@@ -47,7 +47,9 @@ def start_and_signal(db: str, env: dict, sig: signal.Signals) -> subprocess.Pope
 
 def test_sigkill_then_resume(store_url) -> None:
     db = store_url
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    # The killed process's two claims in flight are played again once they run out: a 3-second lease instead of
+    # the default minute keeps the wait short (a live claim being respected is test_a_run_being_played_...).
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "LEXICOORD_CLAIM_SECONDS": "3"}
     start_and_signal(db, env, signal.SIGKILL)
 
     store = Store(db)

@@ -3,6 +3,7 @@ the stored game is the game an uninterrupted run stores."""
 
 from __future__ import annotations
 
+import os
 import signal
 import sqlite3
 import subprocess
@@ -43,7 +44,9 @@ asyncio.run(runner.run("long", grid([{"id": "g", "seed": 11}], [lineup], setting
 
 
 def play(db: Path, log: Path) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, "-c", SCRIPT, str(db), str(log)])
+    # A 3-second lease: the resumed process waits for the killed one's claim to run out, not a minute.
+    return subprocess.Popen([sys.executable, "-c", SCRIPT, str(db), str(log)],
+                            env={**os.environ, "LEXICOORD_CLAIM_SECONDS": "3"})
 
 
 def moves(db: Path) -> int:
