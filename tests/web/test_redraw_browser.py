@@ -66,26 +66,27 @@ def type_across_a_redraw(browser, ann, field: str) -> None:  # noqa: F811
     assert box.input_value() == "the very first "
 
 
-def test_a_half_typed_debate_proposal_and_its_send_button_survive_a_redraw(browser, base) -> None:  # noqa: F811
-    ann = open_as_ann(browser, base, "debate", {"rounds": "1"})
-    playwright.expect(ann.locator("#request-prompt")).to_be_visible()
-    ann.evaluate("document.querySelector('#submit-reply').dataset.probe = 'before'")
-    type_across_a_redraw(browser, ann, "#field-reasoning")
-    assert ann.evaluate("document.querySelector('#submit-reply').dataset.probe") == "before"
-    ann.check("#field-verdict-0")
-    ann.click("#submit-reply")
-    playwright.expect(ann.locator("#transcript")).to_contain_text("leader proposes", timeout=20_000)
-    assert not ann._errors  # type: ignore[attr-defined]
+#: Per room: the start page's fields, the text field and the choice of its request form, its send button, and
+#: where the sent move shows (the debate through the shared turn rooms' part, the coordination game through its own).
+FORMS = {
+    "debate": ({"rounds": "1"}, "#field-reasoning", "#field-verdict-0", "#submit-reply", "#transcript", "leader proposes"),
+    "coordination": ({"clarification_bound": "1"}, "#justification", "#opt-0", "#submit-choice", "#game-box",
+                     "the very first"),
+}
 
 
-def test_a_half_typed_coordination_justification_survives_a_redraw(browser, base) -> None:  # noqa: F811
-    ann = open_as_ann(browser, base, "coordination", {"clarification_bound": "1"})
-    playwright.expect(ann.locator("#submit-choice")).to_be_visible()
-    ann.locator(".option-label").first.click()
-    type_across_a_redraw(browser, ann, "#justification")
-    assert ann.locator("#opt-0").is_checked(), "the choice made before the redraw is still made"
-    ann.click("#submit-choice")
-    playwright.expect(ann.locator("#game-box")).to_contain_text("the very first", timeout=20_000)
+@pytest.mark.parametrize("protocol", FORMS)
+def test_a_half_typed_reply_its_choice_and_its_send_button_survive_a_redraw(browser, base, protocol) -> None:  # noqa: F811
+    fields, text, choice, button, shown_in, sent = FORMS[protocol]
+    ann = open_as_ann(browser, base, protocol, fields)
+    playwright.expect(ann.locator(button)).to_be_visible()
+    ann.evaluate(f"document.querySelector({button!r}).dataset.probe = 'before'")
+    ann.check(choice)
+    type_across_a_redraw(browser, ann, text)
+    assert ann.evaluate(f"document.querySelector({button!r}).dataset.probe") == "before", "the button was rebuilt"
+    assert ann.locator(choice).is_checked(), "the choice made before the redraw is still made"
+    ann.click(button)
+    playwright.expect(ann.locator(shown_in)).to_contain_text(sent, timeout=20_000)
     assert not ann._errors  # type: ignore[attr-defined]
 
 
