@@ -26,7 +26,7 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield f"http://127.0.0.1:{port}"
 
 
-def open_as_ann(browser, base: str, protocol: str, fields: dict[str, str]):  # noqa: F811
+def open_as_ann(browser, base: str, protocol: str, fields: dict[str, str], start: bool = True):  # noqa: F811
     """Ann creates a room of ``protocol`` with the default agents from the start page, joins, and starts a game."""
     page = browser.new_context().new_page()
     page._errors = []  # type: ignore[attr-defined]
@@ -39,7 +39,8 @@ def open_as_ann(browser, base: str, protocol: str, fields: dict[str, str]):  # n
     page.wait_for_url("**/r/**")
     page.fill("input[name=name]", "Ann")
     page.click("#join-button")
-    page.click("#start")
+    if start:
+        page.click("#start")
     return page
 
 
@@ -88,6 +89,16 @@ def test_a_half_typed_reply_its_choice_and_its_send_button_survive_a_redraw(brow
     ann.click(button)
     playwright.expect(ann.locator(shown_in)).to_contain_text(sent, timeout=20_000)
     assert not ann._errors  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("protocol", [*FORMS, "werewolf"])
+def test_the_leaders_start_button_is_the_same_element_after_someone_joins(browser, base, protocol) -> None:  # noqa: F811
+    """Start is pressed and released on one element even when the room redraws in between."""
+    ann = open_as_ann(browser, base, protocol, {}, start=False)
+    playwright.expect(ann.locator("#start")).to_be_visible()
+    ann.evaluate("document.querySelector('#start').dataset.probe = 'before'")
+    bob_joins(browser, ann)
+    assert ann.evaluate("document.querySelector('#start').dataset.probe") == "before"
 
 
 def test_a_move_made_while_the_connection_is_down_says_it_was_not_sent(browser, base) -> None:  # noqa: F811

@@ -15,8 +15,7 @@ function renderPhase(box) {
   if (p === "lobby" || p === "over") {
     const head = p === "lobby" ? h("h2", {}, "Lobby") : h("h2", {}, `Game ${state.games} is over`);
     const waiting = h("p", { class: "muted" }, leader ? (p === "lobby" ? "Start when everyone is here." : "Start the next game when everyone is ready.") : `Waiting for ${state.leader || "the leader"} to start.`);
-    const button = leader ? h("button", { id: "start", onclick: () => send({ type: "start" }) }, p === "lobby" ? "Start the game" : "Next game") : null;
-    fill(box, head, notice, waiting, button);
+    fill(box, head, notice, waiting, startButton());
   } else if (p === "sentence") {
     if (!leader) return fill(box, h("h2", {}, "Manual mode"), h("p", { class: "muted" }, `${state.leader} is writing a sentence…`));
     if (box.dataset.form === "sentence") return;
@@ -43,7 +42,7 @@ function renderPhase(box) {
   } else if (p === "playing") {
     const g = state.game;
     fill(box, h("h2", {}, `Game ${g.number}`, h("span", { class: "muted" }, g.stage === "announce" ? " — the leader announces" : ` — round ${g.round}`)), notice,
-      leader ? h("button", { id: "end-game", class: "secondary", onclick: () => send({ type: "end_game" }) }, "End this game") : null);
+      endGameButton());
   }
   delete box.dataset.form;
 }

@@ -51,7 +51,7 @@ function wwPhase(box) {
     const waiting = h("p", { class: "muted" }, leader ? (p === "lobby" ? "Start when everyone is here." : "Start the next game when everyone is ready.") : `Waiting for ${state.leader || "the leader"} to start.`);
     const rules = state.settings;
     const table = h("p", { class: "muted", id: "ww-rules" }, `Werewolves ${rules.wolves}, seers ${rules.seers}, witches ${rules.witches}, guards ${rules.guards}; at most ${rules.max_days} day(s); ${rules.condition}.`);
-    fill(box, head, notice, table, waiting, leader ? h("button", { id: "start", onclick: () => send({ type: "start" }) }, p === "lobby" ? "Start the game" : "Next game") : null);
+    fill(box, head, notice, table, waiting, startButton());
     return;
   }
   const me = wwMe();
@@ -60,7 +60,7 @@ function wwPhase(box) {
   else if (g && g.dead[you.name]) seat = h("p", { id: "ww-seat", class: "notice" }, "You are out of the game: you watch, and see public events only until it ends.");
   else seat = h("p", { id: "ww-seat", class: "notice" }, "You are watching: public events only until the game ends, then everything.");
   fill(box, h("h2", {}, `Game ${g ? g.number : state.games}`, h("span", { class: "muted" }, ` — ${wwStage(g)}`)), notice, seat,
-    leader ? h("button", { id: "end-game", class: "secondary", onclick: () => send({ type: "end_game" }) }, "End this game") : null);
+    endGameButton());
 }
 
 function wwRequest() {

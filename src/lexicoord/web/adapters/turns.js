@@ -9,10 +9,10 @@ function turnPhase(box) {
   if (p === "lobby" || p === "over") {
     const head = h("h2", {}, p === "lobby" ? "Lobby" : `Game ${state.games} is over`);
     const waiting = h("p", { class: "muted" }, leader ? "Start when everyone is here." : `Waiting for ${state.leader || "the leader"} to start.`);
-    return fill(box, head, notice, waiting, leader ? h("button", { id: "start", onclick: () => send({ type: "start" }) }, p === "lobby" ? "Start the game" : "Next game") : null);
+    return fill(box, head, notice, waiting, startButton());
   }
   fill(box, h("h2", {}, `Game ${state.game ? state.game.number : ""}`), notice,
-    leader ? h("button", { id: "end-game", class: "secondary", onclick: () => send({ type: "end_game" }) }, "End this game") : null);
+    endGameButton());
 }
 
 function taskNode(item) {

@@ -95,6 +95,14 @@ function renderStats() {
   adapter().renderStats($("#stats-box"), $("#history-box"), `/api/rooms/${encodeURIComponent(code)}`);
 }
 
+// The leader's controls every room has. Each is kept as the same element while it reads the same (dom.js kept):
+// a redraw between the press and the release of a click (someone joins, a seat moves) would otherwise lose it.
+function leaderControl(id, label, message, cls) {
+  return isLeader() ? kept(id, label, () => h("button", { id, class: cls, onclick: () => send(message) }, label)) : null;
+}
+const startButton = () => leaderControl("start", state.phase === "lobby" ? "Start the game" : "Next game", { type: "start" });
+const endGameButton = () => leaderControl("end-game", "End this game", { type: "end_game" }, "secondary");
+
 // A person whose seat a model took over (a study's dropout) is shown as such, never as having left: every
 // protocol's page adds seatNote to the seat's name and says "agent" where it says who plays a seat.
 const takenOver = (name) => { const p = state.people.find((q) => q.name === name); return p ? p.played_by : null; };
