@@ -101,6 +101,25 @@ def test_the_leaders_start_button_is_the_same_element_after_someone_joins(browse
     assert ann.evaluate("document.querySelector('#start').dataset.probe") == "before"
 
 
+def test_the_people_box_is_left_alone_while_a_game_plays(browser, base) -> None:  # noqa: F811
+    """A game's updates redraw the game, not the people box: the leader's button beside Bob and the invite are the
+    same elements after a game was played through (only someone joining, leaving or taking the lead redraws it)."""
+    ann = open_as_ann(browser, base, "coordination", {"clarification_bound": "1"}, start=False)
+    bob_joins(browser, ann)
+    bob_row = "#people-box li[data-person=Bob] button"
+    playwright.expect(ann.locator(bob_row).first).to_be_visible()
+    ann.evaluate(f"document.querySelector({bob_row!r}).dataset.probe = 'before'; "
+                 "document.querySelector('#invite').dataset.probe = 'before'")
+    ann.click("#start")
+    playwright.expect(ann.locator("#submit-choice")).to_be_visible()
+    ann.check("#opt-0")
+    ann.fill("#justification", "the first")
+    ann.click("#submit-choice")
+    playwright.expect(ann.locator("#game-box")).to_contain_text("announced")
+    assert ann.evaluate(f"document.querySelector({bob_row!r}).dataset.probe") == "before"
+    assert ann.evaluate("document.querySelector('#invite').dataset.probe") == "before"
+
+
 def test_a_move_made_while_the_connection_is_down_says_it_was_not_sent(browser, base) -> None:  # noqa: F811
     """The page does not swallow a click it could not send: it says so, and sends nothing later by itself."""
     ann = open_as_ann(browser, base, "debate", {"rounds": "1"})

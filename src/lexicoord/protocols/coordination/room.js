@@ -58,7 +58,8 @@ function renderProposing(box, leader) {
   const m = state.manual;
   const waitingFor = [...m.awaiting, ...(m.agents_done ? [] : ["the agents"])];
   const waiting = h("p", { class: "muted", id: "proposal-waiting" }, waitingFor.length ? `Waiting for proposals from ${waitingFor.join(", ")}…` : "");
-  const close = leader && m.agents_done && m.awaiting.length ? h("button", { class: "secondary", id: "close-proposals", onclick: () => send({ type: "close_proposals" }) }, "Stop waiting") : null;
+  const close = kept("close-proposals", leader && m.agents_done && m.awaiting.length ? "Stop waiting" : null,
+    () => h("button", { class: "secondary", id: "close-proposals", onclick: () => send({ type: "close_proposals" }) }, "Stop waiting"));
   if (!you.request || you.request.kind !== "propose") { delete box.dataset.form; return fill(box, h("h2", {}, "Proposing meanings"), sentenceLine(m), waiting, close); }
   if (box.dataset.form === "propose") { fill(box.querySelector("#proposal-status"), waiting, close); return; }
   box.dataset.form = "propose";

@@ -10,7 +10,7 @@ let ws = null, state = null, you = null, stats = null, backoff = 500, closedForG
 // person is told it was not sent, rather than the click doing nothing.
 function send(msg) {
   if (ws && ws.readyState === WebSocket.OPEN) { ws.send(JSON.stringify(msg)); return true; }
-  showError("Not connected, so that was not sent: try again once the page says connected.");
+  if (!closedForGood) showError("Not connected, so that was not sent: try again once the page says connected.");  // else the reason stays
   return false;
 }
 
@@ -108,7 +108,13 @@ const endGameButton = () => leaderControl("end-game", "End this game", { type: "
 const takenOver = (name) => { const p = state.people.find((q) => q.name === name); return p ? p.played_by : null; };
 const seatNote = (name) => takenOver(name) ? " — now played by an agent" : "";
 
+// Drawn again only when what it shows changes: a game's updates (many a second in play) leave the people box, its
+// buttons ("take the lead" is pressed mid-game) and the invite someone is selecting as they are.
+let peopleDrawn = null;
 function renderPeople() {
+  const drawn = JSON.stringify([state.code, state.people, state.leader, state.agents, state.managed, isLeader(), you && you.absent]);
+  if (drawn === peopleDrawn) return;
+  peopleDrawn = drawn;
   const link = `${location.origin}/r/${state.code}`;
   const people = state.people.map((p) => h("li", { class: p.absent && !p.played_by ? "absent" : "", "data-person": p.name },
     h("span", { class: p.connected ? "dot on" : "dot" }), p.name, p.name === state.leader ? " (leader)" : "",
