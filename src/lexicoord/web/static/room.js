@@ -9,9 +9,8 @@ let ws = null, state = null, you = null, stats = null, backoff = 500, closedForG
 // A move made while the connection is down is not queued (the room may have moved on when it comes back): the
 // person is told it was not sent, rather than the click doing nothing.
 function send(msg) {
-  if (ws && ws.readyState === WebSocket.OPEN) { ws.send(JSON.stringify(msg)); return true; }
-  if (!closedForGood) showError("Not connected, so that was not sent: try again once the page says connected.");  // else the reason stays
-  return false;
+  if (ws && ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(msg));
+  else if (!closedForGood) showError("Not connected, so that was not sent: try again once the page says connected.");  // else the reason stays
 }
 
 // ------------------------------------------------------------------------------ joining and connecting
