@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import io
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 
 from lexicoord.studies.file import StudyFile
+from lexicoord.web.room import Room
+from lexicoord.web.room_game import RoomGame
 from tests.studies.conftest import KEY, Participant, play_out, serving, values
+from tests.web.conftest import Browser
 
 STATE = "/api/studies/pilot/admin/state"
 
@@ -109,12 +115,7 @@ def test_pausing_turns_newcomers_away_and_resuming_lets_them_in(db: Path) -> Non
 
 def test_ending_a_game_sends_its_players_on_and_ending_the_study_closes_it(db: Path) -> None:
     with serving(db, values(group={"games": 3}, game={"seat_timeout": 600})) as (client, part):
-        a, b = Participant(client, "a"), Participant(client, "b")
-        a.to_lobby()
-        b.to_lobby()
-        a.until("game")
-        ba, _ = a.play(), b.play()
-        ba.until(lambda s: s["room"]["phase"] == "playing")
+        a, ba = two_playing(client)
         act = lambda body: client.post("/api/studies/pilot/admin/action", json=body,  # noqa: E731
                                        headers={"X-Admin-Key": KEY})
         assert act({"action": "end_game", "group": "g1"}).json()["message"] == "The game was ended."
@@ -130,6 +131,72 @@ def test_ending_a_game_sends_its_players_on_and_ending_the_study_closes_it(db: P
         assert r.status_code == 403 and "ended" in r.json()["message"]
         assert act({"action": "end_game", "group": "g9"}).status_code == 404
         assert act({"action": "drop_tables"}).status_code == 400
+        assert part.study.state.groups["g1"].status == "finished"
+
+
+def held_at(monkeypatch: pytest.MonkeyPatch, cls: type, name: str, when: Callable[[Any], bool]) -> tuple[
+        threading.Event, threading.Event]:
+    """``cls.name`` (a coroutine method) waits, the first time ``when(self)`` holds, until the test releases it:
+    the server is held in the moment the test needs (the server's loop runs on, in its own thread)."""
+    reached, release = threading.Event(), threading.Event()
+    original = getattr(cls, name)
+
+    async def held(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if not reached.is_set() and when(self):
+            reached.set()
+            await asyncio.to_thread(release.wait, 30)
+        return await original(self, *args, **kwargs)
+
+    monkeypatch.setattr(cls, name, held)
+    return reached, release
+
+
+def two_playing(client: TestClient) -> tuple[Participant, Browser]:
+    """``a`` and ``b`` grouped, both on their game's page; ``a`` and its page."""
+    a, b = Participant(client, "a"), Participant(client, "b")
+    a.to_lobby()
+    b.to_lobby()
+    a.until("game")
+    ba, _ = a.play(), b.play()
+    ba.until(lambda s: s["room"]["phase"] == "playing")
+    return a, ba
+
+
+def end(client: TestClient, body: dict[str, Any]) -> str:
+    r = client.post("/api/studies/pilot/admin/action", json=body, headers={"X-Admin-Key": KEY})
+    assert r.status_code == 200, r.text
+    return str(r.json()["message"])
+
+
+def test_ending_the_study_as_the_next_game_is_saved_ends_that_game(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The next game is numbered and saved before it is launched. An end asked for in between is kept for the
+    launch: the game ends at once and its players go on, rather than the game playing on after the study ended."""
+    reached, release = held_at(monkeypatch, Room, "save", lambda room: room.managed is not None
+                               and room.game.played.phase == "playing" and room.games == 2 and room.game.number == 1)
+    with serving(db, values(group={"games": 3}, game={"seat_timeout": 600})) as (client, part):
+        a, ba = two_playing(client)
+        assert end(client, {"action": "end_game", "group": "g1"}) == "The game was ended."
+        assert reached.wait(20), "the second game was never saved"
+        said = end(client, {"action": "end_study"})
+        release.set()
+        assert "1 game(s) under way were ended" in said
+        a.until("survey")
+        room = part.study.rooms.get(part.study.state.groups["g1"].room or "") if part.study.rooms else None
+        assert room is None or room.games == 2, "no game after the one the study's end ended"
+
+
+def test_ending_the_study_as_the_next_game_is_begun_ends_that_game(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Earlier still: the study ends while the room is asking its protocol for the next game. Nothing is under way
+    to end yet, and the study says so; the game begun after that is ended as soon as it is, and its players go on."""
+    reached, release = held_at(monkeypatch, RoomGame, "start", lambda game: game.played.games == 1)
+    with serving(db, values(group={"games": 3}, game={"seat_timeout": 600})) as (client, part):
+        a, ba = two_playing(client)
+        assert end(client, {"action": "end_game", "group": "g1"}) == "The game was ended."
+        assert reached.wait(20), "the second game was never begun"
+        said = end(client, {"action": "end_study"})
+        release.set()
+        assert "0 game(s) under way were ended" in said
+        a.until("survey")
         assert part.study.state.groups["g1"].status == "finished"
 
 

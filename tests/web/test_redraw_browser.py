@@ -44,13 +44,29 @@ def open_as_ann(browser, base: str, protocol: str, fields: dict[str, str], start
     return page
 
 
-def bob_joins(browser, ann) -> None:  # noqa: F811
-    """Bob opens Ann's link and joins; Ann's page has redrawn once it lists him."""
+def bob_joins(browser, ann):  # noqa: F811
+    """Bob opens Ann's link and joins; Ann's page has redrawn once it lists him. Bob's page."""
     bob = browser.new_context().new_page()
     bob.goto(ann.locator("#invite").input_value())
     bob.fill("input[name=name]", "Bob")
     bob.click("#join-button")
     playwright.expect(ann.locator("#people-box")).to_contain_text("Bob")
+    return bob
+
+
+#: Bob's row on Ann's page, his dot once his page is connected, and the first of the leader's buttons beside him.
+BOB = "#people-box li[data-person=Bob]"
+BOB_ON, BOB_OFF, BOB_BUTTON = f"{BOB} .dot.on", f"{BOB} .dot:not(.on)", f"{BOB} button"
+
+
+def probe(page, *selectors: str) -> None:
+    for sel in selectors:
+        page.evaluate(f"document.querySelector({sel!r}).dataset.probe = 'before'")
+
+
+def probed(page, sel: str) -> bool:
+    """The element ``sel`` finds is the one probed before (not one built since)."""
+    return page.evaluate(f"document.querySelector({sel!r}).dataset.probe") == "before"
 
 
 def type_across_a_redraw(browser, ann, field: str) -> None:  # noqa: F811
@@ -58,10 +74,10 @@ def type_across_a_redraw(browser, ann, field: str) -> None:  # noqa: F811
     box = ann.locator(field)
     box.click()
     ann.keyboard.type("the first ")
-    ann.evaluate(f"document.querySelector({field!r}).dataset.probe = 'before'")
+    probe(ann, field)
     ann.evaluate(f"document.querySelector({field!r}).setSelectionRange(4, 4)")  # the caret after "the "
     bob_joins(browser, ann)
-    assert ann.evaluate(f"document.querySelector({field!r}).dataset.probe") == "before", "the field was rebuilt"
+    assert probed(ann, field), "the field was rebuilt"
     assert ann.evaluate(f"document.activeElement === document.querySelector({field!r})"), "the focus was taken"
     ann.keyboard.type("very ")
     assert box.input_value() == "the very first "
@@ -81,10 +97,10 @@ def test_a_half_typed_reply_its_choice_and_its_send_button_survive_a_redraw(brow
     fields, text, choice, button, shown_in, sent = FORMS[protocol]
     ann = open_as_ann(browser, base, protocol, fields)
     playwright.expect(ann.locator(button)).to_be_visible()
-    ann.evaluate(f"document.querySelector({button!r}).dataset.probe = 'before'")
+    probe(ann, button)
     ann.check(choice)
     type_across_a_redraw(browser, ann, text)
-    assert ann.evaluate(f"document.querySelector({button!r}).dataset.probe") == "before", "the button was rebuilt"
+    assert probed(ann, button), "the button was rebuilt"
     assert ann.locator(choice).is_checked(), "the choice made before the redraw is still made"
     ann.click(button)
     playwright.expect(ann.locator(shown_in)).to_contain_text(sent, timeout=20_000)
@@ -96,28 +112,47 @@ def test_the_leaders_start_button_is_the_same_element_after_someone_joins(browse
     """Start is pressed and released on one element even when the room redraws in between."""
     ann = open_as_ann(browser, base, protocol, {}, start=False)
     playwright.expect(ann.locator("#start")).to_be_visible()
-    ann.evaluate("document.querySelector('#start').dataset.probe = 'before'")
+    probe(ann, "#start")
     bob_joins(browser, ann)
-    assert ann.evaluate("document.querySelector('#start').dataset.probe") == "before"
+    assert probed(ann, "#start")
 
 
 def test_the_people_box_is_left_alone_while_a_game_plays(browser, base) -> None:  # noqa: F811
-    """A game's updates redraw the game, not the people box: the leader's button beside Bob and the invite are the
-    same elements after a game was played through (only someone joining, leaving or taking the lead redraws it)."""
+    """A game's updates redraw the game, not the people box: Bob's dot (built afresh whenever the box is drawn),
+    the leader's button beside him and the invite are the same elements after a game was played through."""
     ann = open_as_ann(browser, base, "coordination", {"clarification_bound": "1"}, start=False)
     bob_joins(browser, ann)
-    bob_row = "#people-box li[data-person=Bob] button"
-    playwright.expect(ann.locator(bob_row).first).to_be_visible()
-    ann.evaluate(f"document.querySelector({bob_row!r}).dataset.probe = 'before'; "
-                 "document.querySelector('#invite').dataset.probe = 'before'")
+    playwright.expect(ann.locator(BOB_ON)).to_be_visible()  # joined, then connected: the box's last change
+    probe(ann, BOB_ON, BOB_BUTTON, "#invite")
     ann.click("#start")
     playwright.expect(ann.locator("#submit-choice")).to_be_visible()
     ann.check("#opt-0")
     ann.fill("#justification", "the first")
     ann.click("#submit-choice")
     playwright.expect(ann.locator("#game-box")).to_contain_text("announced")
-    assert ann.evaluate(f"document.querySelector({bob_row!r}).dataset.probe") == "before"
-    assert ann.evaluate("document.querySelector('#invite').dataset.probe") == "before"
+    assert probed(ann, BOB_ON), "the people box was drawn again during the game"
+    assert probed(ann, BOB_BUTTON) and probed(ann, "#invite")
+
+
+def test_the_people_boxs_buttons_stay_as_a_connection_drops_and_returns(browser, base) -> None:  # noqa: F811
+    """Someone's dot going off and on again draws the people box again (a new dot); the leader's buttons beside
+    them and the invite stay the same elements, so a click on one at that moment lands."""
+    ann = open_as_ann(browser, base, "debate", {"rounds": "1"}, start=False)
+    bob = bob_joins(browser, ann)
+    playwright.expect(ann.locator(BOB_ON)).to_be_visible()
+    probe(ann, BOB_ON, BOB_BUTTON, "#invite", f"{BOB}")
+    link = bob.url
+    bob.close()  # Bob's connection drops
+    playwright.expect(ann.locator(BOB_OFF)).to_be_visible()
+    assert not probed(ann, f"{BOB} .dot"), "the box was drawn again: the dot is a new one"
+    again = bob.context.new_page()  # and returns: the same browser, so the same seat
+    again.goto(link)
+    playwright.expect(ann.locator(BOB_ON)).to_be_visible()
+    assert probed(ann, BOB_BUTTON), "the button beside Bob was rebuilt"
+    assert probed(ann, BOB) and probed(ann, "#invite")
+    ann.locator(f"{BOB} button", has_text="make leader").click()
+    playwright.expect(ann.locator(BOB)).to_contain_text("(leader)")
+    assert not ann._errors  # type: ignore[attr-defined]
 
 
 def test_a_move_made_while_the_connection_is_down_says_it_was_not_sent(browser, base) -> None:  # noqa: F811

@@ -472,7 +472,7 @@ class Study:
         """The group's next game, or, with its games played (or no participant left), the survey."""
         played = room.games
         left = [pid for pid in group.members if self.participants[pid].outcome is None]
-        if played >= self.file.group.games or not left or self.state.status == "ended":
+        if played >= self.file.group.games or not left or self.ended:
             await self._finish_group(group)
             return
         try:
@@ -484,6 +484,8 @@ class Study:
             await self._finish_group(group, unplayed=not group.games)
             return
         if started:
+            if self.ended:  # the study ended while this game was being begun (an await ago): it ends too
+                self._end_game(group)
             await self._games_of(group, room)
             for pid in left:
                 self._tell(pid)
@@ -495,6 +497,11 @@ class Study:
         if len(keys) > len(group.games):
             group.games += [Game(number=n, key=k) for n, k in enumerate(keys, start=1)][len(group.games):]
             await self._saved(state=True)
+
+    @property
+    def ended(self) -> bool:
+        """The experimenter ended the study (read afresh after each await: it may end while a game is begun)."""
+        return self.state.status == "ended"
 
     async def _finish_group(self, group: GroupRecord, unplayed: bool = False) -> None:
         """The group's games are over: its players go on to the survey (or, if its game could not even start,

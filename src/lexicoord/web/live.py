@@ -256,6 +256,15 @@ class LiveSeats:
         self.on_idle = on_idle
         self.agent_options = agent_options or {}
         self.live: dict[str, LiveSeat] = {}
+        #: Why the game was ended, once it is: a seat made after that (a protocol may make its seats as it
+        #: goes) is made ended too, rather than waiting out its timeout.
+        self.stopped: str | None = None
+
+    def stop(self, reason: str) -> None:
+        """The game is ended: every seat's pending and later moves end at once."""
+        self.stopped = reason
+        for seat in self.live.values():
+            seat.interrupt(reason)
 
     def __call__(self, spec: AgentSpec, ctx: EpisodeContext, system_prompt: str | None) -> Seat:
         inner = self.base(spec, ctx, system_prompt)
@@ -274,6 +283,8 @@ class LiveSeats:
                         agent=agent if person and self.takeover else None, agent_timeout=self.agent_timeout,
                         on_idle=self.on_idle if person else None, taken=taken[0] if taken and person else None)
         self.live[spec.name] = seat
+        if self.stopped is not None:
+            seat.interrupt(self.stopped)
         return seat
 
     def control(self) -> LiveControl:

@@ -74,6 +74,9 @@ class RoomGame:
         self.task: asyncio.Task[None] | None = None
         self.number: int | None = None
         self.ended = False
+        #: An end asked for after the game in play was numbered and saved but before it was launched: kept for the
+        #: launch, so an experimenter's "end" in that moment is not lost (the game would otherwise play on).
+        self._stop: str | None = None
         #: The game in play (or last played since the server started), for what a person's seat may see.
         self.ctx: EpisodeContext | None = None
         #: Who hears the game in play (the adapter's, from :meth:`RoomAdapter.watch`).
@@ -192,12 +195,18 @@ class RoomGame:
         return seat is not None and await seat.take_over(model, reason)
 
     def interrupt(self, reason: str) -> bool:
-        """End the game in play: pending moves end at once and the protocol is told to stop."""
-        if self.seats is None or self.task is None or self.task.done():
+        """End the game in play: pending moves end at once and the protocol is told to stop. A game begun (numbered
+        and saved) but not launched yet ends as soon as it is launched. False if no game is in play."""
+        current = self.played.current
+        if self.played.phase != "playing" or current is None:
             return False
+        if self.seats is None or self.number != current.number:  # saved, not launched: the launch stops it
+            self._stop = reason
+        elif self.task is None or self.task.done():
+            return False
+        else:
+            self.seats.stop(reason)
         self.ended = True
-        for seat in self.seats.live.values():
-            seat.interrupt(reason)
         return True
 
     def launch(self, current: CurrentGame, replay: dict[str, list[dict[str, Any]]]) -> None:
@@ -217,13 +226,16 @@ class RoomGame:
             seat.listener = lambda seat=seat: room.changed() if seat.waiting else None
         self.humans = seats
         self.number = number
-        self.ended = False
+        stop, self._stop = self._stop, None
+        self.ended = stop is not None
         base = SeatFactory(room.services.models, people=seats, own_kinds=protocol.seat_kinds)
         managed = room.managed
         self.taken = {}
         self.seats = LiveSeats(base, self, replay, settings.agent_timeout, takeover=managed is not None,
                                on_idle=managed.model if managed is not None and managed.on_idle else None,
                                agent_options={"temperature": settings.temperature})
+        if stop is not None:
+            self.seats.stop(stop)
         self.run_task(self._play(protocol, spec, number, seed))
 
     def run_task(self, coro: Coroutine[Any, Any, None]) -> None:

@@ -107,25 +107,40 @@ const endGameButton = () => leaderControl("end-game", "End this game", { type: "
 const takenOver = (name) => { const p = state.people.find((q) => q.name === name); return p ? p.played_by : null; };
 const seatNote = (name) => takenOver(name) ? " — now played by an agent" : "";
 
-// Drawn again only when what it shows changes: a game's updates (many a second in play) leave the people box, its
-// buttons ("take the lead" is pressed mid-game) and the invite someone is selecting as they are.
+// Drawn again only when what it shows changes: a game's updates (many a second in play) leave the people box as it
+// is. When it is drawn (someone joins, a dot turns on or off, the lead passes), its lists, each person's row, each
+// button and the invite are kept elements (dom.js kept), refilled in place: a click on "make leader" as someone's
+// connection flickers still lands, and the invite someone is selecting stays selected.
 let peopleDrawn = null;
 function renderPeople() {
   const drawn = JSON.stringify([state.code, state.people, state.leader, state.agents, state.managed, isLeader(), you && you.absent]);
   if (drawn === peopleDrawn) return;
   peopleDrawn = drawn;
+  const people = kept("people:list", "ul", () => h("ul", { class: "people" }));
+  fill(people, state.people.map(personRow));
+  const agents = kept("people:agents", "ul", () => h("ul", { class: "people" }));
+  fill(agents, state.agents.length ? state.agents.map((a) => h("li", {}, h("span", { class: "dot on" }), a.name, h("span", { class: "muted" }, ` ${a.model}`)))
+    : h("li", { class: "muted" }, "none"));
   const link = `${location.origin}/r/${state.code}`;
-  const people = state.people.map((p) => h("li", { class: p.absent && !p.played_by ? "absent" : "", "data-person": p.name },
-    h("span", { class: p.connected ? "dot on" : "dot" }), p.name, p.name === state.leader ? " (leader)" : "",
-    p.played_by ? seatNote(p.name) : p.absent ? " — left" : "",
-    isLeader() && p.name !== state.leader && !p.absent ? h("button", { class: "secondary small", onclick: () => send({ type: "drop", name: p.name }) }, "continue without") : null,
-    isLeader() && p.name !== state.leader && !p.absent ? h("button", { class: "secondary small", onclick: () => send({ type: "hand_over", name: p.name }) }, "make leader") : null,
-    !isLeader() && !state.managed && you && !you.absent && p.name === state.leader && !p.connected ? h("button", { class: "secondary small", id: "take-lead", onclick: () => send({ type: "take_lead" }) }, "take the lead") : null));
-  const agents = state.agents.map((a) => h("li", {}, h("span", { class: "dot on" }), a.name, h("span", { class: "muted" }, ` ${a.model}`)));
   const invite = state.managed ? [] : [h("p", { class: "muted" }, "Invite with the link or the code:"),
-    h("input", { readonly: true, value: link, id: "invite" }), h("p", {}, "Code ", h("code", {}, state.code))];
-  fill($("#people-box"), h("h2", {}, "People"), h("ul", { class: "people" }, people), h("h2", {}, "Agents"),
-    h("ul", { class: "people" }, agents.length ? agents : h("li", { class: "muted" }, "none")), invite);
+    kept("people:invite", link, () => h("input", { readonly: true, value: link, id: "invite" })), h("p", {}, "Code ", h("code", {}, state.code))];
+  fill($("#people-box"), h("h2", {}, "People"), people, h("h2", {}, "Agents"), agents, invite);
+}
+
+// One person's row: the same element for as long as they are in the room, its buttons kept while they are offered.
+function personRow(p) {
+  const row = kept(`people:row:${p.name}`, "li", () => h("li", { "data-person": p.name }));
+  row.className = p.absent && !p.played_by ? "absent" : "";
+  const other = isLeader() && p.name !== state.leader && !p.absent;
+  const button = (what, shown, label, message, id) => kept(`people:${what}:${p.name}`, shown ? label : null,
+    () => h("button", { class: "secondary small", id, onclick: () => send(message) }, label));
+  fill(row, h("span", { class: p.connected ? "dot on" : "dot" }), p.name, p.name === state.leader ? " (leader)" : "",
+    p.played_by ? seatNote(p.name) : p.absent ? " — left" : "",
+    button("drop", other, "continue without", { type: "drop", name: p.name }),
+    button("hand", other, "make leader", { type: "hand_over", name: p.name }),
+    button("take", !isLeader() && !state.managed && you && !you.absent && p.name === state.leader && !p.connected,
+      "take the lead", { type: "take_lead" }, "take-lead"));
+  return row;
 }
 
 document.addEventListener("DOMContentLoaded", () => {  // every adapter's script has registered by now
