@@ -2,12 +2,14 @@
 LaTeX, chatty trailers, changed minds, hedges. Each row is a reply and the verdict a careful reader would
 give; ``None`` is an invalid answer (scored wrong)."""
 
+import re
 import time
 from fractions import Fraction
 
 import pytest
 
-from lexicoord.tasks.answers import format_number, read_label, read_letter, read_number
+from lexicoord.tasks import answers
+from lexicoord.tasks.answers import Declaration, declarations, format_number, read_label, read_letter, read_number
 
 COT = "Janet's ducks lay 16 eggs a day. She eats 3 and bakes with 4, so 16 - 3 - 4 = 9 are left.\n"
 
@@ -321,3 +323,27 @@ def test_a_degenerate_reply_is_read_in_linear_time() -> None:
     for reply in replies:
         assert (read_number(reply), read_letter(reply), read_label(reply)) == (None, None, None)
     assert time.perf_counter() - started < 10
+
+
+#: Replies whose marker words are spelt with the letters Python's case-insensitive matching takes for ASCII ones
+#: (long s, Kelvin sign, dotless and dotted i), shouted, or missing: the shortcut that skips the marker patterns
+#: must skip them exactly where they find nothing.
+ODD_SPELLINGS = ["The anſwer is 7.", "OPTıON B is the correct answer", "My ANSWER: 12", "the final CHOİCE: C",
+                 "Answer", "no marker here, just 3 and 4", "#### 9", "###### 9", "\\fbox{4}", "\\boxed{\\text{C}}",
+                 "Final ANSWER:\n\n  -3", "the best optıon is (b)", "**Answer**: False", "Conclusion: True"]
+
+
+def _every_pattern(reply: str, extra: tuple[re.Pattern[str], ...]) -> list[Declaration]:
+    """The declarations found by running every pattern over the reply, whatever words it holds."""
+    found = [Declaration(m.start(), answers._rest_of_line(reply, m.end()), opens=p is answers._HASHES)
+             for p in (answers._LINE, answers._BOLD, answers._NAMED, answers._HASHES) for m in p.finditer(reply)]
+    found += [Declaration(m.start(), answers._braced(reply, m.end()), opens=False) for m in answers._BOXED.finditer(reply)]
+    found += [Declaration(m.start(), m.group(1)[:answers._REACH] if p.groups else answers._rest_of_line(reply, m.end()),
+                          opens=True) for p in (answers._CLAUSE, *extra) for m in p.finditer(reply)]
+    return sorted(found, key=lambda d: d.start)
+
+
+@pytest.mark.parametrize("reply", [p.values[0] for p in GSM8K_REPLIES + MMLU_REPLIES + FOLIO_REPLIES] + ODD_SPELLINGS)
+def test_declarations_are_those_every_pattern_finds(reply: str) -> None:
+    for extra in ((), (answers._CONCLUSION,)):
+        assert declarations(reply, extra) == _every_pattern(reply, extra)

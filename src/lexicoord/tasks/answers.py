@@ -76,16 +76,24 @@ _REACH = 400
 _NEXT_LINE = re.compile(r"[ \t]*\S[^\n]*")
 
 
+#: The word every one of _LINE, _BOLD, _NAMED and _CLAUSE needs, matched as they match it (the same case rules):
+#: a reply without one is not searched with them. Every reply is read, most of them with none of these words.
+_ANSWER_WORD = re.compile(r"answer|option|choice", re.IGNORECASE)
+
+
 def declarations(reply: str, extra: tuple[re.Pattern[str], ...] = ()) -> list[Declaration]:
     """Every declaration in the reply, in order. ``extra`` patterns are clauses a task adds; a pattern
     with a group declares the group's text, one without declares the text after it."""
     found: list[Declaration] = []
-    for pattern in (_LINE, _BOLD, _NAMED, _HASHES):
+    worded = _ANSWER_WORD.search(reply) is not None
+    markers = (_LINE, _BOLD, _NAMED) if worded else ()
+    for pattern in (*markers, *((_HASHES,) if "####" in reply else ())):
         found += [Declaration(m.start(), _rest_of_line(reply, m.end()), opens=pattern is _HASHES)
                   for m in pattern.finditer(reply)]
-    for m in _BOXED.finditer(reply):
-        found.append(Declaration(m.start(), _braced(reply, m.end()), opens=False))
-    for pattern in (_CLAUSE, *extra):
+    if "\\" in reply:
+        for m in _BOXED.finditer(reply):
+            found.append(Declaration(m.start(), _braced(reply, m.end()), opens=False))
+    for pattern in ((_CLAUSE,) if worded else ()) + extra:
         for m in pattern.finditer(reply):
             text = m.group(1)[:_REACH] if pattern.groups else _rest_of_line(reply, m.end())
             found.append(Declaration(m.start(), text, opens=True))
@@ -138,7 +146,7 @@ _LATEX = [("\\$", "$"), ("\\%", "%"), ("{,}", ","), ("\\,", ""), ("\\!", ""), ("
 def _plain(text: str) -> str:
     """The text as a reader sees it: LaTeX wrappers unwrapped (``\\boxed{\\text{C}}`` is ``C``,
     ``\\frac{3}{4}`` is ``3/4``), escapes and markdown emphasis dropped."""
-    for _ in range(8):
+    for _ in range(8 if "\\" in text else 0):  # both patterns open with a backslash
         new = _FRAC.sub(r"\1/\2", _UNWRAP.sub(r"\1", text))
         if new == text:
             break

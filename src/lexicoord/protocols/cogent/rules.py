@@ -202,7 +202,7 @@ class CogentStudy(Protocol[CogentItem, CogentSettings, CogentOutcome]):
         if settings.variant == "single":
             ctx.recorder.round = 0
             reply = await game.say(seats[0], "single", init, seed=ctx.paired_seed(seats[0].name, "init"))
-            prediction = task.extract(reply)
+            prediction = game.extract(reply)
             return game.outcome(prediction, {seats[0].name: prediction}, "single", 0)
         a, b = seats
         ctx.recorder.round, ctx.recorder.phase = 0, "init"
@@ -219,7 +219,7 @@ class CogentStudy(Protocol[CogentItem, CogentSettings, CogentOutcome]):
         else:
             rounds = settings.rounds
             await game.cogent(a, b, latest, CHANNELS[settings.variant])
-        pa, pb = task.extract(latest[a.name]), task.extract(latest[b.name])
+        pa, pb = game.extract(latest[a.name]), game.extract(latest[b.name])
         answer, rule = finalize(pa, pb, task, settings.tie)
         return game.outcome(answer, {a.name: pa, b.name: pb}, rule, rounds)
 
@@ -234,6 +234,8 @@ class _Game:
         self.board = Board()
         self.accepted = self.rejected = 0
         self.proposed: dict[str, int] = {}
+        #: Each reply's prediction, read once: the closing FINALIZE reads the latest replies again.
+        self._predicted: dict[str, str | None] = {}
 
     def config(self) -> dict[str, Any]:
         return {"max_tokens": self.settings.max_tokens, "temperature": self.settings.temperature}
@@ -243,11 +245,17 @@ class _Game:
         answer = await seat.answer(Request(kind=stage, round=self.ctx.recorder.round, prompt=prompt, seed=seed,
                                            view={"task": self.question, "stage": stage}, **self.config()))
         text = _text(answer)
-        prediction = None if stage == "coin" else self.task.extract(text)
+        prediction = None if stage == "coin" else self.extract(text)
         self.ctx.emit(ResponseEvent(agent=seat.name, stage=stage, text=text, prediction=prediction,
                                     coin_pass=coin_pass, words=len(text.split()), tokens=answer.tokens,
                                     failure=answer.failure, truncated=answer.truncated, audience=audience))
         return text
+
+    def extract(self, text: str) -> str | None:
+        """The task's reading of a reply's answer (the same text reads the same, so it is read once)."""
+        if text not in self._predicted:
+            self._predicted[text] = self.task.extract(text)
+        return self._predicted[text]
 
     def block(self, viewer: Any, channel: Channel) -> str:
         return fence(self.board.block(viewer) if channel.show else "(none)", "KNOWN_TERMS")
