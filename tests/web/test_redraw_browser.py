@@ -26,8 +26,10 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield f"http://127.0.0.1:{port}"
 
 
-def open_as_ann(browser, base: str, protocol: str, fields: dict[str, str], start: bool = True):  # noqa: F811
-    """Ann creates a room of ``protocol`` with the default agents from the start page, joins, and starts a game."""
+def open_as_ann(browser, base: str, protocol: str, fields: dict[str, str], start: bool = True,  # noqa: F811
+                choose: dict[str, str] | None = None):
+    """Ann creates a room of ``protocol`` with the default agents from the start page (``fields`` typed, ``choose``
+    picked from their lists), joins, and starts a game."""
     page = browser.new_context().new_page()
     page._errors = []  # type: ignore[attr-defined]
     page.on("pageerror", lambda e: page._errors.append(str(e)))  # type: ignore[attr-defined]
@@ -35,6 +37,8 @@ def open_as_ann(browser, base: str, protocol: str, fields: dict[str, str], start
     page.select_option("#protocol", protocol)
     for name, value in fields.items():
         page.fill(f"[name={name}]", value)
+    for name, value in (choose or {}).items():
+        page.select_option(f"select[name={name}]", value)
     page.click("#create-room")
     page.wait_for_url("**/r/**")
     page.fill("input[name=name]", "Ann")
@@ -44,13 +48,13 @@ def open_as_ann(browser, base: str, protocol: str, fields: dict[str, str], start
     return page
 
 
-def bob_joins(browser, ann):  # noqa: F811
-    """Bob opens Ann's link and joins; Ann's page has redrawn once it lists him. Bob's page."""
+def bob_joins(browser, ann, name: str = "Bob"):  # noqa: F811
+    """Bob (or ``name``) opens Ann's link and joins; Ann's page has redrawn once it lists him. His page."""
     bob = browser.new_context().new_page()
     bob.goto(ann.locator("#invite").input_value())
-    bob.fill("input[name=name]", "Bob")
+    bob.fill("input[name=name]", name)
     bob.click("#join-button")
-    playwright.expect(ann.locator("#people-box")).to_contain_text("Bob")
+    playwright.expect(ann.locator(f"#people-box li[data-person={name}]")).to_be_visible()
     return bob
 
 
@@ -69,18 +73,20 @@ def probed(page, sel: str) -> bool:
     return page.evaluate(f"document.querySelector({sel!r}).dataset.probe") == "before"
 
 
-def type_across_a_redraw(browser, ann, field: str) -> None:  # noqa: F811
-    """Type half a reply into ``field``, have the room redraw, type the rest: one element, focused, whole text."""
+def type_across_a_redraw(browser, ann, field: str, who: str = "Bob"):  # noqa: F811
+    """Type half a reply into ``field``, have the room redraw (``who`` joins), type the rest: one element,
+    focused, whole text. The page of the one who joined."""
     box = ann.locator(field)
     box.click()
     ann.keyboard.type("the first ")
     probe(ann, field)
     ann.evaluate(f"document.querySelector({field!r}).setSelectionRange(4, 4)")  # the caret after "the "
-    bob_joins(browser, ann)
+    joined = bob_joins(browser, ann, who)
     assert probed(ann, field), "the field was rebuilt"
     assert ann.evaluate(f"document.activeElement === document.querySelector({field!r})"), "the focus was taken"
     ann.keyboard.type("very ")
     assert box.input_value() == "the very first "
+    return joined
 
 
 #: Per room: the start page's fields, the text field and the choice of its request form, its send button, and
@@ -152,6 +158,37 @@ def test_the_people_boxs_buttons_stay_as_a_connection_drops_and_returns(browser,
     assert probed(ann, BOB) and probed(ann, "#invite")
     ann.locator(f"{BOB} button", has_text="make leader").click()
     playwright.expect(ann.locator(BOB)).to_contain_text("(leader)")
+    assert not ann._errors  # type: ignore[attr-defined]
+
+
+def test_the_manual_modes_forms_survive_a_redraw(browser, base) -> None:  # noqa: F811
+    """The coordination game's manual mode: the leader's half-written sentence survives someone joining, and a
+    half-written proposal survives another player's proposal arriving (both redraw the page)."""
+    ann = open_as_ann(browser, base, "coordination", {"clarification_bound": "1"}, start=False, choose={"mode": "manual"})
+    bob = bob_joins(browser, ann)
+    ann.click("#start")
+    cy = type_across_a_redraw(browser, ann, "#sentence", "Cy")  # a third person joins half-way
+    ann.locator("#sentence").fill("They met at the bank before noon.")
+    ann.click("#words >> text=bank")
+    playwright.expect(ann.locator("#proposal-meaning")).to_be_visible(timeout=20_000)
+    playwright.expect(bob.locator("#proposal-meaning")).to_be_visible(timeout=20_000)
+    ann.locator("#proposal-meaning").click()
+    ann.keyboard.type("the side of ")
+    probe(ann, "#proposal-meaning", "#submit-proposal")
+    bob.fill("#proposal-meaning", "a place that keeps money")
+    bob.fill("#proposal-why", "banks open before noon")
+    bob.click("#submit-proposal")
+    playwright.expect(ann.locator("#proposal-status")).not_to_contain_text("Bob")  # Ann's page heard Bob's
+    assert probed(ann, "#proposal-meaning") and probed(ann, "#submit-proposal"), "the proposal form was rebuilt"
+    assert ann.evaluate("document.activeElement === document.querySelector('#proposal-meaning')")
+    ann.keyboard.type("a river")
+    assert ann.locator("#proposal-meaning").input_value() == "the side of a river"
+    ann.fill("#proposal-why", "people meet by rivers")
+    ann.click("#submit-proposal")
+    cy.fill("#proposal-meaning", "a row of seats")
+    cy.fill("#proposal-why", "a bank of seats")
+    cy.click("#submit-proposal")
+    playwright.expect(ann.locator("#confirm")).to_be_visible(timeout=20_000)
     assert not ann._errors  # type: ignore[attr-defined]
 
 

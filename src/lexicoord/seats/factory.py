@@ -38,10 +38,10 @@ class SeatFactory:
         """A model seat; its calls are seeded from the episode's seed unless the seat sets its own."""
         if not spec.model:
             raise ConfigError(f"Seat '{spec.name}' is a model seat but names no model.")
-        known = set(GenerateConfig.model_fields)
-        config = GenerateConfig(**{k: v for k, v in spec.options.items() if k in known})
-        if config.seed is None:
-            config = config.merged(seed=ctx.rng.randrange(2**31))
+        options = {k: v for k, v in spec.options.items() if k in GenerateConfig.model_fields}
+        if options.get("seed") is None:
+            options["seed"] = ctx.rng.randrange(2**31)
+        config = GenerateConfig(**options)
         return LLMSeat(spec.name, self.models.get(spec.model), system_prompt=system_prompt, config=config,
                        role=spec.role)
 

@@ -18,21 +18,7 @@ function renderPhase(box) {
     fill(box, head, notice, waiting, startButton());
   } else if (p === "sentence") {
     if (!leader) return fill(box, h("h2", {}, "Manual mode"), h("p", { class: "muted" }, `${state.leader} is writing a sentence…`));
-    if (box.dataset.form === "sentence") return;
-    box.dataset.form = "sentence";
-    const words = h("div", { class: "words", id: "words" });
-    const area = h("textarea", { id: "sentence", maxlength: "400", rows: "2", placeholder: "A sentence with an ambiguous word" });
-    area.value = draft.sentence;
-    const showWords = () => {
-      draft.sentence = area.value;
-      fill(words, area.value.split(/\s+/).filter(Boolean).map((w) => w.replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu, "")).filter(Boolean)
-        .map((w) => h("button", { type: "button", class: "word", onclick: () => send({ type: "manual_sentence", sentence: area.value, word: w }) }, w)));
-    };
-    area.addEventListener("input", showWords);
-    showWords();
-    fill(box, h("h2", {}, "Your sentence"), area, h("p", { class: "muted" }, "Then click the ambiguous word in it:"), words,
-      h("button", { class: "secondary", onclick: () => send({ type: "end_game" }) }, "Cancel"));
-    return;
+    return fill(box, kept("manual-sentence", `sentence:${state.games}`, sentenceForm));
   } else if (p === "proposing") {
     renderProposing(box, leader);
     return;
@@ -44,7 +30,23 @@ function renderPhase(box) {
     fill(box, h("h2", {}, `Game ${g.number}`, h("span", { class: "muted" }, g.stage === "announce" ? " — the leader announces" : ` — round ${g.round}`)), notice,
       endGameButton());
   }
-  delete box.dataset.form;
+}
+
+// The manual mode's forms are kept elements (dom.js kept), each while what it answers stays the same: a redraw (a
+// proposal arrives, someone joins) leaves the leader's typing, caret and click where they are.
+function sentenceForm() {
+  const words = h("div", { class: "words", id: "words" });
+  const area = h("textarea", { id: "sentence", maxlength: "400", rows: "2", placeholder: "A sentence with an ambiguous word" });
+  area.value = draft.sentence;
+  const showWords = () => {
+    draft.sentence = area.value;
+    fill(words, area.value.split(/\s+/).filter(Boolean).map((w) => w.replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu, "")).filter(Boolean)
+      .map((w) => h("button", { type: "button", class: "word", onclick: () => send({ type: "manual_sentence", sentence: area.value, word: w }) }, w)));
+  };
+  area.addEventListener("input", showWords);
+  showWords();
+  return h("div", {}, h("h2", {}, "Your sentence"), area, h("p", { class: "muted" }, "Then click the ambiguous word in it:"), words,
+    h("button", { class: "secondary", onclick: () => send({ type: "end_game" }) }, "Cancel"));
 }
 
 function sentenceLine(manual) {
@@ -60,23 +62,29 @@ function renderProposing(box, leader) {
   const waiting = h("p", { class: "muted", id: "proposal-waiting" }, waitingFor.length ? `Waiting for proposals from ${waitingFor.join(", ")}…` : "");
   const close = kept("close-proposals", leader && m.agents_done && m.awaiting.length ? "Stop waiting" : null,
     () => h("button", { class: "secondary", id: "close-proposals", onclick: () => send({ type: "close_proposals" }) }, "Stop waiting"));
-  if (!you.request || you.request.kind !== "propose") { delete box.dataset.form; return fill(box, h("h2", {}, "Proposing meanings"), sentenceLine(m), waiting, close); }
-  if (box.dataset.form === "propose") { fill(box.querySelector("#proposal-status"), waiting, close); return; }
-  box.dataset.form = "propose";
+  const request = you.request && you.request.kind === "propose" ? you.request : null;
+  const form = kept("manual-propose", request && JSON.stringify([state.games, request]), () => proposalForm(m));
+  if (!form) return fill(box, h("h2", {}, "Proposing meanings"), sentenceLine(m), waiting, close);
+  fill(box, form, h("div", { id: "proposal-status" }, waiting, close));
+}
+
+function proposalForm(m) {
   const meaning = h("input", { id: "proposal-meaning", maxlength: "80", placeholder: "What the word means here (a short gloss)" });
   const why = h("input", { id: "proposal-why", maxlength: "160", placeholder: "Why? (one sentence, at most 160 characters)" });
-  fill(box, h("h2", {}, "Propose a meaning"), sentenceLine(m), meaning, why,
-    h("button", { id: "submit-proposal", onclick: () => { if (!meaning.value.trim() || !why.value.trim()) { showError("Give a meaning and say why."); return; } showError(""); send({ type: "propose", meaning: meaning.value, justification: why.value }); } }, "Propose"),
-    h("div", { id: "proposal-status" }, waiting, close));
+  return h("div", {}, h("h2", {}, "Propose a meaning"), sentenceLine(m), meaning, why,
+    h("button", { id: "submit-proposal", onclick: () => { if (!meaning.value.trim() || !why.value.trim()) { showError("Give a meaning and say why."); return; } showError(""); send({ type: "propose", meaning: meaning.value, justification: why.value }); } }, "Propose"));
 }
 
 function renderConfirm(box) {
   const m = state.manual;
   const proposals = h("ul", {}, m.proposals.map((o) => h("li", {}, h("strong", {}, o.text), ` — ${o.proposers.join(", ")}: `, h("em", {}, o.justifications.join(" / ")))));
   const silent = m.silent.length ? h("p", { class: "muted" }, `No usable proposal from ${m.silent.join(", ")}.`) : null;
-  if (!isLeader()) { delete box.dataset.form; return fill(box, h("h2", {}, "Proposed meanings"), sentenceLine(m), proposals, silent, h("p", { class: "muted" }, `${state.leader} is confirming the options…`)); }
-  if (box.dataset.form === "confirm") return;
-  box.dataset.form = "confirm";
+  if (!isLeader()) return fill(box, h("h2", {}, "Proposed meanings"), sentenceLine(m), proposals, silent, h("p", { class: "muted" }, `${state.leader} is confirming the options…`));
+  fill(box, h("h2", {}, "Confirm the meanings"), sentenceLine(m), proposals, silent,
+    kept("manual-confirm", JSON.stringify([state.games, m.sentence, m.word]), () => confirmForm(m)));
+}
+
+function confirmForm(m) {
   if (draft.optionsKey !== m.sentence + "|" + m.word) { draft.options = [...m.options]; draft.optionsKey = m.sentence + "|" + m.word; }
   const list = h("div", { id: "options" });
   const redraw = () => fill(list, draft.options.map((o, i) => {
@@ -86,7 +94,7 @@ function renderConfirm(box) {
   }));
   redraw();
   const add = h("input", { id: "new-option", maxlength: "80", placeholder: "another meaning" });
-  fill(box, h("h2", {}, "Confirm the meanings"), sentenceLine(m), proposals, silent, list,
+  return h("div", {}, list,
     h("div", { class: "agent" }, add, h("button", { type: "button", class: "secondary small", id: "add-option", onclick: () => { if (add.value.trim()) { draft.options.push(add.value.trim()); add.value = ""; redraw(); } } }, "add")),
     h("button", { id: "confirm", onclick: () => send({ type: "manual_confirm", options: draft.options.map((o) => o.trim()).filter(Boolean) }) }, "Play with these meanings"),
     h("button", { class: "secondary", onclick: () => send({ type: "end_game" }) }, "Cancel"));
