@@ -59,7 +59,7 @@ def test_a_claim_that_is_not_renewed_expires_and_another_takes_it(store_url) -> 
     time.sleep(0.4)
     assert b.remaining().free == 1
     assert b.take() == ["k0"]
-    assert a.renew({"k0"}) == 0, "a learns that it lost the claim"
+    assert a.renew({"k0"}) == {"k0"}, "a learns that it lost the claim"
 
 
 def test_renewing_keeps_a_claim(store_url) -> None:
@@ -69,8 +69,22 @@ def test_renewing_keeps_a_claim(store_url) -> None:
     assert a.take() == ["k0"]
     for _ in range(3):
         time.sleep(0.25)
-        assert a.renew({"k0"}) == 1
+        assert a.renew({"k0"}) == set()
     assert b.take() == []
+
+
+def test_a_claim_whose_episode_was_saved_as_it_is_renewed_is_not_lost(store_url) -> None:
+    """The save deletes the claim's row; a renewal that meets that (the save committed, the process not told yet)
+    reports nothing lost, and only the claim another process took is."""
+    store = opened(store_url)
+    a, b = Claims(store, "r", lease=0.3), Claims(store, "r", lease=30)
+    a.offer([("k0", 0), ("k1", 1), ("k2", 2)])
+    assert a.take(n=3) == ["k0", "k1", "k2"]
+    store.save_episode(record("r", "k0"), [])
+    time.sleep(0.4)
+    assert b.take() == ["k1"]  # a's claim on k1 expired and b took it
+    assert a.renew({"k0", "k1", "k2"}) == {"k1"}
+    assert b.renew({"k1"}) == set()
 
 
 def test_release_frees_claims_at_once(store_url) -> None:

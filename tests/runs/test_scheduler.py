@@ -6,10 +6,16 @@ import asyncio
 import time
 from collections.abc import Collection
 
+from lexicoord.models import Model
+from lexicoord.models.pool import ModelPool
+from lexicoord.models.providers.scripted import ScriptedProvider
 from lexicoord.runs.claims import Claims, Remaining
+from lexicoord.runs.grid import grid
+from lexicoord.runs.runner import Runner
 from lexicoord.runs.scheduler import Scheduler
 from lexicoord.runs.store import Store
 from tests.runs.test_store import record
+from tests.runs.toy import Toy, lineup
 
 
 class Slow(Claims):
@@ -141,3 +147,15 @@ async def test_claims_left_when_playing_stops_go_back_and_others_still_playing_a
     other = Claims(store, "r")
     assert other.take(n=10) == keys, "every claim went back at once, in play or taken ahead"
     assert await scheduler.others_hold(), "now another process holds the run"
+
+
+async def test_a_process_alone_on_its_run_never_says_its_claims_went_elsewhere(tmp_path, caplog) -> None:
+    """Saves delete claims while renewals run (a lease of 0.2 s renews every 0.05 s): an episode saved as its claim
+    is renewed is not a claim lost to another process, and a process alone on its run never warns of one."""
+    pool = ModelPool(cache=False)
+    pool.add(Model(ScriptedProvider("slow", lambda messages, config: "ok", latency=0.01)), "scripted/slow")
+    runner = Runner(Store(str(tmp_path / "r.db")), Toy(), models=pool, concurrency=8, lease=0.2)
+    with caplog.at_level("WARNING", logger="lexicoord.runs.scheduler"):
+        summary = await runner.run("r", grid([{"id": f"i{n}"} for n in range(150)], [lineup("scripted/slow")]))
+    assert summary.done == 150 and len(runner.store.episodes("r")) == 150
+    assert not [r for r in caplog.records if "claim" in r.getMessage()], caplog.text

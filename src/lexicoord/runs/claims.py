@@ -105,17 +105,21 @@ class Claims:
             taken = s.execute(statement).all()
         return [key for key, _ in sorted(taken, key=lambda row: row[1])]
 
-    def renew(self, keys: Collection[str]) -> int:
-        """Extend this process's claims on ``keys``; how many it still holds."""
+    def renew(self, keys: Collection[str]) -> set[str]:
+        """Extend this process's claims on ``keys``; the keys among them another process holds now (or that were
+        given back): lost. A key whose row is gone was saved (the save deletes it), by this process as it renews
+        or just before: not lost."""
         if not keys:
-            return 0
+            return set()
         with self.store.writing() as s:
-            result = s.execute(
+            s.execute(
                 update(ClaimRow)
                 .where(ClaimRow.run_id == self.run_id, ClaimRow.owner == self.owner, ClaimRow.key.in_(list(keys)))
                 .values(expires_at=self._now() + self.lease)
             )
-            return int(result.rowcount or 0)  # type: ignore[attr-defined]
+            others = (ClaimRow.owner != self.owner) | ClaimRow.owner.is_(None)
+            return set(s.scalars(select(ClaimRow.key).where(ClaimRow.run_id == self.run_id,
+                                                            ClaimRow.key.in_(list(keys)), others)))
 
     def give_back(self, key: str) -> None:
         """Free one claim of this process at once."""

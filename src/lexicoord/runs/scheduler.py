@@ -159,7 +159,8 @@ class Scheduler:
         while True:
             await asyncio.sleep(self.claims.lease / 4)
             if self.holding:
-                kept = await asyncio.to_thread(self.claims.renew, set(self.holding))
-                if kept < len(self.holding):
+                lost = await asyncio.to_thread(self.claims.renew, set(self.holding))
+                lost &= self.holding  # not saved here while the renewal was under way
+                if lost:
                     log.warning("run %s: %d claim(s) expired and went to another process", self.claims.run_id,
-                                len(self.holding) - kept)
+                                len(lost))
