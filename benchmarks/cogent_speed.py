@@ -42,7 +42,15 @@ VARIANTS = ("single", "vanilla", "cogent")
 CALLS = {v: calls(CogentSettings(variant=v)) for v in VARIANTS}
 
 
+#: ``--extra-cpu-us``: CPU the scripted model burns per call on top, to see how the ratio answers to per-call work.
+EXTRA_CPU = [0.0]
+
+
 def reply(messages: Any, config: Any) -> str:
+    if EXTRA_CPU[0]:
+        end = time.perf_counter() + EXTRA_CPU[0]
+        while time.perf_counter() < end:
+            pass
     agent = current_agent.get() or "A"
     prompt = messages[-1].content
     if "[PRIVATE NOTE" in prompt:
@@ -51,9 +59,52 @@ def reply(messages: Any, config: Any) -> str:
     return f"{agent} uses aeggleft and bunitprice: 9 x 2.\n#### 18"
 
 
-async def overhead_once(items: int, latency: float, concurrency: int, home: str) -> tuple[float, int, int]:
+class Wakes:
+    """When each call's wait for its model ended, against when it was due: how late the event loop woke each chain
+    of calls (``--explain``). One list of (due, late) per task: a worker's episodes are one chain of calls."""
+
+    def __init__(self) -> None:
+        self.by_task: dict[object, list[tuple[float, float]]] = {}
+
+    async def sleep(self, seconds: float) -> None:
+        due = time.perf_counter() + seconds
+        await asyncio.sleep(seconds)
+        self.by_task.setdefault(asyncio.current_task(), []).append((due, time.perf_counter() - due))
+
+    def report(self, name: str, chains: int) -> None:
+        late = sorted(x for chain in self.by_task.values() for _, x in chain)
+        if not late:
+            return
+        at = lambda q: late[min(len(late) - 1, int(q * len(late)))] * 1e3  # noqa: E731
+        # A burst: a 50 ms stretch in which at least half the chains woke more than 5 ms late at once.
+        windows: dict[int, list[float]] = {}
+        for chain in self.by_task.values():
+            for due, x in chain:
+                if x > 0.005:
+                    windows.setdefault(int(due / 0.05), []).append(x)
+        burst = sum(sum(v) for v in windows.values() if len(v) >= chains / 2)
+        print(f"[explain] {name}: {len(late)} waits woke late by mean {statistics.mean(late) * 1e3:.2f} ms "
+              f"(p50 {at(0.5):.2f}, p90 {at(0.9):.2f}, p99 {at(0.99):.2f}); per chain {sum(late) / chains:.3f} s; "
+              f"{100 * burst / max(sum(late), 1e-9):.0f}% of it in bursts where half the chains or more woke late together")
+
+
+class TimedProvider(ScriptedProvider):
+    """The scripted model, its latency waited in :class:`Wakes` (the same ``asyncio.sleep``)."""
+
+    def __init__(self, wakes: Wakes, latency: float) -> None:
+        super().__init__("bench", reply)
+        self.wakes, self.wait = wakes, latency
+
+    async def generate(self, messages: Any, config: Any) -> Any:
+        await self.wakes.sleep(self.wait)
+        return await super().generate(messages, config)
+
+
+async def overhead_once(items: int, latency: float, concurrency: int, home: str,
+                        wakes: Wakes | None = None) -> tuple[float, int, int]:
     pool = ModelPool(cache=False)
-    pool.add(Model(ScriptedProvider("bench", reply, latency=latency)), "scripted/bench")
+    model = ScriptedProvider("bench", reply, latency=latency) if wakes is None else TimedProvider(wakes, latency)
+    pool.add(Model(model), "scripted/bench")
     store = Store(os.path.join(home, "bench.db"))
     duo = [AgentSpec(name=n, model="scripted/bench") for n in ("A", "B")]
     tasks = [{"id": f"q{i}", "question": f"Question {i}: 16 eggs, 7 used, $2 each?", "answer": "18"}
@@ -68,7 +119,7 @@ async def overhead_once(items: int, latency: float, concurrency: int, home: str)
     return time.perf_counter() - started, summary.done, summary.model_calls
 
 
-async def floor(items: int, latency: float, concurrency: int) -> float:
+async def floor(items: int, latency: float, concurrency: int, wakes: Wakes | None = None) -> float:
     """The same schedule in plain asyncio (an episode is its calls' sleeps one after another, episodes in the
     runner's order, ``concurrency`` at once; no protocol, models, events or store): what no runner can beat."""
     queue: asyncio.Queue[int] = asyncio.Queue()
@@ -79,7 +130,7 @@ async def floor(items: int, latency: float, concurrency: int) -> float:
     async def worker() -> None:
         while not queue.empty():
             for _ in range(queue.get_nowait()):
-                await asyncio.sleep(latency)
+                await (asyncio.sleep(latency) if wakes is None else wakes.sleep(latency))
 
     started = time.perf_counter()
     await asyncio.gather(*(worker() for _ in range(concurrency)))
@@ -102,6 +153,22 @@ def overhead(args: argparse.Namespace) -> None:
           f"ratio {wall / ideal:.3f} (goal <= 1.02)")
     bare = asyncio.run(floor(args.items, args.latency, args.concurrency))
     print(f"[overhead] plain-asyncio floor for the same schedule: {bare:.2f} s, ratio {bare / ideal:.3f}")
+    if args.explain:
+        explain(args, ideal)
+
+
+def explain(args: argparse.Namespace, ideal: float) -> None:
+    """Where the time over the ideal goes: each model call's wait ends some time after it was due, because the
+    event loop was busy with other chains' work (or the machine's timers are late); in plain asyncio only the
+    latter. Printed for one more run of each, side by side."""
+    ours, bare = Wakes(), Wakes()
+    with tempfile.TemporaryDirectory() as home:
+        os.environ["LEXICOORD_HOME"] = home
+        wall, _, _ = asyncio.run(overhead_once(args.items, args.latency, args.concurrency, home, ours))
+    floor_wall = asyncio.run(floor(args.items, args.latency, args.concurrency, bare))
+    print(f"[explain] this run: ratio {wall / ideal:.3f}; its floor: ratio {floor_wall / ideal:.3f}")
+    ours.report("lexicoord", args.concurrency)
+    bare.report("plain asyncio", args.concurrency)
 
 
 def embedded(args: argparse.Namespace) -> None:
@@ -146,6 +213,10 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.1, help="overhead: seconds per scripted call")
     parser.add_argument("--concurrency", type=int, default=50, help="overhead: episodes at once")
     parser.add_argument("--repeat", type=int, default=1, help="overhead: runs; the median is the figure")
+    parser.add_argument("--explain", action="store_true",
+                        help="overhead: one more run, and its floor, saying how late each call's wait woke")
+    parser.add_argument("--extra-cpu-us", type=float, default=0.0,
+                        help="overhead: CPU the scripted model burns per call on top (microseconds)")
     parser.add_argument("--embedded-items", type=int, default=2)
     parser.add_argument("--max-tokens", type=int, default=128)
     parser.add_argument("--variants", nargs="+", choices=VARIANTS, default=list(VARIANTS), help="embedded: which")
@@ -153,6 +224,7 @@ def main() -> None:
     parser.add_argument("--data", default=os.environ.get("LEXICOORD_GSM8K", str(default_data)),
                         help="GSM8K test.jsonl (default ../shared/data/gsm8k/test.jsonl)")
     args = parser.parse_args()
+    EXTRA_CPU[0] = args.extra_cpu_us / 1e6
     if args.part in ("overhead", "both"):
         overhead(args)
     if args.part in ("embedded", "both"):

@@ -61,3 +61,17 @@ def test_the_study_load_takes_six_people_to_their_codes_with_either_pages_client
     server = next(line for line in out.splitlines() if "the server's own time" in line)
     assert transitions.endswith("(n=30)") and server.endswith("(n=30)"), (transitions, server)  # 5 steps x 6
     assert "groups: 2 (0 filled with agents" in out and "2 finished" in out
+
+
+def test_the_cogent_overhead_says_how_late_each_wait_woke() -> None:
+    """``cogent_speed.py --explain`` on a small schedule: one more run and its floor, each wait's lateness counted
+    for every call (4 items x 3 variants, 25 calls an item)."""
+    script = next(p for p in SCRIPTS if p.name == "cogent_speed.py")
+    result = subprocess.run([sys.executable, str(script), "--part", "overhead", "--items", "4", "--latency", "0.01",
+                             "--concurrency", "4", "--explain", "--extra-cpu-us", "50"],
+                            capture_output=True, text=True, timeout=240)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    lines = {line.split(":", 1)[0]: line for line in result.stdout.splitlines() if line.startswith("[explain]")}
+    assert "100 waits woke late" in lines["[explain] lexicoord"], result.stdout
+    assert "100 waits woke late" in lines["[explain] plain asyncio"], result.stdout
+    assert "ratio" in lines["[explain] this run"]
