@@ -168,36 +168,33 @@ def end(client: TestClient, body: dict[str, Any]) -> str:
     return str(r.json()["message"])
 
 
-def test_ending_the_study_as_the_next_game_is_saved_ends_that_game(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The next game is numbered and saved before it is launched. An end asked for in between is kept for the
-    launch: the game ends at once and its players go on, rather than the game playing on after the study ended."""
-    reached, release = held_at(monkeypatch, Room, "save", lambda room: room.managed is not None
-                               and room.game.played.phase == "playing" and room.games == 2 and room.game.number == 1)
-    with serving(db, values(group={"games": 3}, game={"seat_timeout": 600})) as (client, part):
-        a, ba = two_playing(client)
-        assert end(client, {"action": "end_game", "group": "g1"}) == "The game was ended."
-        assert reached.wait(20), "the second game was never saved"
-        said = end(client, {"action": "end_study"})
-        release.set()
-        assert "1 game(s) under way were ended" in said
-        a.until("survey")
-        room = part.study.rooms.get(part.study.state.groups["g1"].room or "") if part.study.rooms else None
-        assert room is None or room.games == 2, "no game after the one the study's end ended"
+#: Where the server is held as the group's second game is begun: asking the protocol for it (nothing is under way
+#: to end yet, and the study says so), or saving it, numbered, before its launch (under way: one game to end).
+HOLDS: dict[str, tuple[type, str, Callable[[Any], bool], str]] = {
+    "begun": (RoomGame, "start", lambda game: game.played.games == 1, "0 game(s) under way were ended"),
+    "saved": (Room, "save", lambda room: room.managed is not None and room.game.played.phase == "playing"
+              and room.games == 2 and room.game.number == 1, "1 game(s) under way were ended"),
+}
 
 
-def test_ending_the_study_as_the_next_game_is_begun_ends_that_game(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Earlier still: the study ends while the room is asking its protocol for the next game. Nothing is under way
-    to end yet, and the study says so; the game begun after that is ended as soon as it is, and its players go on."""
-    reached, release = held_at(monkeypatch, RoomGame, "start", lambda game: game.played.games == 1)
+@pytest.mark.parametrize("moment", HOLDS)
+def test_ending_the_study_as_the_next_game_is_begun_ends_that_game(db: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   moment: str) -> None:
+    """An end asked for while the next game is being begun is not lost: the game ends as soon as it is launched,
+    and its players go on, rather than the game playing on after the study ended."""
+    cls, name, when, told = HOLDS[moment]
+    reached, release = held_at(monkeypatch, cls, name, when)
     with serving(db, values(group={"games": 3}, game={"seat_timeout": 600})) as (client, part):
-        a, ba = two_playing(client)
+        a, _ = two_playing(client)
         assert end(client, {"action": "end_game", "group": "g1"}) == "The game was ended."
-        assert reached.wait(20), "the second game was never begun"
+        assert reached.wait(20), f"the second game was never {moment}"
         said = end(client, {"action": "end_study"})
         release.set()
-        assert "0 game(s) under way were ended" in said
+        assert told in said
         a.until("survey")
         assert part.study.state.groups["g1"].status == "finished"
+        room = part.study.rooms.get(part.study.state.groups["g1"].room or "") if part.study.rooms else None
+        assert room is None or room.games == 2, "no game after the one the study's end ended"
 
 
 def test_exports_escape_formulas_and_keep_html_as_written(db: Path) -> None:
