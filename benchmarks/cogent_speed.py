@@ -76,13 +76,14 @@ class Wakes:
         if not late:
             return
         at = lambda q: late[min(len(late) - 1, int(q * len(late)))] * 1e3  # noqa: E731
-        # A burst: a 50 ms stretch in which at least half the chains woke more than 5 ms late at once.
-        windows: dict[int, list[float]] = {}
-        for chain in self.by_task.values():
+        # A burst: a 50 ms stretch in which at least half the chains woke more than 5 ms late (chains, not waits:
+        # at a short latency one chain waits several times in a stretch).
+        windows: dict[int, list[tuple[object, float]]] = {}
+        for task, chain in self.by_task.items():
             for due, x in chain:
                 if x > 0.005:
-                    windows.setdefault(int(due / 0.05), []).append(x)
-        burst = sum(sum(v) for v in windows.values() if len(v) >= chains / 2)
+                    windows.setdefault(int(due / 0.05), []).append((task, x))
+        burst = sum(sum(x for _, x in v) for v in windows.values() if len({t for t, _ in v}) >= chains / 2)
         print(f"[explain] {name}: {len(late)} waits woke late by mean {statistics.mean(late) * 1e3:.2f} ms "
               f"(p50 {at(0.5):.2f}, p90 {at(0.9):.2f}, p99 {at(0.99):.2f}); per chain {sum(late) / chains:.3f} s; "
               f"{100 * burst / max(sum(late), 1e-9):.0f}% of it in bursts where half the chains or more woke late together")

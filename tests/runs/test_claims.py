@@ -73,9 +73,9 @@ def test_renewing_keeps_a_claim(store_url) -> None:
     assert b.take() == []
 
 
-def test_a_claim_whose_episode_was_saved_as_it_is_renewed_is_not_lost(store_url) -> None:
-    """The save deletes the claim's row; a renewal that meets that (the save committed, the process not told yet)
-    reports nothing lost, and only the claim another process took is."""
+def test_a_renewal_names_every_claim_it_no_longer_holds(store_url) -> None:
+    """Saved (the save deletes the claim's row) or taken by another process after it expired: both are no longer
+    held, and the scheduler tells its own saves from the rest. A claim that expired and nobody took is renewed."""
     store = opened(store_url)
     a, b = Claims(store, "r", lease=0.3), Claims(store, "r", lease=30)
     a.offer([("k0", 0), ("k1", 1), ("k2", 2)])
@@ -83,8 +83,8 @@ def test_a_claim_whose_episode_was_saved_as_it_is_renewed_is_not_lost(store_url)
     store.save_episode(record("r", "k0"), [])
     time.sleep(0.4)
     assert b.take() == ["k1"]  # a's claim on k1 expired and b took it
-    assert a.renew({"k0", "k1", "k2"}) == {"k1"}
-    assert b.renew({"k1"}) == set()
+    assert a.renew({"k0", "k1", "k2"}) == {"k0", "k1"}
+    assert b.renew({"k1"}) == set() and b.take() == [], "k2 is a's again"
 
 
 def test_release_frees_claims_at_once(store_url) -> None:

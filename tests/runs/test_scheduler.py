@@ -150,12 +150,34 @@ async def test_claims_left_when_playing_stops_go_back_and_others_still_playing_a
 
 
 async def test_a_process_alone_on_its_run_never_says_its_claims_went_elsewhere(tmp_path, caplog) -> None:
-    """Saves delete claims while renewals run (a lease of 0.2 s renews every 0.05 s): an episode saved as its claim
+    """Saves delete claims while renewals run (a lease of 0.6 s renews every 0.15 s): an episode saved as its claim
     is renewed is not a claim lost to another process, and a process alone on its run never warns of one."""
     pool = ModelPool(cache=False)
     pool.add(Model(ScriptedProvider("slow", lambda messages, config: "ok", latency=0.01)), "scripted/slow")
-    runner = Runner(Store(str(tmp_path / "r.db")), Toy(), models=pool, concurrency=8, lease=0.2)
+    runner = Runner(Store(str(tmp_path / "r.db")), Toy(), models=pool, concurrency=8, lease=0.6)
     with caplog.at_level("WARNING", logger="lexicoord.runs.scheduler"):
-        summary = await runner.run("r", grid([{"id": f"i{n}"} for n in range(150)], [lineup("scripted/slow")]))
-    assert summary.done == 150 and len(runner.store.episodes("r")) == 150
+        summary = await runner.run("r", grid([{"id": f"i{n}"} for n in range(400)], [lineup("scripted/slow")]))
+    assert summary.done == 400 and len(runner.store.episodes("r")) == 400
     assert not [r for r in caplog.records if "claim" in r.getMessage()], caplog.text
+
+
+async def test_a_claim_another_process_took_and_saved_is_reported_lost(tmp_path, caplog) -> None:
+    """A stalled process's claims expire; another process takes one, plays it and saves it (deleting its row).
+    That one is reported lost; the one this process played and is saving itself is not."""
+    store = opened(tmp_path, ["k0", "k1"])
+    mine, other = Claims(store, "r", lease=0.2), Claims(store, "r", lease=30)
+    mine.offer([("k0", 0), ("k1", 1)])
+    assert mine.take(n=2) == ["k0", "k1"]
+    scheduler = Scheduler(mine, {"k0", "k1"}, concurrency=1)
+    scheduler.holding |= {"k0", "k1"}
+    scheduler.played.add("k1")  # ended here, handed to be saved
+    time.sleep(0.25)  # this process stalled: both claims expired
+    assert other.take() == ["k0"]
+    store.save_episode(record("r", "k0"), [])  # the other process's save
+    store.save_episode(record("r", "k1"), [])  # this process's own save, not yet told to the scheduler
+    with caplog.at_level("WARNING", logger="lexicoord.runs.scheduler"):
+        renewing = asyncio.create_task(scheduler._renew())
+        await asyncio.sleep(0.12)
+        renewing.cancel()
+    lost = [r.getMessage() for r in caplog.records if "claim" in r.getMessage()]
+    assert lost and all("1 claim(s) expired" in m for m in lost), lost

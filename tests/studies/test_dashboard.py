@@ -197,6 +197,51 @@ def test_ending_the_study_as_the_next_game_is_begun_ends_that_game(db: Path, mon
         assert room is None or room.games == 2, "no game after the one the study's end ended"
 
 
+def test_closing_a_room_as_its_next_game_is_saved_ends_that_game(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Closing a room (the operator's command, the sweep) between its next game's save and its launch ends that
+    game as soon as it is launched, as a game under way is ended: it does not play on in a closed room."""
+    cls, name, when, _ = HOLDS["saved"]
+    reached, release = held_at(monkeypatch, cls, name, when)
+    with serving(db, values(group={"games": 3}, game={"seat_timeout": 600})) as (client, part):
+        two_playing(client)
+        assert end(client, {"action": "end_game", "group": "g1"}) == "The game was ended."
+        assert reached.wait(20), "the second game was never saved"
+        rooms = part.study.rooms
+        assert rooms is not None
+        room = rooms.get(part.study.state.groups["g1"].room or "")
+        assert room is not None
+        client.portal.call(rooms.close, room, "closed by the operator")  # type: ignore[attr-defined]
+        release.set()
+        deadline = time.monotonic() + 15
+        while not (room.game.number == 2 and room.game.task is not None and room.game.task.done()):
+            assert time.monotonic() < deadline, "the game launched in the closed room plays on"
+            time.sleep(0.05)
+
+
+def test_a_game_whose_save_failed_is_not_ended_twice_nor_later(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The next game's save fails (the store went away): nothing will be launched, so an end asked for then ends
+    nothing and says so, and no end is left waiting for a later game."""
+    _, _, when, _ = HOLDS["saved"]
+    original = Room.save
+    failed = threading.Event()
+
+    async def save(self: Room) -> None:
+        if not failed.is_set() and when(self):
+            failed.set()
+            raise OSError("the store went away")
+        await original(self)
+
+    monkeypatch.setattr(Room, "save", save)
+    with serving(db, values(group={"games": 3}, game={"seat_timeout": 600})) as (client, part):
+        two_playing(client)
+        assert end(client, {"action": "end_game", "group": "g1"}) == "The game was ended."
+        assert failed.wait(20), "the second game's save was never tried"
+        room = part.study.rooms.get(part.study.state.groups["g1"].room or "") if part.study.rooms else None
+        assert room is not None
+        assert not room.interrupt_game("ended by the experimenter"), "no game will be launched to end"
+        assert room.game._stop is None  # noqa: SLF001 - nothing kept for a later game
+
+
 def test_exports_escape_formulas_and_keep_html_as_written(db: Path) -> None:
     def quick(file: StudyFile) -> None:
         file.lobby.timeout = 0.3

@@ -106,9 +106,9 @@ class Claims:
         return [key for key, _ in sorted(taken, key=lambda row: row[1])]
 
     def renew(self, keys: Collection[str]) -> set[str]:
-        """Extend this process's claims on ``keys``; the keys among them another process holds now (or that were
-        given back): lost. A key whose row is gone was saved (the save deletes it), by this process as it renews
-        or just before: not lost."""
+        """Extend this process's claims on ``keys``; the keys among them it no longer holds: taken by another
+        process, given back, or saved (a save deletes the claim's row, whoever saved it). The caller tells its own
+        saves from the rest."""
         if not keys:
             return set()
         with self.store.writing() as s:
@@ -117,9 +117,9 @@ class Claims:
                 .where(ClaimRow.run_id == self.run_id, ClaimRow.owner == self.owner, ClaimRow.key.in_(list(keys)))
                 .values(expires_at=self._now() + self.lease)
             )
-            others = (ClaimRow.owner != self.owner) | ClaimRow.owner.is_(None)
-            return set(s.scalars(select(ClaimRow.key).where(ClaimRow.run_id == self.run_id,
-                                                            ClaimRow.key.in_(list(keys)), others)))
+            mine = set(s.scalars(select(ClaimRow.key).where(ClaimRow.run_id == self.run_id,
+                                                            ClaimRow.owner == self.owner, ClaimRow.key.in_(list(keys)))))
+            return set(keys) - mine
 
     def give_back(self, key: str) -> None:
         """Free one claim of this process at once."""

@@ -35,6 +35,8 @@ class Scheduler:
         self.ahead = max(1, concurrency)
         #: Claimed here and not yet saved: renewed until they are.
         self.holding: set[str] = set()
+        #: Played here and handed to be saved: a renewal that finds such a claim gone found its own save.
+        self.played: set[str] = set()
         #: Offered by another process with a grid this one does not have: left to it.
         self.foreign: set[str] = set()
         self._ready: collections.deque[str] = collections.deque()
@@ -68,6 +70,7 @@ class Scheduler:
     def saved(self, key: str) -> None:
         """The episode's save ended its claim: it needs no more renewing."""
         self.holding.discard(key)
+        self.played.discard(key)
 
     async def release(self) -> None:
         """Give back every claim still held (in play at an interrupt, or taken ahead and not needed), so that
@@ -102,6 +105,7 @@ class Scheduler:
                 await asyncio.to_thread(self.claims.give_back, key)
                 continue
             await play(key)
+            self.played.add(key)
 
     async def _next(self) -> str | None:
         """The next claimed episode, or None when nothing is free now."""
@@ -131,7 +135,9 @@ class Scheduler:
         # Sized as the statement goes out, so that workers whose episodes ended in the same instant as the
         # one that asked are all served by it.
         wanted = max(1, self._waiting + self.ahead - len(self._ready))
-        taken = await asyncio.to_thread(self.claims.take, self.foreign, wanted)
+        # Never this process's own claims, still held: one that expired while its episode played here would
+        # otherwise be taken again and played twice.
+        taken = await asyncio.to_thread(self.claims.take, self.foreign | self.holding, wanted)
         self._got(taken, wanted)
         if not self._dry and len(self._ready) < self.ahead and not self._stopping:
             # Workers took claims while this one was under way: top up at once (those waiting are woken as
@@ -159,8 +165,8 @@ class Scheduler:
         while True:
             await asyncio.sleep(self.claims.lease / 4)
             if self.holding:
-                lost = await asyncio.to_thread(self.claims.renew, set(self.holding))
-                lost &= self.holding  # not saved here while the renewal was under way
+                gone = await asyncio.to_thread(self.claims.renew, set(self.holding))
+                lost = (gone & self.holding) - self.played  # neither saved here nor being saved here
                 if lost:
                     log.warning("run %s: %d claim(s) expired and went to another process", self.claims.run_id,
                                 len(lost))

@@ -107,9 +107,12 @@ class Rooms:
         if self.by_code.get(room.code) is not room:
             return
         del self.by_code[room.code]
+        # Asked first, whatever the task: a game saved but not launched yet (the task is still the last game's)
+        # ends as soon as it is launched.
+        ended = room.interrupt_game(reason)
         task = room.game.task
         if task is not None and not task.done():
-            if not room.interrupt_game(reason):
+            if not ended:
                 task.cancel()  # not a game (manual mode's proposals): nothing to store
             await asyncio.wait({task}, timeout=CLOSE_GRACE)
             if not task.done():

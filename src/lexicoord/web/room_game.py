@@ -77,6 +77,9 @@ class RoomGame:
         #: An end asked for after the game in play was numbered and saved but before it was launched: kept for the
         #: launch, so an experimenter's "end" in that moment is not lost (the game would otherwise play on).
         self._stop: str | None = None
+        #: A game is saved and about to be launched (between ``begin``'s save and ``launch``): only then is an end
+        #: kept for the launch; a launch that failed leaves nothing to end.
+        self._launching = False
         #: The game in play (or last played since the server started), for what a person's seat may see.
         self.ctx: EpisodeContext | None = None
         #: Who hears the game in play (the adapter's, from :meth:`RoomAdapter.watch`).
@@ -164,7 +167,12 @@ class RoomGame:
             managed.games.append(spec.key)
         played.phase = "playing"
         self.room.notice = None
-        await self.room.save()
+        self._launching = True
+        try:
+            await self.room.save()
+        except BaseException:
+            self._launching = False
+            raise
         self.launch(played.current, {})
 
     async def end(self, person: Person, msg: m.EndGame) -> None:
@@ -201,6 +209,8 @@ class RoomGame:
         if self.played.phase != "playing" or current is None:
             return False
         if self.seats is None or self.number != current.number:  # saved, not launched: the launch stops it
+            if not self._launching:
+                return False
             self._stop = reason
         elif self.task is None or self.task.done():
             return False
@@ -210,9 +220,13 @@ class RoomGame:
         return True
 
     def launch(self, current: CurrentGame, replay: dict[str, list[dict[str, Any]]]) -> None:
-        watch = self.room.adapter.watch(current)
-        self.watcher = watch.watcher
-        self.play(watch.rules, current.spec, current.number, current.seed, replay)
+        try:
+            watch = self.room.adapter.watch(current)
+            self.watcher = watch.watcher
+            self.play(watch.rules, current.spec, current.number, current.seed, replay)
+        finally:
+            self._launching = False
+            self._stop = None  # taken by play(), or left by a launch that failed: no later game inherits it
 
     def play(self, protocol: GameRules[Any, Any, Any], spec: EpisodeSpec, number: int, seed: int,
              replay: dict[str, list[dict[str, Any]]]) -> None:

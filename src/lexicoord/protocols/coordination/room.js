@@ -63,9 +63,14 @@ function renderProposing(box, leader) {
   const close = kept("close-proposals", leader && m.agents_done && m.awaiting.length ? "Stop waiting" : null,
     () => h("button", { class: "secondary", id: "close-proposals", onclick: () => send({ type: "close_proposals" }) }, "Stop waiting"));
   const request = you.request && you.request.kind === "propose" ? you.request : null;
-  const form = kept("manual-propose", request && JSON.stringify([state.games, request]), () => proposalForm(m));
+  // Keyed by the sentence and its word too: every proposal request reads the same, and the game's number stays
+  // while manual mode runs, so a new manual game after a cancel gets a new form.
+  const key = request && JSON.stringify([state.games, m.sentence, m.word, request]);
+  const form = kept("manual-propose", key, () => proposalForm(m));
   if (!form) return fill(box, h("h2", {}, "Proposing meanings"), sentenceLine(m), waiting, close);
-  fill(box, form, h("div", { id: "proposal-status" }, waiting, close));
+  const status = kept("manual-propose-status", key, () => h("div", { id: "proposal-status" }));
+  fill(status, waiting, close);  // refilled in place: "Stop waiting" stays where the leader's pointer is
+  fill(box, form, status);
 }
 
 function proposalForm(m) {
