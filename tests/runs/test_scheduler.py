@@ -170,7 +170,7 @@ async def test_a_claim_another_process_took_and_saved_is_reported_lost(tmp_path,
     assert mine.take(n=2) == ["k0", "k1"]
     scheduler = Scheduler(mine, {"k0", "k1"}, concurrency=1)
     scheduler.holding |= {"k0", "k1"}
-    scheduler.played.add("k1")  # ended here, handed to be saved
+    scheduler.saving.add("k1")  # ended here, handed to be saved
     time.sleep(0.25)  # this process stalled: both claims expired
     assert other.take() == ["k0"]
     store.save_episode(record("r", "k0"), [])  # the other process's save

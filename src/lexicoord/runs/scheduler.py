@@ -36,7 +36,7 @@ class Scheduler:
         #: Claimed here and not yet saved: renewed until they are.
         self.holding: set[str] = set()
         #: Played here and handed to be saved: a renewal that finds such a claim gone found its own save.
-        self.played: set[str] = set()
+        self.saving: set[str] = set()
         #: Offered by another process with a grid this one does not have: left to it.
         self.foreign: set[str] = set()
         self._ready: collections.deque[str] = collections.deque()
@@ -70,7 +70,7 @@ class Scheduler:
     def saved(self, key: str) -> None:
         """The episode's save ended its claim: it needs no more renewing."""
         self.holding.discard(key)
-        self.played.discard(key)
+        self.saving.discard(key)
 
     async def release(self) -> None:
         """Give back every claim still held (in play at an interrupt, or taken ahead and not needed), so that
@@ -105,7 +105,7 @@ class Scheduler:
                 await asyncio.to_thread(self.claims.give_back, key)
                 continue
             await play(key)
-            self.played.add(key)
+            self.saving.add(key)
 
     async def _next(self) -> str | None:
         """The next claimed episode, or None when nothing is free now."""
@@ -166,7 +166,7 @@ class Scheduler:
             await asyncio.sleep(self.claims.lease / 4)
             if self.holding:
                 gone = await asyncio.to_thread(self.claims.renew, set(self.holding))
-                lost = (gone & self.holding) - self.played  # neither saved here nor being saved here
+                lost = (gone & self.holding) - self.saving  # neither saved here nor being saved here
                 if lost:
                     log.warning("run %s: %d claim(s) expired and went to another process", self.claims.run_id,
                                 len(lost))

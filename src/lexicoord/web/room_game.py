@@ -220,17 +220,17 @@ class RoomGame:
         return True
 
     def launch(self, current: CurrentGame, replay: dict[str, list[dict[str, Any]]]) -> None:
-        try:
-            watch = self.room.adapter.watch(current)
-            self.watcher = watch.watcher
-            self.play(watch.rules, current.spec, current.number, current.seed, replay)
-        finally:
-            self._launching = False
-            self._stop = None  # taken by play(), or left by a launch that failed: no later game inherits it
+        # No await from here to the game's task: the end kept for this launch is taken now, and no later game
+        # inherits it, whether or not the launch succeeds.
+        stop, self._stop, self._launching = self._stop, None, False
+        watch = self.room.adapter.watch(current)
+        self.watcher = watch.watcher
+        self.play(watch.rules, current.spec, current.number, current.seed, replay, stop)
 
     def play(self, protocol: GameRules[Any, Any, Any], spec: EpisodeSpec, number: int, seed: int,
-             replay: dict[str, list[dict[str, Any]]]) -> None:
-        """Play ``spec`` under ``protocol`` with people in their seats; the adapter hears every step."""
+             replay: dict[str, list[dict[str, Any]]], stop: str | None = None) -> None:
+        """Play ``spec`` under ``protocol`` with people in their seats; the adapter hears every step. ``stop``: the
+        game was ended before it was launched, for this reason."""
         room = self.room
         settings = room.settings
         seats = {a.name: HumanSeat(a.name, timeout=settings.seat_timeout) for a in spec.lineup if a.kind == "human"}
@@ -240,7 +240,6 @@ class RoomGame:
             seat.listener = lambda seat=seat: room.changed() if seat.waiting else None
         self.humans = seats
         self.number = number
-        stop, self._stop = self._stop, None
         self.ended = stop is not None
         base = SeatFactory(room.services.models, people=seats, own_kinds=protocol.seat_kinds)
         managed = room.managed
