@@ -57,12 +57,14 @@ postgres:
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq postgresql >/dev/null; }
 
 # Lint, types and the documentation site (a broken link fails it) first, in seconds; then every test, with the ten
-# slowest named at the end so that creeping time is seen.
+# slowest named at the end so that creeping time is seen. The tests run in one process per core (at most four),
+# a test file at a time per process: half the suite waits on servers, browsers and subprocesses rather than
+# computing, so two processes on two cores take two thirds of the time of one.
 test: install-test browser postgres
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/mypy
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
-	$(BIN)/python -m pytest --durations=10
+	$(BIN)/python -m pytest -n auto --maxprocesses=4 --dist loadfile --durations=10
 
 bench: $(BIN)/python postgres
 	$(BIN)/pip install -q -e '.[bench]'

@@ -57,8 +57,9 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     home = tmp_path_factory.mktemp("plugin")
     install(home / "site")
     path = os.pathsep.join(p for p in (str(home / "site"), os.environ.get("PYTHONPATH", "")) if p)
+    # wide enough that rich never breaks a line the tests look for (a pipe gets 80 columns when COLUMNS says so)
     return {**os.environ, "PYTHONPATH": path, "LEXICOORD_HOME": str(home),
-            "LEXICOORD_DB": str(home / "runs.db")}
+            "LEXICOORD_DB": str(home / "runs.db"), "COLUMNS": "200"}
 
 
 def lexicoord(env: dict[str, str], *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
