@@ -64,11 +64,11 @@ def test_a_claim_that_is_not_renewed_expires_and_another_takes_it(store_url) -> 
 
 def test_renewing_keeps_a_claim(store_url) -> None:
     store = opened(store_url)
-    a, b = Claims(store, "r", lease=0.5), Claims(store, "r")
+    a, b = Claims(store, "r", lease=1.0), Claims(store, "r")
     a.offer([("k0", 0)])
     assert a.take() == ["k0"]
-    for _ in range(3):
-        time.sleep(0.25)
+    for _ in range(4):  # 1.6 s in all, past the lease; each renewal with 0.6 s to spare on a busy machine
+        time.sleep(0.4)
         assert a.renew({"k0"}) == set()
     assert b.take() == []
 

@@ -6,6 +6,8 @@ import asyncio
 import time
 from collections.abc import Collection
 
+import pytest
+
 from lexicoord.models import Model
 from lexicoord.models.pool import ModelPool
 from lexicoord.models.providers.scripted import ScriptedProvider
@@ -45,11 +47,11 @@ def opened(tmp_path, keys: list[str]) -> Store:
 
 
 async def test_episodes_that_end_together_start_the_next_without_waiting_for_a_claim(tmp_path) -> None:
-    """Four workers whose episodes all last 0.5 s end together; a claim takes 0.1 s. After the first
+    """Four workers whose episodes all last 0.5 s end together; a claim takes 0.3 s. After the first
     episodes no worker waits for one, and the process never holds more than twice its concurrency."""
     keys = [f"k{i:02d}" for i in range(16)]
     store = opened(tmp_path, keys)
-    claims = Slow(store, "r", delay=0.1)
+    claims = Slow(store, "r", delay=0.3)
     scheduler = Scheduler(claims, set(keys), concurrency=4)
     todo = [(k, i) for i, k in enumerate(keys)]
     ended: dict[object, float] = {}
@@ -70,7 +72,7 @@ async def test_episodes_that_end_together_start_the_next_without_waiting_for_a_c
 
     await scheduler.play(todo, play, workers=4)
     assert sorted(played) == keys, "every episode played once"
-    assert len(gaps) == 12 and max(gaps) < 0.08, f"a worker waited for a claim: {sorted(gaps)[-4:]}"
+    assert len(gaps) == 12 and max(gaps) < 0.25, f"a worker waited for a claim: {sorted(gaps)[-4:]}"
     assert max(held) <= 8, f"claims held at once: {max(held)}"
 
 
@@ -177,7 +179,13 @@ async def test_a_claim_another_process_took_and_saved_is_reported_lost(tmp_path,
     store.save_episode(record("r", "k1"), [])  # this process's own save, not yet told to the scheduler
     with caplog.at_level("WARNING", logger="lexicoord.runs.scheduler"):
         renewing = asyncio.create_task(scheduler._renew())
-        await asyncio.sleep(0.12)
+        deadline = time.monotonic() + 10  # a renewal is due every 0.05 s; a busy machine may take longer
+        while not claim_warnings(caplog) and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
         renewing.cancel()
-    lost = [r.getMessage() for r in caplog.records if "claim" in r.getMessage()]
+    lost = claim_warnings(caplog)
     assert lost and all("1 claim(s) expired" in m for m in lost), lost
+
+
+def claim_warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if "claim" in r.getMessage()]
