@@ -79,6 +79,17 @@ def test_the_offer_lists_the_debate_and_cogent_with_their_fields(turns) -> None:
     assert bad.status_code == 400 and "as a number" in bad.json()["message"]
 
 
+def test_a_cogent_rooms_reply_limit_is_the_papers_unless_its_creator_sets_one() -> None:
+    from pydantic import ValidationError
+
+    from lexicoord.protocols.cogent.room import CogentRoomSettings
+
+    assert CogentRoomSettings(protocol="cogent").rules()["max_tokens"] == 512
+    assert CogentRoomSettings(protocol="cogent", max_tokens=64).run_config()["settings"]["max_tokens"] == 64
+    with pytest.raises(ValidationError, match="max_tokens"):
+        CogentRoomSettings(protocol="cogent", max_tokens=8)
+
+
 def test_a_person_leads_a_debate_and_a_follower_person_sees_only_their_own_feedback(turns) -> None:
     code = room(turns, protocol="debate", rounds=2, agents=[{"name": "bot", "model": "scripted/agent"}])
     tokens = {n: join(turns, code, n) for n in ("Ann", "Bob")}

@@ -75,7 +75,7 @@ def test_a_person_sits_as_cogent_b_beside_an_embedded_a(server, browser) -> None
     base, _ = server
     ann = browser.new_context().new_page()
     create(ann, base, "cogent", {"question": "What is 6 plus 7?", "answer": "13", "rounds": "1", "passes": "1",
-                                 "coin_rounds": "1"})
+                                 "coin_rounds": "1", "max_tokens": "64"})
     ann.click("#start")
     playwright.expect(ann.locator("#game-box")).to_contain_text("What is 6 plus 7?")
     sent = answer_until_over(ann, {

@@ -40,6 +40,7 @@ class CogentRoomSettings(RoomSettings):
     rounds: int = Field(default=2, ge=1, le=5, description="Meta-rounds R")
     passes: int = Field(default=1, ge=0, le=3, description="Coining passes K per active round")
     coin_rounds: int = Field(default=1, ge=0, le=5, description="Coining-active rounds R_c")
+    max_tokens: int = Field(default=512, ge=16, le=2048, description="Tokens an agent's reply may take")
 
 
     @classmethod
@@ -66,7 +67,8 @@ class CogentRoomSettings(RoomSettings):
 
     def rules(self) -> dict[str, Any]:
         return CogentSettings(variant=self.variant, task=self.task, rounds=self.rounds, passes=self.passes,
-                              coin_rounds=self.coin_rounds, temperature=self.temperature).model_dump()
+                              coin_rounds=self.coin_rounds, temperature=self.temperature,
+                              max_tokens=self.max_tokens).model_dump()
 
 
 class CogentRoom(TurnsRoom):
