@@ -109,16 +109,16 @@ def test_every_policy_on_the_embedded_model_resumes_and_reports(tmp_path: Path) 
                       'calibrated_model = "local/smollm2-135m"\nrounds = 1\nfollowers = 1\nplayers = 2\n',
                       encoding="utf-8")
     db = str(tmp_path / "runs.db")
-    args = ["gate", "eval", "--dataset", KNOWNO, "--config", str(config), "--db", db, "--run", "ev", "--items", "2"]
+    args = ["gate", "eval", "--dataset", KNOWNO, "--config", str(config), "--db", db, "--run", "ev", "--items", "1"]
     for policy in ("single", "debate", "coalition", "conformal"):
         args += ["--policy", policy]
     invoke(*args)
     again = CliRunner().invoke(app, args)
-    assert again.exit_code == 0 and "8 already done" in again.output.replace("\n", " "), again.output
+    assert again.exit_code == 0 and "4 already done" in again.output.replace("\n", " "), again.output
     out = tmp_path / "report"
     invoke("report", "ev", "--db", db, "--out", str(out))
     numbers = json.loads((out / "gate.json").read_text())
-    assert numbers["checks"] == 8
+    assert numbers["checks"] == 4
     rows = list(csv.DictReader((out / "checks.csv").open(encoding="utf-8")))
     assert sorted({r["policy"] for r in rows}) == ["coalition", "conformal", "debate", "single"]
     assert all(r["status"] in ("clear", "refuse", "error") for r in rows)

@@ -87,13 +87,16 @@ def test_a_person_plays_a_seat_at_the_keyboard_and_sees_only_their_own(tmp_path)
 def test_a_real_game_on_the_embedded_model_through_to_the_report(tmp_path) -> None:
     """SmolLM2-135M plays both conditions of one short game; the record and report must hold, not the play."""
     db = ["--db", str(tmp_path / "e.db")]
-    run = lexicoord("werewolf", "run", "--games", "1", "--players", "6", "--rule", "wolves=1", "--rule", "max_days=1",
-                    "--rule", "max_tokens=48", "--run", "e", *db, cwd=tmp_path)
+    # Four seats (the wolf, the seer, the guard, a villager) and no witch, whose poison could end the game before
+    # the day: one night kills at most one, so the day is played.
+    run = lexicoord("werewolf", "run", "--games", "1", "--players", "4", "--rule", "wolves=1", "--rule", "witches=0",
+                    "--rule", "max_days=1", "--rule", "max_tokens=48", "--run", "e", *db, cwd=tmp_path)
     assert "2 done, 0 failed" in run.stderr, run.stderr
     out = lexicoord("werewolf", "report", "e", *db, cwd=tmp_path).stdout
     stats = json.loads((tmp_path / "reports" / "e" / "stats.json").read_text())
     assert sum(r["games"] for r in stats["results"]) == 2 and stats["matched"], out
-    assert all(r["mean_calls"] >= 6 + 5 for r in stats["results"]), "every living seat spoke and voted"
+    # the wolf's, the seer's and the guard's night moves; at least three living seats speak and vote
+    assert all(r["mean_calls"] >= 3 + 3 + 3 for r in stats["results"]), "every living seat spoke and voted"
     export = [json.loads(x) for x in lexicoord("runs", "export", "e", *db).stdout.splitlines()]
     calls = [e for e in export if e.get("type") == "model_call"]
     assert calls and all(c["model"] == "local/smollm2-135m" and c["usage"]["completion_tokens"] for c in calls)
@@ -103,7 +106,7 @@ def test_a_real_game_on_the_embedded_model_through_to_the_report(tmp_path) -> No
 def test_a_person_plays_among_embedded_model_players(tmp_path) -> None:
     """The default play: the other seats on the embedded model; the person abstains and stays silent."""
     result = subprocess.run(
-        [sys.executable, "-m", "lexicoord.cli.app", "werewolf", "play", "--seat", "Player 2", "--players", "6",
+        [sys.executable, "-m", "lexicoord.cli.app", "werewolf", "play", "--seat", "Player 2", "--players", "4",
          "--seed", "5", "--rule", "wolves=1", "--rule", "max_days=1", "--rule", "max_tokens=32", "--timeout", "30",
          "--db", str(tmp_path / "p.db")],
         input="abstain\n" * 60, capture_output=True, text=True, timeout=300,
