@@ -349,3 +349,23 @@ async def test_what_the_process_prints_while_contexts_are_made_is_kept(capfd: py
     assert n > 20 and len(local.load(local.resolve_path("smollm2-135m"), n_ctx=512, contexts=4).contexts) == 4
     assert out.splitlines() == [f"tick {k}" for k in range(n)]
     assert err.splitlines() == [f"tock {k}" for k in range(n)]
+
+
+async def test_a_loaded_model_prepares_each_call_without_a_hop_to_a_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Calls made at once must reach their contexts in one turn of the loop (their thread counts depend on it): a
+    thread hop per call would let a busy machine decide which arrives first."""
+    model = get_model("local/smollm2-135m", cache=False)
+    await model.generate("warm up", max_tokens=2)
+    hops: list[object] = []
+    real = asyncio.to_thread
+
+    def counted(func, /, *args, **kwargs):  # type: ignore[no-untyped-def]
+        hops.append(func)
+        return real(func, *args, **kwargs)
+
+    monkeypatch.setattr(local.asyncio, "to_thread", counted)
+    await model.provider.prepare()
+    assert hops == []
+    local._free_all()  # unloaded: the next prepare loads, off the event loop
+    await model.provider.prepare()
+    assert hops == [local.load]

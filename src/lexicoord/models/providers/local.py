@@ -377,11 +377,15 @@ def quiet_loading() -> None:
             module.suppress_stdout_stderr = _Unchanged  # type: ignore[attr-defined]
 
 
+def _key(path: Path, n_ctx: int, contexts: int, n_threads: int | None) -> tuple[str, int, int, int]:
+    return (str(path), n_ctx, contexts, n_threads or 0)
+
+
 def load(path: Path, n_ctx: int = DEFAULT_N_CTX, n_threads: int | None = None, contexts: int | None = None) -> _Loaded:
     """The process-wide loaded model for these settings, with its first context: weights are mapped once (the
     file's pages are shared by all its contexts; each context adds its KV cache and compute buffers)."""
     contexts = contexts or default_contexts(path, n_threads)
-    key = (str(path), n_ctx, contexts, n_threads or 0)
+    key = _key(path, n_ctx, contexts, n_threads)
     with _load_lock:
         if key not in _loaded:
             ensure_llama_runs(path)  # a build that dies on this CPU is one sentence, not a killed process
@@ -451,7 +455,10 @@ class LocalProvider(Provider):
         return f"local:{self.path}:{self.n_ctx}"
 
     async def prepare(self) -> None:
-        await asyncio.to_thread(load, self.path, self.n_ctx, self.n_threads, self.contexts)
+        # Every call prepares. Once the weights are in, no hop to a thread: calls made at once then reach their
+        # contexts in the same turn of the event loop, as their thread counts assume, however busy the machine.
+        if _key(self.path, self.n_ctx, self.contexts, self.n_threads) not in _loaded:
+            await asyncio.to_thread(load, self.path, self.n_ctx, self.n_threads, self.contexts)
 
     def _complete(self, loaded: _Loaded, context: _Context, messages: Sequence[ChatMessage],
                   config: GenerateConfig, threads: int) -> ProviderResponse:
