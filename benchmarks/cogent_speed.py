@@ -26,6 +26,7 @@ from typing import Any
 
 import machine
 
+from lexicoord import event_loop
 from lexicoord.collector import tune_for_long_runs
 from lexicoord.core.spec import AgentSpec
 from lexicoord.models import Model
@@ -144,16 +145,17 @@ def overhead(args: argparse.Namespace) -> None:
     for _ in range(args.repeat):
         with tempfile.TemporaryDirectory() as home:
             os.environ["LEXICOORD_HOME"] = home
-            wall, done, calls = asyncio.run(overhead_once(args.items, args.latency, args.concurrency, home))
+            wall, done, calls = event_loop.run(overhead_once(args.items, args.latency, args.concurrency, home))
             walls.append(wall)
     ideal = args.items * sum(CALLS.values()) * args.latency / args.concurrency
     wall = statistics.median(walls)
     print(f"[overhead] {done} episodes ({args.items} items x {len(VARIANTS)} variants), {calls} model calls, "
-          f"latency {args.latency}s, concurrency {args.concurrency}")
+          f"latency {args.latency}s, concurrency {args.concurrency}, on {event_loop.name()} as `cogent run` "
+          f"({event_loop.VARIABLE} picks the loop)")
     print(f"[overhead] walls {', '.join(f'{w:.2f}' for w in walls)} s; median {wall:.2f} s; ideal {ideal:.2f} s; "
           f"ratio {wall / ideal:.3f} (goal <= 1.02)")
-    bare = asyncio.run(floor(args.items, args.latency, args.concurrency))
-    print(f"[overhead] plain-asyncio floor for the same schedule: {bare:.2f} s, ratio {bare / ideal:.3f}")
+    bare = event_loop.run(floor(args.items, args.latency, args.concurrency))
+    print(f"[overhead] plain-asyncio floor for the same schedule (same loop): {bare:.2f} s, ratio {bare / ideal:.3f}")
     if args.explain:
         explain(args, ideal)
 
@@ -165,8 +167,8 @@ def explain(args: argparse.Namespace, ideal: float) -> None:
     ours, bare = Wakes(), Wakes()
     with tempfile.TemporaryDirectory() as home:
         os.environ["LEXICOORD_HOME"] = home
-        wall, _, _ = asyncio.run(overhead_once(args.items, args.latency, args.concurrency, home, ours))
-    floor_wall = asyncio.run(floor(args.items, args.latency, args.concurrency, bare))
+        wall, _, _ = event_loop.run(overhead_once(args.items, args.latency, args.concurrency, home, ours))
+    floor_wall = event_loop.run(floor(args.items, args.latency, args.concurrency, bare))
     print(f"[explain] this run: ratio {wall / ideal:.3f}; its floor: ratio {floor_wall / ideal:.3f}")
     ours.report("lexicoord", args.concurrency)
     bare.report("plain asyncio", args.concurrency)
@@ -194,7 +196,7 @@ def embedded(args: argparse.Namespace) -> None:
                 episodes = grid(items, [duo[:1] if variant == "single" else duo], settings=settings)
                 runner = Runner(Store(os.path.join(home, "e.db")), CogentStudy(), models=pool, concurrency=1)
                 started = time.perf_counter()
-                summary = asyncio.run(runner.run("e", episodes))
+                summary = event_loop.run(runner.run("e", episodes))
                 wall = time.perf_counter() - started
                 tokens = sum(c.usage.completion_tokens or 0 for e in runner.store.episodes("e")
                              for c in runner.store.events(e.id) if c.type == "model_call")  # type: ignore[attr-defined]

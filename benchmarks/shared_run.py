@@ -19,7 +19,6 @@ temporary folder) and removed at the end.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import statistics
 import subprocess
 import sys
@@ -32,6 +31,7 @@ from typing import NamedTuple
 import machine
 from runner_overhead import ROUNDS, TwoRounds  # this folder's episodes: 3 seats, 2 rounds, answers at once
 
+from lexicoord import event_loop
 from lexicoord.core.spec import AgentSpec
 from lexicoord.models.pool import ModelPool
 from lexicoord.runs.claims import Claims
@@ -50,7 +50,7 @@ def episodes(n: int) -> list:
 
 def worker(url: str, n: int, latency: float, concurrency: int) -> None:
     runner = Runner(Store(url), TwoRounds(), models=ModelPool(cache=False, latency=latency), concurrency=concurrency)
-    summary = asyncio.run(runner.run(RUN, episodes(n)))
+    summary = event_loop.run(runner.run(RUN, episodes(n)))  # as `lexicoord run` plays
     print(summary.done)
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Callable, Coroutine
 from pathlib import Path
@@ -86,13 +85,14 @@ if TYPE_CHECKING:
 
 
 def run_async(coro: Coroutine[Any, Any, T]) -> T:
-    """``asyncio.run`` for a command: Ctrl-C (exit 130) and SIGTERM (exit 143, a cluster's time limit or
-    preemption) say what was kept."""
+    """``asyncio.run`` for a command, on the command's loop (:mod:`lexicoord.event_loop`): Ctrl-C (exit 130) and
+    SIGTERM (exit 143, a cluster's time limit or preemption) say what was kept."""
+    from lexicoord import event_loop
     from lexicoord.runs.stopping import Terminated
 
     kept = "finished episodes are saved, and re-running the same command resumes."
     try:
-        return asyncio.run(coro)
+        return event_loop.run(coro)
     except KeyboardInterrupt:
         console_for(stderr=True).print(f"interrupted; {kept}")
         raise typer.Exit(130) from None

@@ -10,6 +10,7 @@ from typing import Annotated
 
 import typer
 
+from lexicoord import event_loop
 from lexicoord.cli.console import console_for
 from lexicoord.cli.options import (
     AllowedHostOption,
@@ -85,8 +86,6 @@ def check(
 
     Exits 0 only when the verdict is clear (so a shell pipeline can act on it), 1 otherwise.
     """
-    import asyncio
-
     from lexicoord.gate.gate import Gate
     from lexicoord.gate.settings import settings_from
     from lexicoord.gate.verdict import Verdict
@@ -109,7 +108,7 @@ def check(
                     v = await gate.answer(v.gate_id, text=said)
             return v
 
-    verdict = asyncio.run(run())
+    verdict = event_loop.run(run())
     typer.echo(verdict.model_dump_json(indent=2))
     raise typer.Exit(0 if verdict.clear else 1)
 
@@ -124,8 +123,6 @@ def calibrate(
     out: Annotated[Path, typer.Option(help="Where to write the gate's configuration.")] = Path("gate.toml"),
 ) -> None:
     """KnowNo's split-conformal threshold for the conformal check, written into a gate configuration."""
-    import asyncio
-
     from lexicoord.gate.calibrate import calibrate as run
     from lexicoord.gate.calibrate import read, write_settings
     from lexicoord.gate.settings import GateSettings
@@ -135,7 +132,7 @@ def calibrate(
         from lexicoord.errors import ConfigError
 
         raise ConfigError(f"{data} gives {len(chosen)} calibration item(s) with options and one meant; need at least 2.")
-    result = asyncio.run(run(chosen, model, success))
+    result = event_loop.run(run(chosen, model, success))
     write_settings(out, GateSettings(policy="conformal", models=[model], qhat=result.qhat, target_success=success,
                                      calibrated_model=model))
     console.print(f"{result.items} calibration items, target success {success:.0%}: qhat = {result.qhat:.4f}; on "
