@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 
 import pytest
 
@@ -74,6 +75,61 @@ async def test_episodes_that_end_together_start_the_next_without_waiting_for_a_c
     assert sorted(played) == keys, "every episode played once"
     assert len(gaps) == 12 and max(gaps) < 0.25, f"a worker waited for a claim: {sorted(gaps)[-4:]}"
     assert max(held) <= 8, f"claims held at once: {max(held)}"
+
+
+async def test_the_first_episodes_play_while_the_rest_are_offered(tmp_path) -> None:
+    """A large grid's rows take a while to write; the first workers' worth is offered and claimed first, and the
+    rest is offered while those play (the offer of the rest is held until an episode has started)."""
+    keys = [f"k{i:02d}" for i in range(20)]
+    store = opened(tmp_path, keys)
+    started = threading.Event()
+    offers: list[tuple[list[int], bool]] = []
+
+    class Watched(Claims):
+        def offer(self, entries: Sequence[tuple[str, int]]) -> None:
+            first = any(position == 0 for _, position in entries)
+            offers.append((sorted(p for _, p in entries), first or started.wait(10)))
+            super().offer(entries)
+
+    claims = Watched(store, "r")
+    scheduler = Scheduler(claims, set(keys), concurrency=2)
+    todo = [(k, i) for i, k in reversed(list(enumerate(keys)))]  # in any order: the first offered are the first
+    played: list[str] = []
+
+    async def play(key: str) -> None:
+        started.set()
+        played.append(key)
+        await asyncio.to_thread(store.save_episodes, [(record("r", key), [])])
+        scheduler.saved(key)
+
+    await asyncio.wait_for(scheduler.play(todo, play, workers=2), 30)
+    assert [positions for positions, _ in offers] == [[0, 1, 2, 3], list(range(4, 20))], "2 workers + 2 ahead first"
+    assert offers[1][1], "the rest was offered only once an episode played"
+    assert sorted(played) == keys and len(played) == len(keys), "every episode played once"
+    assert played[:4] == keys[:4], "in grid order"
+
+
+async def test_an_offer_of_the_rest_that_fails_stops_the_run_rather_than_ending_it_early(tmp_path) -> None:
+    keys = [f"k{i}" for i in range(6)]
+    store = opened(tmp_path, keys)
+
+    class Refused(Claims):
+        def offer(self, entries: Sequence[tuple[str, int]]) -> None:
+            if not any(position == 0 for _, position in entries):
+                raise RuntimeError("database is locked")
+            super().offer(entries)
+
+    scheduler = Scheduler(Refused(store, "r"), set(keys), concurrency=1)
+    played: list[str] = []
+
+    async def play(key: str) -> None:
+        played.append(key)
+        await asyncio.to_thread(store.save_episodes, [(record("r", key), [])])
+        scheduler.saved(key)
+
+    with pytest.raises(RuntimeError, match="database is locked"):
+        await asyncio.wait_for(scheduler.play([(k, i) for i, k in enumerate(keys)], play, workers=1), 30)
+    assert played == keys[:2], "the first worker's worth played; nothing reads as the whole run"
 
 
 def owned(store: Store, claims: Claims) -> int:

@@ -1,7 +1,8 @@
 """Sharing one run's episodes among several processes, on one machine or many, through the store.
 
 Every process started on a run puts the episodes it would play in the run's claim table (rows
-already there stay as they are), then takes them one at a time. Taking is one statement: pick the
+already there stay as they are; the first few are put and taken first, see runs/scheduler.py), then takes
+them one at a time. Taking is one statement: pick the
 first free or expired row in grid order that has no saved result, skipping rows another process has
 locked at that instant (PostgreSQL's ``FOR UPDATE SKIP LOCKED``; SQLite runs one writer at a time,
 so the statement is atomic there without it), and stamp it with this process and an expiry. A
@@ -25,6 +26,7 @@ from lexicoord.runs.clock import db_now
 from lexicoord.runs.lease import DEFAULT_LEASE
 from lexicoord.runs.schema import ClaimRow, EpisodeRow
 from lexicoord.runs.store import Store
+from lexicoord.runs.store_rows import CLAIMS
 
 
 @dataclass(frozen=True)
@@ -67,14 +69,16 @@ class Claims:
                    for k, p in entries if k not in present]
             if not new:
                 return
-            # Another process may add the same rows between our read and this write: theirs stand.
+            # Another process may add the same rows between our read and this write: theirs stand. On the table,
+            # not the ORM class: plain rows need none of the ORM's bulk machinery, which took most of the time.
+            table = CLAIMS
             dialect = self.store.engine.dialect.name
             if dialect == "postgresql":
-                s.execute(postgresql.insert(ClaimRow).on_conflict_do_nothing(), new)
+                s.execute(postgresql.insert(table).on_conflict_do_nothing(), new)
             elif dialect == "sqlite":
-                s.execute(sqlite.insert(ClaimRow).on_conflict_do_nothing(), new)
+                s.execute(sqlite.insert(table).on_conflict_do_nothing(), new)
             else:
-                s.execute(insert(ClaimRow), new)
+                s.execute(insert(table), new)
 
     def take(self, exclude: Collection[str] = (), n: int = 1) -> list[str]:
         """Claim up to ``n`` of the next episodes nobody else is playing, in grid order (none: none free now).

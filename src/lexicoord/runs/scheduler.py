@@ -43,6 +43,7 @@ class Scheduler:
         self._waiting = 0  # workers with nothing in hand, waiting for the claims being taken
         self._taking: asyncio.Task[bool] | None = None
         self._counting: asyncio.Task[Remaining] | None = None
+        self._offering: asyncio.Task[None] | None = None  # the rows of the episodes not offered with the first
         self._stopping = False
         self._dry = False  # the last take found fewer free than it asked for: none are left to take now
         self._finished = False  # every worker found nothing left, and no claim is being taken
@@ -53,7 +54,12 @@ class Scheduler:
         and played here if their claims expire). Cancelled, every worker stops."""
         workers = max(1, workers)
         wanted = workers + self.ahead
-        self._got(await asyncio.to_thread(self._offer, todo, wanted), wanted)
+        # The first episodes are offered and claimed in one trip, and play while the rest are offered: a large
+        # grid's rows take a while to write (20 ms a thousand on SQLite), which every worker would wait for.
+        ordered = sorted(todo, key=lambda entry: entry[1])
+        self._got(await asyncio.to_thread(self._offer, ordered[:wanted], wanted), wanted)
+        rest = ordered[wanted:]
+        self._offering = asyncio.create_task(asyncio.to_thread(self.claims.offer, rest)) if rest else None
         renewing = asyncio.create_task(self._renew())
         tasks = [asyncio.create_task(self._work(play)) for _ in range(workers)]
         try:
@@ -64,7 +70,7 @@ class Scheduler:
             for task in (*tasks, renewing):
                 task.cancel()
             await asyncio.gather(*tasks, renewing, return_exceptions=True)
-            pending = [t for t in (self._taking, self._counting) if t is not None]
+            pending = [t for t in (self._taking, self._counting, self._offering) if t is not None]
             await asyncio.gather(*pending, return_exceptions=True)
 
     def saved(self, key: str) -> None:
@@ -89,6 +95,13 @@ class Scheduler:
         while True:
             key = await self._next()
             if key is None:
+                if self._offering is not None and not self._offering.done():
+                    # The rest of this process's episodes are being offered: none can be called left yet.
+                    await asyncio.shield(self._offering)
+                    self._dry = False
+                    continue
+                if self._offering is not None:
+                    self._offering.result()  # an offer that failed stops the run, as it would have at the start
                 left = await self._remaining()
                 if left.free:  # claims expired, or were given back: take them
                     self._dry = False
