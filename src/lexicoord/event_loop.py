@@ -4,7 +4,7 @@ A campaign is tens of model calls waiting at once, and what a run costs over its
 wakes each one when its reply is due (``benchmarks/cogent_speed.py --explain``). asyncio's own loop on Linux
 rounds every wait in ``epoll`` up to the next millisecond, so a call's wait ends a mean 1.1 ms late; uvloop's
 (libuv) ends 0.55 ms late and runs each callback for less. uvloop comes with ``uvicorn[standard]``, and the web
-server already runs on it; commands now do too.
+server runs on it as well.
 
 ``LEXICOORD_EVENT_LOOP=asyncio`` picks asyncio's own loop (to rule the loop out when a plug-in misbehaves, or to
 compare); ``uvloop`` insists on uvloop and says so when it is missing; ``auto`` (the default) takes uvloop where
