@@ -71,14 +71,13 @@ class Claims:
                 return
             # Another process may add the same rows between our read and this write: theirs stand. On the table,
             # not the ORM class: plain rows need none of the ORM's bulk machinery, which took most of the time.
-            table = CLAIMS
             dialect = self.store.engine.dialect.name
             if dialect == "postgresql":
-                s.execute(postgresql.insert(table).on_conflict_do_nothing(), new)
+                s.execute(postgresql.insert(CLAIMS).on_conflict_do_nothing(), new)
             elif dialect == "sqlite":
-                s.execute(sqlite.insert(table).on_conflict_do_nothing(), new)
+                s.execute(sqlite.insert(CLAIMS).on_conflict_do_nothing(), new)
             else:
-                s.execute(insert(table), new)
+                s.execute(insert(CLAIMS), new)
 
     def take(self, exclude: Collection[str] = (), n: int = 1) -> list[str]:
         """Claim up to ``n`` of the next episodes nobody else is playing, in grid order (none: none free now).

@@ -55,7 +55,7 @@ class Scheduler:
         workers = max(1, workers)
         wanted = workers + self.ahead
         # The first episodes are offered and claimed in one trip, and play while the rest are offered: a large
-        # grid's rows take a while to write (20 ms a thousand on SQLite), which every worker would wait for.
+        # grid's rows take a while to write (about 7 ms a thousand on SQLite), which every worker would wait for.
         ordered = sorted(todo, key=lambda entry: entry[1])
         self._got(await asyncio.to_thread(self._offer, ordered[:wanted], wanted), wanted)
         rest = ordered[wanted:]
