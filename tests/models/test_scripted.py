@@ -40,6 +40,18 @@ async def test_mapping_by_agent_keeps_concurrent_agents_apart() -> None:
         await turn("carol")
 
 
+async def test_the_call_log_is_kept_only_when_asked_for() -> None:
+    kept, plain = ScriptedProvider("test", ["x", "y"], keep_calls=True), ScriptedProvider("test", ["x", "y"])
+    for provider in (kept, plain):
+        with acting_as("alice"):
+            await Model(provider).generate("first prompt")
+        await Model(provider).generate("second prompt")
+    assert [(agent, [m.content for m in msgs]) for agent, msgs in kept.calls] == [
+        ("alice", ["first prompt"]), (None, ["second prompt"])]
+    assert plain.calls == [], "a long scripted campaign must not keep every prompt it sent"
+    assert get_model("scripted/echo").provider.calls == [] and not get_model("scripted/echo").provider.keep_calls
+
+
 async def test_synthetic_usage_counts_words() -> None:
     out = await scripted(["three word reply"]).generate("four words of prompt")
     assert out.usage.prompt_tokens == 4 and out.usage.completion_tokens == 3

@@ -35,7 +35,7 @@ DEBATE = [AgentSpec(name=n, model="scripted/debate") for n in (LEADER, F1, F2)]
 
 
 async def play(tmp_path, script, *, settings=None, lineup=DEBATE, item=AMBIGUOUS):
-    provider = ScriptedProvider("debate", script)
+    provider = ScriptedProvider("debate", script, keep_calls=True)
     pool = ModelPool(cache=False)
     pool.add(Model(provider), "scripted/debate")
     runner = Runner(Store(str(tmp_path / "d.db")), DebateStudy(), models=pool)

@@ -96,9 +96,13 @@ def register_script(name: str, script: Script) -> None:
 class ScriptedProvider(Provider):
     default_concurrency = 10_000
 
-    def __init__(self, model_name: str, script: Script, *, latency: float = 0.0) -> None:
+    def __init__(self, model_name: str, script: Script, *, latency: float = 0.0, keep_calls: bool = False) -> None:
         super().__init__("scripted", model_name)
         self.latency = float(latency)
+        #: Each call's agent and prompt, in order, when ``keep_calls`` (a test reading what a seat was shown).
+        #: Off otherwise: a long scripted campaign would keep every prompt it sent, and a model's memory must not
+        #: grow with the number of calls (the run's events already record them).
+        self.keep_calls = keep_calls
         self.calls: list[tuple[str | None, list[ChatMessage]]] = []
         self._lock = threading.Lock()
         if isinstance(script, dict):
@@ -143,7 +147,8 @@ class ScriptedProvider(Provider):
         if self.latency:
             await asyncio.sleep(self.latency)
         with self._lock:
-            self.calls.append((current_agent.get(), list(messages)))
+            if self.keep_calls:
+                self.calls.append((current_agent.get(), list(messages)))
             reply = self._pick()(messages, config)
         logprobs = None
         if isinstance(reply, dict) and LOGPROBS in reply:  # a scorer's reply: its text and its first token's odds
