@@ -66,11 +66,27 @@ class Wakes:
 
     def __init__(self) -> None:
         self.by_task: dict[object, list[tuple[float, float]]] = {}
+        self.begin = self.end = 0.0  # the run's (or floor's) start and end, on the same clock
 
     async def sleep(self, seconds: float) -> None:
         due = time.perf_counter() + seconds
         await asyncio.sleep(seconds)
         self.by_task.setdefault(asyncio.current_task(), []).append((due, time.perf_counter() - due))
+
+    def parts(self, latency: float) -> dict[str, float]:
+        """The wall time of the chain that finished last, in parts that add up to it exactly: before its first wait,
+        its waits as asked, how late they woke, its own work between them, and after its last wake to the run's
+        end. Only this chain's parts are the wall's: the others ended sooner."""
+        chain = max(self.by_task.values(), key=lambda c: c[-1][0] + c[-1][1])
+        woke = [due + late for due, late in chain]
+        started = [due - latency for due, _ in chain]
+        return {
+            "before its first call": started[0] - self.begin,
+            "its waits as asked": latency * len(chain),
+            "woke late": sum(late for _, late in chain),
+            "its own work between calls": sum(s - w for w, s in zip(woke, started[1:])),
+            "after its last call": self.end - woke[-1],
+        }
 
     def report(self, name: str, chains: int) -> None:
         late = sorted(x for chain in self.by_task.values() for _, x in chain)
@@ -118,7 +134,10 @@ async def overhead_once(items: int, latency: float, concurrency: int, home: str,
     runner = Runner(store, CogentStudy(), models=pool, concurrency=concurrency)
     started = time.perf_counter()
     summary = await runner.run("bench", episodes)
-    return time.perf_counter() - started, summary.done, summary.model_calls
+    ended = time.perf_counter()
+    if wakes is not None:
+        wakes.begin, wakes.end = started, ended
+    return ended - started, summary.done, summary.model_calls
 
 
 async def floor(items: int, latency: float, concurrency: int, wakes: Wakes | None = None) -> float:
@@ -136,7 +155,10 @@ async def floor(items: int, latency: float, concurrency: int, wakes: Wakes | Non
 
     started = time.perf_counter()
     await asyncio.gather(*(worker() for _ in range(concurrency)))
-    return time.perf_counter() - started
+    ended = time.perf_counter()
+    if wakes is not None:
+        wakes.begin, wakes.end = started, ended
+    return ended - started
 
 
 def overhead(args: argparse.Namespace) -> None:
@@ -172,6 +194,11 @@ def explain(args: argparse.Namespace, ideal: float) -> None:
     print(f"[explain] this run: ratio {wall / ideal:.3f}; its floor: ratio {floor_wall / ideal:.3f}")
     ours.report("lexicoord", args.concurrency)
     bare.report("plain asyncio", args.concurrency)
+    for name, wakes, total in (("lexicoord", ours, wall), ("plain asyncio", bare, floor_wall)):
+        parts = wakes.parts(args.latency)
+        print(f"[explain] {name}, the chain that ended last: "
+              + "; ".join(f"{part} {seconds:.3f} s" for part, seconds in parts.items())
+              + f"; together {sum(parts.values()):.3f} s of a wall of {total:.3f} s")
 
 
 def embedded(args: argparse.Namespace) -> None:

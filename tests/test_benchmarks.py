@@ -3,6 +3,7 @@ its imports resolve and it explains its options. What the scripts measure is pri
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -75,3 +76,11 @@ def test_the_cogent_overhead_says_how_late_each_wait_woke() -> None:
     assert "100 waits woke late" in lines["[explain] lexicoord"], result.stdout
     assert "100 waits woke late" in lines["[explain] plain asyncio"], result.stdout
     assert "ratio" in lines["[explain] this run"]
+    for name in ("lexicoord", "plain asyncio"):
+        parts = next(line for line in result.stdout.splitlines() if line.startswith(f"[explain] {name}, the chain"))
+        seconds = [float(x) for x in re.findall(r"(-?[0-9.]+) s\b", parts)]
+        *each, together, wall = seconds
+        assert len(each) == 5 and all(x >= -0.001 for x in each), parts
+        # The parts are the last chain's timeline, end to end: they add up to the wall, whatever each one is.
+        assert abs(sum(each) - wall) < 0.003 and abs(together - wall) < 0.001, parts
+        assert each[1] > 0 and each[1] <= wall, parts  # its waits as asked: a chain's share of the calls
