@@ -79,3 +79,27 @@ def test_ctrl_c_cancels_the_command_on_uvloop_as_on_asyncio(monkeypatch: pytest.
     with pytest.raises(KeyboardInterrupt):
         event_loop.run(command())
     assert cleaned == ["uvloop"]
+
+
+async def switch_interval() -> float:
+    return sys.getswitchinterval()
+
+
+async def fails() -> None:
+    raise ValueError("the command failed")
+
+
+@pytest.mark.parametrize("outside", [0.005, 0.004, 0.0002])
+def test_threads_hand_the_lock_to_the_loop_within_a_millisecond_and_the_callers_setting_comes_back(
+        outside: float) -> None:
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(outside)
+    try:
+        inside = event_loop.run(switch_interval())
+        assert inside == pytest.approx(min(outside, event_loop.SWITCH_INTERVAL), rel=0.01), "a shorter one is kept"
+        assert sys.getswitchinterval() == pytest.approx(outside, rel=0.01)
+        with pytest.raises(ValueError, match="the command failed"):
+            event_loop.run(fails())
+        assert sys.getswitchinterval() == pytest.approx(outside, rel=0.01), "restored when the command fails too"
+    finally:
+        sys.setswitchinterval(before)

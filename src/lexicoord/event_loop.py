@@ -6,6 +6,10 @@ rounds every wait in ``epoll`` up to the next millisecond, so a call's wait ends
 (libuv) ends 0.55 ms late and runs each callback for less. uvloop comes with ``uvicorn[standard]``, and the web
 server runs on it as well.
 
+While a command plays, a thread that holds the interpreter's lock gives it back to the loop within a millisecond
+(:data:`SWITCH_INTERVAL`), not Python's default five: the store's saves and claims run on threads, and a loop
+kept waiting for the lock wakes every call due meanwhile that much later.
+
 ``LEXICOORD_EVENT_LOOP=asyncio`` picks asyncio's own loop (to rule the loop out when a plug-in misbehaves, or to
 compare); ``uvloop`` insists on uvloop and says so when it is missing; ``auto`` (the default) takes uvloop where
 it is installed (not on Windows, where it does not exist).
@@ -15,12 +19,16 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 from lexicoord.errors import ConfigError
 
 T = TypeVar("T")
+
+#: Seconds a thread runs before it must hand the interpreter's lock to another that waits (Python's default: 0.005).
+SWITCH_INTERVAL = 0.001
 
 #: The environment variable that picks the loop, and the values it takes.
 VARIABLE = "LEXICOORD_EVENT_LOOP"
@@ -57,5 +65,13 @@ def run(coro: Coroutine[Any, Any, T]) -> T:
     except ConfigError:
         coro.close()  # never awaited: close it so Python does not warn about it as well
         raise
-    with asyncio.Runner(loop_factory=factory) as runner:
-        return runner.run(coro)
+    before = sys.getswitchinterval()
+    shorten = before > SWITCH_INTERVAL  # a caller's shorter setting is left alone (a round trip may lose a µs)
+    if shorten:
+        sys.setswitchinterval(SWITCH_INTERVAL)
+    try:
+        with asyncio.Runner(loop_factory=factory) as runner:
+            return runner.run(coro)
+    finally:
+        if shorten:
+            sys.setswitchinterval(before)  # a library caller's own setting, as it was
