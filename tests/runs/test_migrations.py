@@ -9,8 +9,8 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import text
 
-from lexicoord.runs.schema import Base
 from lexicoord.runs.store import SCHEMA_HEAD, LiveGame, LiveWrite, Store
+from lexicoord.runs.tables import METADATA
 
 HEAD = SCHEMA_HEAD
 
@@ -62,8 +62,8 @@ def test_migrated_database_matches_the_models(store_url) -> None:
     """On a SQLite file and on a real PostgreSQL server."""
     store = Store(store_url)
     with store.engine.connect() as conn:
-        diff = compare_metadata(MigrationContext.configure(conn), Base.metadata)
-    assert diff == [], f"schema.py and the migrations disagree: {diff}"
+        diff = compare_metadata(MigrationContext.configure(conn), METADATA)
+    assert diff == [], f"tables.py and the migrations disagree: {diff}"
 
 
 def test_reopening_applies_nothing_twice(store_url) -> None:

@@ -33,9 +33,10 @@ def _when(ts: float) -> str:
 @app.command("list")
 def list_runs(db: DbOption = None) -> None:
     """All runs, newest first."""
-    from lexicoord.runs.store import Store
+    # The store's runs alone, not the whole Store: listing them needs no ORM, and this command starts without it.
+    from lexicoord.runs.store_runs import Runs
 
-    store = Store(db)
+    store = Runs(db)
     runs = store.runs()
     if not runs:
         console.print(f"No runs in {store.url} yet. Try: lexicoord demo")

@@ -26,7 +26,7 @@ from lexicoord.runs.clock import db_now
 from lexicoord.runs.lease import DEFAULT_LEASE
 from lexicoord.runs.schema import ClaimRow, EpisodeRow
 from lexicoord.runs.store import Store
-from lexicoord.runs.store_rows import CLAIMS
+from lexicoord.runs.tables import CLAIMS
 
 
 @dataclass(frozen=True)

@@ -13,9 +13,12 @@ so a crash or a restart replays them; saving the episode settles its journal.
 
 This module is the store's one face; each concern lives in a module of its own, and :class:`Store` is them all:
 
+- :mod:`~lexicoord.runs.tables`: the tables, in SQLAlchemy Core (:mod:`~lexicoord.runs.schema` maps ORM classes
+  onto them);
 - :mod:`~lexicoord.runs.store_engine`: the database, its migration, its sessions and a read-only handle;
 - :mod:`~lexicoord.runs.store_rows`: how episode and event rows are written and read back;
-- :mod:`~lexicoord.runs.store_runs`: runs, their resume rules and their state;
+- :mod:`~lexicoord.runs.store_runs`: runs, their resume rules and their state, in Core statements alone (``lexicoord
+  runs list`` opens this part by itself, without the ORM);
 - :mod:`~lexicoord.runs.store_saving`: saving ended episodes (retries, live rows, second saves);
 - :mod:`~lexicoord.runs.store_episodes`: reading ended episodes and their events whole;
 - :mod:`~lexicoord.runs.store_pages`: reading page by page, for the run viewer;
@@ -30,9 +33,9 @@ from lexicoord.runs.store_episodes import Episodes
 from lexicoord.runs.store_journal import Journal, Move
 from lexicoord.runs.store_live import LiveGame, LiveGames, LiveWrite
 from lexicoord.runs.store_pages import Pages, Scalar
-from lexicoord.runs.store_rows import CONFLICT, PLAYING
 from lexicoord.runs.store_runs import NOTES, RUNTIME, differences
 from lexicoord.runs.store_saving import Saving
+from lexicoord.runs.tables import CONFLICT, PLAYING
 
 __all__ = ["CONFLICT", "NOTES", "PLAYING", "RUNTIME", "SCHEMA_HEAD", "LiveGame", "LiveWrite", "Move", "Scalar",
            "Store", "differences"]

@@ -3,6 +3,9 @@
 Kept apart from what is stored because no concern needs to know how the database was opened: each reads in a
 :meth:`Database.session` and writes in :meth:`Database.writing`, on SQLite and PostgreSQL alike, and a
 read-only handle (:meth:`Database.read_only`) serves every concern's reads unchanged.
+
+Opening a store needs SQLAlchemy's Core alone: the ORM is imported when a concern first asks for a session, so a
+command that only reads with Core statements (``lexicoord runs list``) starts without it.
 """
 
 from __future__ import annotations
@@ -12,23 +15,35 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 from urllib.parse import quote
 
-from pydantic_core import from_json
+from pydantic_core import from_json, to_json
 from sqlalchemy import create_engine, event, text
 from sqlalchemy.engine import URL, Engine, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, IntegrityError, OperationalError, ProgrammingError
-from sqlalchemy.orm import Session
 
 from lexicoord import paths
 from lexicoord.errors import ConfigError
 from lexicoord.runs.store_errors import StoreError, explain, lock_wait, reason_of, store_name, watch
-from lexicoord.runs.store_rows import dump_json
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 #: The newest migration in ``runs/migrations/versions`` (a test keeps the two equal): a store already there
 #: is opened without loading Alembic.
 SCHEMA_HEAD = "0012_shared_calls"
+
+
+class Encoded(str):
+    """A value already written as JSON (an event serialised by pydantic): stored as it is."""
+
+
+def dump_json(value: Any) -> str:
+    """JSON columns' writer: pydantic's serialiser, several times faster than :func:`json.dumps` on the
+    event data every save writes (NaN and infinities become null, which the standard JSON type cannot hold).
+    Its reader is pydantic's parser, likewise (a report parses every event it reads)."""
+    return value if isinstance(value, Encoded) else to_json(value).decode()
 
 
 def _hide_password(url: str) -> str:
@@ -148,6 +163,8 @@ class Database:
 
     def session(self) -> Session:
         """A session on the store's database, for modules that keep their own tables there (live rooms)."""
+        from sqlalchemy.orm import Session
+
         return Session(self.engine, expire_on_commit=False)
 
     @contextlib.contextmanager

@@ -15,8 +15,9 @@ from sqlalchemy import select, tuple_
 from lexicoord.core.events import Event, event_from_dict
 from lexicoord.runs.records import EpisodeRecord
 from lexicoord.runs.schema import EpisodeRow, EventRow
-from lexicoord.runs.store_rows import CONFLICT, PLAYING, record_of
+from lexicoord.runs.store_rows import record_of
 from lexicoord.runs.store_runs import Runs
+from lexicoord.runs.tables import CONFLICT, PLAYING
 
 
 class Episodes(Runs):

@@ -17,7 +17,8 @@ from lexicoord.core.events import Event
 from lexicoord.core.spec import EpisodeSpec
 from lexicoord.runs.schema import EpisodeRow, EventRow
 from lexicoord.runs.store_engine import Database
-from lexicoord.runs.store_rows import EPISODES, INSERT_EVENTS, PLAYING, event_row
+from lexicoord.runs.store_rows import INSERT_EVENTS, event_row
+from lexicoord.runs.tables import EPISODES, PLAYING
 
 
 class LiveGame(NamedTuple):

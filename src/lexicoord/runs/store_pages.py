@@ -15,7 +15,8 @@ from lexicoord.core.events import Event, event_from_dict
 from lexicoord.runs.records import EpisodeRecord
 from lexicoord.runs.schema import EpisodeRow, EventRow
 from lexicoord.runs.store_engine import Database
-from lexicoord.runs.store_rows import PLAYING, record_of
+from lexicoord.runs.store_rows import record_of
+from lexicoord.runs.tables import PLAYING
 
 #: A value an episode filter compares with (a JSON scalar).
 Scalar = str | int | float | bool | None

@@ -3,6 +3,9 @@
 Kept apart because a run's rules are about its config, not its episodes: a resume may not change what a run
 plays (:func:`differences` says what changed), may grow what it declares growable, and a run left ``running``
 by a process that died reads as interrupted.
+
+Written in Core statements on :mod:`lexicoord.runs.tables`, not through the ORM: ``lexicoord runs list`` opens
+:class:`Runs` alone and starts without importing the ORM (a sixth of its start-up).
 """
 
 from __future__ import annotations
@@ -12,18 +15,16 @@ import time
 from collections.abc import Collection, Sequence
 from typing import Any
 
-from sqlalchemy import func, select, tuple_, update
+from sqlalchemy import Connection, Row, func, insert, select, tuple_, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
 
 from lexicoord.errors import ConfigError, LexicoordError
 from lexicoord.runs.clock import db_now
 from lexicoord.runs.lease import lease_from_env
 from lexicoord.runs.names import check_run_name
 from lexicoord.runs.records import RunInfo
-from lexicoord.runs.schema import ClaimRow, EpisodeRow, RoomRow, RunRow
 from lexicoord.runs.store_engine import Database
-from lexicoord.runs.store_rows import CONFLICT, RUNS
+from lexicoord.runs.tables import CLAIMS, CONFLICT, EPISODES, ROOMS, RUNS
 
 #: The key of a run's config holding how it was executed (values may change on a resume; all are kept).
 RUNTIME = "runtime"
@@ -91,16 +92,14 @@ class Runs(Database):
                   now: float, grows: frozenset[str]) -> None:
         with self.writing() as s:
             # Locked, so that processes reopening the run at once each add their runtime values.
-            row = s.get(RunRow, run_id, with_for_update=True)
+            row = s.execute(select(RUNS).where(RUNS.c.id == run_id).with_for_update()).first()
             if row is None:
                 check_run_name(run_id)  # a new name must be one that is safe as a key and a folder
-                s.add(
-                    RunRow(
-                        id=run_id, protocol=protocol, status="running", created_at=now, updated_at=now,
-                        config={**config, RUNTIME: {k: [v] for k, v in used.items()}} if used else config,
-                        total_episodes=total,
-                    )
-                )
+                s.execute(insert(RUNS).values(
+                    id=run_id, protocol=protocol, status="running", created_at=now, updated_at=now,
+                    config={**config, RUNTIME: {k: [v] for k, v in used.items()}} if used else config,
+                    total_episodes=total,
+                ))
             else:
                 if row.protocol != protocol:
                     raise ConfigError(
@@ -129,22 +128,24 @@ class Runs(Database):
                 for k, v in used.items():
                     before[k] = [*before.get(k, []), *([v] if v not in before.get(k, []) else [])]
                 stored = {**stored, **{k: config[k] for k in (*grows, *NOTES) if k in config}}
-                row.config = {**stored, RUNTIME: before} if before else stored
-                row.status, row.updated_at, row.total_episodes = "running", now, total
+                s.execute(update(RUNS).where(RUNS.c.id == run_id).values(
+                    config={**stored, RUNTIME: before} if before else stored,
+                    status="running", updated_at=now, total_episodes=total,
+                ))
 
     def set_run_status(self, run_id: str, status: str) -> None:
         with self.writing() as s:
             s.execute(update(RUNS).where(RUNS.c.id == run_id).values(status=status, updated_at=time.time()))
 
-    def _counts(self, s: Session, run_ids: Sequence[str]) -> dict[tuple[str, str], int]:
-        rows = s.execute(
-            select(EpisodeRow.run_id, EpisodeRow.status, func.count())
-            .where(EpisodeRow.run_id.in_(run_ids))
-            .group_by(EpisodeRow.run_id, EpisodeRow.status)
+    def _counts(self, c: Connection, run_ids: Sequence[str]) -> dict[tuple[str, str], int]:
+        rows = c.execute(
+            select(EPISODES.c.run_id, EPISODES.c.status, func.count())
+            .where(EPISODES.c.run_id.in_(run_ids))
+            .group_by(EPISODES.c.run_id, EPISODES.c.status)
         )
         return {(r, st): n for r, st, n in rows}
 
-    def _alive(self, s: Session, rows: Sequence[RunRow]) -> set[str]:
+    def _alive(self, c: Connection, rows: Sequence[Row[Any]]) -> set[str]:
         """Of the ``running`` rows, those some process may still be playing.
 
         A process killed outright (a signal, a segmentation fault in a native library, a power cut) cannot
@@ -155,18 +156,18 @@ class Runs(Database):
         if not running:
             return set()
         now, lease = time.time(), lease_from_env()
-        held = set(s.scalars(select(ClaimRow.run_id).where(ClaimRow.run_id.in_(running),
-                                                           ClaimRow.expires_at >= db_now(self.engine.dialect.name))
+        held = set(c.scalars(select(CLAIMS.c.run_id).where(CLAIMS.c.run_id.in_(running),
+                                                           CLAIMS.c.expires_at >= db_now(self.engine.dialect.name))
                              .distinct()))
-        rooms = set(s.scalars(select(RoomRow.run_id).where(RoomRow.run_id.in_(running))))
+        rooms = set(c.scalars(select(ROOMS.c.run_id).where(ROOMS.c.run_id.in_(running))))
         recent = {r.id for r in rows if r.status == "running" and now - r.updated_at < lease}
         return held | rooms | recent
 
-    def _infos(self, s: Session, rows: Sequence[RunRow]) -> list[RunInfo]:
-        counts, alive = self._counts(s, [r.id for r in rows]), self._alive(s, rows)
+    def _infos(self, c: Connection, rows: Sequence[Row[Any]]) -> list[RunInfo]:
+        counts, alive = self._counts(c, [r.id for r in rows]), self._alive(c, rows)
         return [self._info(r, counts, alive) for r in rows]
 
-    def _info(self, row: RunRow, counts: dict[tuple[str, str], int], alive: set[str]) -> RunInfo:
+    def _info(self, row: Row[Any], counts: dict[tuple[str, str], int], alive: set[str]) -> RunInfo:
         status = "interrupted" if row.status == "running" and row.id not in alive else row.status
         return RunInfo(
             id=row.id, protocol=row.protocol, status=status, created_at=row.created_at,
@@ -176,30 +177,30 @@ class Runs(Database):
         )
 
     def runs(self) -> list[RunInfo]:
-        with self.session() as s:
-            return self._infos(s, list(s.scalars(select(RunRow).order_by(RunRow.created_at.desc()))))
+        with self.engine.connect() as c:
+            return self._infos(c, c.execute(select(RUNS).order_by(RUNS.c.created_at.desc())).all())
 
     def run(self, run_id: str) -> RunInfo:
         """The run named ``run_id`` or by a unique prefix of it."""
-        with self.session() as s:
-            row = s.get(RunRow, run_id)
+        with self.engine.connect() as c:
+            row = c.execute(select(RUNS).where(RUNS.c.id == run_id)).first()
             if row is None:
-                like = list(s.scalars(select(RunRow).where(RunRow.id.startswith(run_id, autoescape=True))))
+                like = c.execute(select(RUNS).where(RUNS.c.id.startswith(run_id, autoescape=True))).all()
                 if len(like) != 1:
                     hint = "several runs start with it" if like else "run 'lexicoord runs list' to see the runs"
                     raise LexicoordError(f"No run '{run_id}' in {self.url} ({hint}).")
                 row = like[0]
-            return self._infos(s, [row])[0]
+            return self._infos(c, [row])[0]
 
     def run_page(self, limit: int, before: tuple[float, str] | None = None) -> list[RunInfo]:
         """Up to ``limit`` runs, newest first, older than ``before`` (its ``created_at`` and ``id``)."""
-        with self.session() as s:
-            query = select(RunRow).order_by(RunRow.created_at.desc(), RunRow.id.desc()).limit(limit)
+        with self.engine.connect() as c:
+            query = select(RUNS).order_by(RUNS.c.created_at.desc(), RUNS.c.id.desc()).limit(limit)
             if before is not None:
-                query = query.where(tuple_(RunRow.created_at, RunRow.id) < tuple_(*before))
-            return self._infos(s, list(s.scalars(query)))
+                query = query.where(tuple_(RUNS.c.created_at, RUNS.c.id) < tuple_(*before))
+            return self._infos(c, c.execute(query).all())
 
     def room_run_ids(self, run_ids: Sequence[str]) -> set[str]:
         """Which of ``run_ids`` are live rooms' runs (the others are campaigns)."""
-        with self.session() as s:
-            return set(s.scalars(select(RoomRow.run_id).where(RoomRow.run_id.in_(run_ids))))
+        with self.engine.connect() as c:
+            return set(c.scalars(select(ROOMS.c.run_id).where(ROOMS.c.run_id.in_(run_ids))))

@@ -18,18 +18,10 @@ from sqlalchemy.orm import Session
 from lexicoord.core.events import Event, event_from_dict
 from lexicoord.runs.records import EpisodeRecord
 from lexicoord.runs.schema import EpisodeRow, EventRow, MoveRow
-from lexicoord.runs.store_engine import Database
+from lexicoord.runs.store_engine import Database, dump_json
 from lexicoord.runs.store_journal import settle_moves
-from lexicoord.runs.store_rows import (
-    CLAIMS,
-    CONFLICT,
-    EVENTS,
-    INSERT_EPISODES,
-    INSERT_EVENTS,
-    PLAYING,
-    dump_json,
-    event_row,
-)
+from lexicoord.runs.store_rows import INSERT_EPISODES, INSERT_EVENTS, event_row
+from lexicoord.runs.tables import CLAIMS, CONFLICT, EVENTS, PLAYING
 
 #: The store's log, under the name its documentation gives (a second save with other content is an error there).
 log = logging.getLogger("lexicoord.runs.store")

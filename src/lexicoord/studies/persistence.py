@@ -11,18 +11,17 @@ import asyncio
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, cast
+from typing import Any
 
-from sqlalchemy import Table, select, update
+from sqlalchemy import select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from lexicoord.runs.group_commit import GroupCommit
 from lexicoord.runs.schema import ParticipantRow, StudyRow
 from lexicoord.runs.store import Store
+from lexicoord.runs.tables import STUDIES
 from lexicoord.studies.participant import Participant
 
-#: The study's table, for the one statement a transaction may send it (not through the ORM's compile path).
-_STUDIES = cast(Table, StudyRow.__table__)
 #: The key of the study's own state among a transaction's items (a participant's is ``p:<id>``).
 STATE = "state"
 
@@ -86,8 +85,8 @@ class StudyStore:
                 s.execute(statement.on_conflict_do_update(
                     index_elements=["study_id", "pid"],
                     set_={c: statement.excluded[c] for c in ("stage", "outcome", "updated_at", "data")}), rows)
-            if state is not None:
-                s.execute(update(_STUDIES).where(_STUDIES.c.id == self.study_id).values(state=state, updated_at=now))
+            if state is not None:  # on the table itself: the ORM's compile path costs more than the statement
+                s.execute(update(STUDIES).where(STUDIES.c.id == self.study_id).values(state=state, updated_at=now))
 
     async def flushed(self) -> None:
         """Once everything asked so far is written (before the server stops)."""

@@ -1,7 +1,7 @@
 """One journal for every game still in play: ``room_moves`` and ``episode_moves`` become ``moves``.
 
 A room's game is an episode of the room's run, so both journals fit one shape keyed by the episode,
-``(run_id, key, player, idx)`` (see ``schema.py``). A campaign's entries keep their keys. A room's entry
+``(run_id, key, player, idx)`` (see ``tables.py``). A campaign's entries keep their keys. A room's entry
 ``(room_id, game)`` goes to the room's run and the key the game is stored under: the key of the spec the
 room saved as its current game when ``game`` is that game; else the key of the episode the run stored at
 position ``game`` (a room stores game N there); else ``room-game-<N>`` (a game no room will play again,
