@@ -1,5 +1,7 @@
 """Protocols are found through entry points, the built-ins exactly as a third party's."""
 
+import dataclasses
+
 import pytest
 
 from lexicoord.core.protocol import Protocol
@@ -53,10 +55,34 @@ def test_a_stored_event_of_a_protocol_whose_rules_were_never_imported_reads_back
 
 @pytest.mark.parametrize("bad", ["lexicoord.protocols.coordination.rules", 42, ConfigError])
 def test_an_entry_whose_protocol_is_neither_a_class_nor_module_colon_class_is_refused(bad) -> None:
-    from pydantic import ValidationError
-
-    with pytest.raises(ValidationError, match="protocol must be"):
+    with pytest.raises(ConfigError, match="Protocol entry 'bad': protocol must be"):
         ProtocolEntry(name="bad", summary="bad", protocol=bad)
+
+
+@pytest.mark.parametrize(("field", "value", "said"), [
+    ("name", None, "name must be a string, not None"),
+    ("summary", 3, "summary must be a string, not 3"),
+    ("task", ["lexicoord.tasks:T"], "task must be a string"),
+    ("room", b"lexicoord.web:Room", "room must be a string"),
+    ("aliases", "cg", "aliases must be a list of names, not 'cg'"),
+    ("aliases", ["cg", 2], "aliases must be a list of names"),
+])
+def test_an_entry_with_a_field_of_the_wrong_type_is_refused_naming_the_field(field, value, said) -> None:
+    given = {"name": "odd", "summary": "odd", "protocol": "lexicoord.protocols.coordination.rules:Coordination",
+             field: value}
+    with pytest.raises(ConfigError, match=f"Protocol entry '[^']*': {said}"):
+        ProtocolEntry(**given)
+
+
+def test_an_entry_takes_its_aliases_as_a_list_and_is_frozen() -> None:
+    import dataclasses
+
+    entry = ProtocolEntry(name="c", summary="c", protocol="m:C", aliases=["cg", "co"])
+    assert entry.aliases == ("cg", "co") and entry.title is None
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        entry.name = "d"  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        ProtocolEntry("c", "c", "m:C")  # type: ignore[misc]
 
 
 def test_an_entry_whose_rules_cannot_be_imported_says_which_protocol_and_field() -> None:
@@ -78,7 +104,7 @@ def test_each_built_in_report_can_be_found() -> None:
     for name in ("coordination", "debate", "cogent"):
         room = get_protocol(name).room_adapter()
         assert issubclass(room, RoomAdapter) and room.protocol == name
-    bare = get_protocol("debate").model_copy(update={"room": None})
+    bare = dataclasses.replace(get_protocol("debate"), room=None)
     with pytest.raises(ConfigError, match="'debate' has no room"):
         bare.room_adapter()
 

@@ -15,16 +15,16 @@ from another distribution gets all of them with no line of lexicoord changed.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, fields
 from importlib import import_module
 from typing import TYPE_CHECKING, Any, cast
-
-from pydantic import BaseModel, ConfigDict, field_validator
 
 from lexicoord.core.plugins import Registry
 from lexicoord.errors import ConfigError
 
 if TYPE_CHECKING:  # the layers above, and the rules, named for types only: the registry imports none of them
     import typer
+    from pydantic import BaseModel
 
     from lexicoord.analysis.compare import OutcomeReader
     from lexicoord.analysis.report import ReportWriter
@@ -34,13 +34,20 @@ if TYPE_CHECKING:  # the layers above, and the rules, named for types only: the 
     from lexicoord.web.adapters.base import RoomAdapter
 
 #: A protocol's statistics of a run: its stored episodes and events in, the protocol's own statistics model out.
-StatisticsReader = Callable[[Iterable[tuple[Any, list[Any]]]], BaseModel]
+StatisticsReader = Callable[[Iterable[tuple[Any, list[Any]]]], "BaseModel"]
 
 PROTOCOLS_GROUP = "lexicoord.protocols"
 
 
-class ProtocolEntry(BaseModel):
-    model_config = ConfigDict(arbitrary_types_allowed=True, frozen=True)
+@dataclass(frozen=True, kw_only=True)
+class ProtocolEntry:
+    """What a protocol's package registers (:func:`register_protocol`), checked as it is made.
+
+    A frozen dataclass, not a pydantic model: ``lexicoord --help`` reads every protocol's entry, and importing
+    pydantic for that alone was a quarter of its start-up. :meth:`__post_init__` refuses what a pydantic model
+    refused (a field of the wrong type, rules that are neither a class nor ``module:Class``) with a
+    :class:`~lexicoord.errors.ConfigError` naming the entry and the field.
+    """
 
     name: str
     summary: str
@@ -72,18 +79,29 @@ class ProtocolEntry(BaseModel):
     #: Other names the command group answers to (hidden from ``--help``), such as a short form.
     aliases: tuple[str, ...] = ()
 
-    @field_validator("protocol")
-    @classmethod
-    def _rules_named(cls, value: Any) -> Any:
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name == "protocol":
+                self._check_rules(value)
+            elif f.name == "aliases":
+                if isinstance(value, str) or not all(isinstance(a, str) for a in value):
+                    raise ConfigError(f"Protocol entry '{self.name}': aliases must be a list of names, not {value!r}.")
+                object.__setattr__(self, "aliases", tuple(value))  # a list given is kept as the tuple it reads as
+            elif not isinstance(value, str) and not (value is None and f.default is None):
+                raise ConfigError(f"Protocol entry '{self.name}': {f.name} must be a string, not {value!r}.")
+
+    def _check_rules(self, value: Any) -> None:
         if isinstance(value, str):
             if ":" not in value:
-                raise ValueError(f"protocol must be 'module:Class' or the class itself, not {value!r}")
-            return value
+                raise ConfigError(f"Protocol entry '{self.name}': protocol must be 'module:Class' or the class "
+                                  f"itself, not {value!r}.")
+            return
         from lexicoord.core.protocol import Protocol
 
         if not (isinstance(value, type) and issubclass(value, Protocol)):
-            raise ValueError(f"protocol must be a Protocol subclass or 'module:Class', not {value!r}")
-        return value
+            raise ConfigError(f"Protocol entry '{self.name}': protocol must be a Protocol subclass or "
+                              f"'module:Class', not {value!r}.")
 
     @property
     def module(self) -> str:
