@@ -149,10 +149,10 @@ async def test_thirty_checks_at_once_share_their_transactions_and_each_keeps_its
     transactions = 0
     writing = gate.store.writing
 
-    def counted() -> Any:
+    def counted(**kw: Any) -> Any:
         nonlocal transactions
         transactions += 1
-        return writing()
+        return writing(**kw)
 
     monkeypatch.setattr(gate.store, "writing", counted)
     verdicts = await asyncio.gather(*(gate.check(f"Put mug {i} on shelf {i}.") for i in range(30)))

@@ -29,9 +29,9 @@ class Counted(Store):
         self.holding = threading.Event()
 
     @contextlib.contextmanager
-    def writing(self) -> Iterator[Session]:
+    def writing(self, *, rewrites: bool = False) -> Iterator[Session]:
         self.transactions += 1
-        with super().writing() as s:
+        with super().writing(rewrites=rewrites) as s:
             yield s
             if self.hold is not None:
                 self.holding.set()
@@ -177,3 +177,38 @@ async def test_closing_waits_for_every_write_asked_and_refuses_later_ones(store:
     with pytest.raises(RuntimeError, match="writer test-writes is closed"):
         await writes.write(add_run("late"))
     assert runs(store) == [f"q{i}" for i in range(5)]
+
+
+def _claim_at(db: str, owner: str, start: float) -> bool:
+    """One process taking gate check ``g1`` through its own shared transactions, at ``start`` like the others."""
+    import time
+
+    from lexicoord.gate import records
+
+    writes = SharedTransactions(Store(db), "claims")
+    time.sleep(max(0.0, start - time.time()))
+    return asyncio.run(writes.write(lambda s: records.claim(s, "g1", owner, 30.0)))
+
+
+def test_processes_rewriting_one_row_at_once_never_both_win(store_url: str) -> None:
+    """A write that reads a row and writes it back changed (a gate check's claim) is whole on SQLite too, where
+    ``FOR UPDATE`` is ignored: of four processes claiming one check at the same moment, exactly one holds it."""
+    import time
+    from concurrent.futures import ProcessPoolExecutor
+
+    from lexicoord.gate import records
+    from lexicoord.gate.records import GateState
+    from lexicoord.runs.schema import GateRow
+
+    store = Store(store_url)
+    now = time.time()
+    with store.writing() as s:
+        records.create(s, GateState(id="g1", run_id="gate", key=None, episode_key="e1", status="playing", token="t",
+                                    created_at=now, updated_at=now, expires_at=None, request={}, verdict={}))
+    with ProcessPoolExecutor(max_workers=4) as pool:
+        start = time.time() + 1.5
+        won = list(pool.map(_claim_at, [store_url] * 4, [f"p{n}" for n in range(4)], [start] * 4))
+    assert won.count(True) == 1, won
+    with store.session() as s:
+        owner = s.scalar(select(GateRow.owner).where(GateRow.id == "g1"))
+    assert owner == f"p{won.index(True)}"

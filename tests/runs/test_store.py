@@ -248,6 +248,31 @@ def test_a_resume_may_change_how_a_run_executes_but_not_what_it_plays(store_url)
         store.open_run("r", "coordination", {"items": 5}, 5, runtime={"concurrency": 4})
 
 
+def _open_at(url: str, worker: int, start: float) -> str:
+    """One process opening run ``r`` at ``start`` (all of them at the same moment), with its own runtime value."""
+    store = Store(url)
+    time.sleep(max(0.0, start - time.time()))
+    try:
+        store.open_run("r", "toy", {"items": 2}, 2, runtime={"worker": worker})
+        return "ok"
+    except Exception as exc:  # reported back to the test
+        return repr(exc)
+
+
+def test_processes_starting_one_new_run_at_once_make_one_run_that_keeps_each_ones_runtime(store_url) -> None:
+    """Array tasks of one run start together: one of them creates the run, the others reopen it, and none is lost."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    Store(store_url)  # migrated first: racing on a new file's tables is test_migrations' concern
+    with ProcessPoolExecutor(max_workers=4) as pool:
+        start = time.time() + 1.5
+        results = list(pool.map(_open_at, [store_url] * 4, range(4), [start] * 4))
+    assert results == ["ok"] * 4, results
+    [run] = Store(store_url).runs()
+    assert run.id == "r" and run.status == "running" and run.total_episodes == 2
+    assert run.config["items"] == 2 and sorted(run.config["runtime"]["worker"]) == [0, 1, 2, 3]
+
+
 def test_a_read_only_handle_reads_and_refuses_every_write(store_url) -> None:
     """What the run viewer reads through, on SQLite and on PostgreSQL."""
     store = Store(store_url)

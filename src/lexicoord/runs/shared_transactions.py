@@ -11,6 +11,10 @@ never has two in one transaction, so its writes stay in its order.
 If a shared transaction fails, nothing of it was kept, and each of its writes is tried again in a transaction of
 its own: one write the database refuses (a key another process took first) costs only its own caller, who gets
 the error as if it had written alone. A write may therefore run twice, so it must change nothing but the session.
+
+A write may read a row and write it back changed (a gate check's claim, its verdict): every transaction here is
+opened for that (:meth:`~lexicoord.runs.store_engine.Database.writing`'s ``rewrites``), so two processes on one
+SQLite store never both win the same row.
 """
 
 from __future__ import annotations
@@ -96,7 +100,7 @@ class SharedTransactions:
                 kinds.setdefault(apply, []).append(n)
             values: list[Any] = [None] * len(writes)
             try:
-                with self._store.writing() as s:
+                with self._store.writing(rewrites=True) as s:
                     for apply, places in kinds.items():
                         results = apply(s, [writes[n][1] for n in places])
                         if len(results) != len(places):
@@ -109,7 +113,7 @@ class SharedTransactions:
         outcomes: list[Outcome] = []
         for apply, item in writes:
             try:
-                with self._store.writing() as s:
+                with self._store.writing(rewrites=True) as s:
                     value = apply(s, [item])[0]
                 outcomes.append((True, value))
             except Exception as exc:

@@ -168,15 +168,22 @@ class Database:
         return Session(self.engine, expire_on_commit=False)
 
     @contextlib.contextmanager
-    def writing(self) -> Iterator[Session]:
+    def writing(self, *, rewrites: bool = False) -> Iterator[Session]:
         """A session in a transaction that writes, committed when the block ends.
 
         SQLite takes one writer at a time, and a writer that finds the file locked waits in SQLite's busy
         handler, which sleeps in steps of up to 100 ms and may sleep on after the lock is gone. A server writes
         from several threads at once (a study's participants, its rooms' moves, a game being stored), so on
         SQLite the writers of this process queue on a lock here instead, and each starts the moment the one
-        before it commits. Other processes still meet SQLite's own lock (``LEXICOORD_DB_WAIT``)."""
+        before it commits. Other processes still meet SQLite's own lock (``LEXICOORD_DB_WAIT``).
+
+        ``rewrites``: the block reads rows and writes them back changed (what ``FOR UPDATE`` locks on
+        PostgreSQL). SQLite ignores ``FOR UPDATE``, and Python's driver begins the transaction only at its first
+        write, so another process could commit between the read and the write and have its change overwritten;
+        there the database's write lock is taken before the block reads (``BEGIN IMMEDIATE``)."""
         with self._write_lock, self.session() as s, s.begin():
+            if rewrites and self.engine.dialect.name == "sqlite":
+                s.execute(text("BEGIN IMMEDIATE"))
             yield s
 
     def close(self) -> None:

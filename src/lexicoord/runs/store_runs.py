@@ -90,7 +90,7 @@ class Runs(Database):
 
     def _open_run(self, run_id: str, protocol: str, config: dict[str, Any], total: int, used: dict[str, Any],
                   now: float, grows: frozenset[str]) -> None:
-        with self.writing() as s:
+        with self.writing(rewrites=True) as s:
             # Locked, so that processes reopening the run at once each add their runtime values.
             row = s.execute(select(RUNS).where(RUNS.c.id == run_id).with_for_update()).first()
             if row is None:
