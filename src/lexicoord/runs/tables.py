@@ -21,6 +21,8 @@ progress also has one, with status ``playing``, holding what a spectator of the 
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import (
     JSON,
     BigInteger,
@@ -45,9 +47,9 @@ PLAYING = "playing"
 CONFLICT = "conflict"
 
 
-def _required(name: str, *args: object, **kw: object) -> Column[object]:
+def _required(name: str, *args: Any, **kw: Any) -> Column[Any]:
     """A column that may not be empty: every column is one unless it says ``nullable=True``."""
-    return Column(name, *args, nullable=False, **kw)  # type: ignore[arg-type]
+    return Column(name, *args, nullable=False, **kw)
 
 
 RUNS = Table(
